@@ -1,0 +1,222 @@
+"""The Typer app: parse options, make one call into Memory, render the result.
+
+This is the only module that maps errors to exit codes: 0 ok, 1 error, 2 usage error,
+130 interrupted.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from memcli import render
+from memcli.errors import MemcliError
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    INTERRUPTED = 130
+
+
+class _State:
+    workspace: str | None = None
+    traceback: bool = False
+
+
+state = _State()
+
+class _Group(TyperGroup):
+    """Maps domain errors and Ctrl-C to messages and exit codes, in one place."""
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemcliError as exc:
+            if state.traceback:
+                raise
+            render.error(str(exc))
+            raise typer.Exit(ExitCode.ERROR) from None
+        except KeyboardInterrupt:
+            raise typer.Exit(ExitCode.INTERRUPTED) from None
+        except BrokenPipeError:
+            raise typer.Exit(ExitCode.OK) from None
+
+
+app = typer.Typer(
+    cls=_Group,
+    name="memcli",
+    help="Long-term memory for people and LLM agents, kept in plain Markdown.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+
+
+def _memory() -> Any:
+    from memcli.memory import Memory
+
+    return Memory(state.workspace)
+
+
+def usage_error(message: str) -> None:
+    """Report a usage mistake the option parser cannot see; exit code 2."""
+    render.error(message)
+    raise typer.Exit(ExitCode.USAGE)
+
+
+def _stdin_or(text: str) -> str:
+    return sys.stdin.read() if text == "-" else text
+
+
+@app.callback()
+def main_options(
+    workspace: str | None = typer.Option(
+        None, "--workspace", "-w", help="Workspace directory (default: see README)."
+    ),
+    traceback: bool = typer.Option(False, "--traceback", help="Show the full stack on errors."),
+) -> None:
+    """memcli: long-term memory in memory.md and learnings.md."""
+    state.workspace = workspace
+    state.traceback = traceback
+
+
+@app.command()
+def init(
+    path: str | None = typer.Argument(None, help="Where to create it (default: the workspace)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create a workspace with memory.md, learnings.md and a .gitignore."""
+    from memcli.memory import Memory
+
+    mem = Memory(path or state.workspace or Path.cwd())
+    created = mem.init()
+    if json_out:
+        render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
+    else:
+        render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+
+
+@app.command()
+def add(
+    text: str = typer.Argument(..., help="The entry's text, or - to read it from stdin."),
+    type_: str = typer.Option("fact", "--type", "-t", help="preference, fact, pattern, "
+                              "reflection, correction, skill, lesson, or your own."),
+    importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
+    confidence: float | None = typer.Option(None, "--confidence", "-c", help="0-1."),
+    keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
+    source: str | None = typer.Option(None, "--source", help="Conversation or session id."),
+    pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Add an entry (an exact duplicate updates the existing entry instead)."""
+    result = _memory().add(
+        _stdin_or(text), type=type_, importance=importance, confidence=confidence,
+        keywords=keywords, source=source, pin=pin,
+    )
+    if json_out:
+        render.emit_json(result.to_dict())
+    elif result.action == "added":
+        render.info(f"added {result.entry.id} to {result.entry.file} ({result.entry.type})")
+    else:
+        render.info(f"updated {result.entry.id} in {result.entry.file}: the same text was already there")
+
+
+@app.command(name="list")
+def list_(
+    type_: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
+    since: str | None = typer.Option(None, "--since", help="Created on or after (YYYY-MM-DD)."),
+    until: str | None = typer.Option(None, "--until", help="Created on or before (YYYY-MM-DD)."),
+    keyword: list[str] | None = typer.Option(None, "--keyword", "-k", help="Has this keyword."),
+    include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """List entries, optionally filtered."""
+    entries = _memory().list(
+        types=type_, since=since, until=until, keywords=keyword, include_archived=include_archived
+    )
+    if json_out:
+        render.emit_json([e.to_dict() for e in entries])
+    else:
+        render.entries_table(entries)
+
+
+@app.command()
+def get(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = JsonOpt) -> None:
+    """Show one entry in full, with metadata and access statistics."""
+    detail = _memory().get(entry_id).to_dict()
+    if json_out:
+        render.emit_json(detail)
+    else:
+        render.entry_detail(detail)
+
+
+@app.command()
+def edit(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    text: str | None = typer.Option(None, "--text", help="New text (- reads stdin)."),
+    importance: float | None = typer.Option(None, "--importance", "-i"),
+    confidence: float | None = typer.Option(None, "--confidence", "-c"),
+    keywords: list[str] | None = typer.Option(None, "--keywords", "-k"),
+    source: str | None = typer.Option(None, "--source"),
+    pin: bool | None = typer.Option(None, "--pin/--unpin"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Change an entry's text and/or metadata."""
+    if all(v is None for v in (text, importance, confidence, keywords, source, pin)):
+        usage_error("nothing to change: give --text or a metadata option")
+    entry = _memory().edit(
+        entry_id, text=_stdin_or(text) if text is not None else None, importance=importance,
+        confidence=confidence, keywords=keywords, source=source, pin=pin,
+    )
+    if json_out:
+        render.emit_json(entry.to_dict())
+    else:
+        render.info(f"edited {entry.id} in {entry.file}")
+
+
+@app.command()
+def forget(
+    entry_id: str = typer.Argument(..., metavar="ID"),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Move an entry to archive.md (restore brings it back)."""
+    entry = _memory().forget(entry_id)
+    if json_out:
+        render.emit_json({"forgotten": entry.to_dict()})
+    else:
+        render.info(f"moved {entry.id} from {entry.file} to archive.md")
+
+
+@app.command()
+def restore(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = JsonOpt) -> None:
+    """Bring an entry back from archive.md."""
+    entry = _memory().restore(entry_id)
+    if json_out:
+        render.emit_json({"restored": entry.to_dict()})
+    else:
+        render.info(f"restored {entry.id} to {entry.file} ({entry.type})")
+
+
+@app.command()
+def stats(json_out: bool = JsonOpt) -> None:
+    """Counts by type and file."""
+    data = _memory().stats()
+    if json_out:
+        render.emit_json(data)
+    else:
+        render.key_values(data.items())
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

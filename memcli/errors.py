@@ -1,0 +1,48 @@
+"""Domain errors. Each carries a message that says what is wrong, where, and what to do next.
+
+The CLI maps every MemcliError to exit code 1 and prints its message; nothing below the CLI
+prints or exits.
+"""
+
+from __future__ import annotations
+
+
+class MemcliError(Exception):
+    """Base class of every error memcli reports to a user."""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message}\n  hint: {self.hint}" if self.hint else self.message
+
+
+class WorkspaceError(MemcliError):
+    """The workspace is missing, not a directory, or unusable."""
+
+
+class ParseError(MemcliError):
+    """A Markdown file holds something memcli cannot read (malformed metadata, bad value)."""
+
+    def __init__(self, path: str, line: int, message: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{path}:{line}: {message}", hint=hint)
+        self.path = path
+        self.line = line
+
+
+class NotFoundError(MemcliError):
+    """No entry has the given id."""
+
+
+class ValidationError(MemcliError):
+    """A value given by the user is out of range or of the wrong kind."""
+
+
+class ConflictError(MemcliError):
+    """A file kept changing under a write; the write gave up without changing anything."""
+
+
+class ConfigError(MemcliError):
+    """memcli.toml or a MEMCLI_* variable holds a bad setting."""

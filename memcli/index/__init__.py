@@ -1,0 +1,1 @@
+"""Derived state in `.memcli/`: embeddings, vector and keyword indexes, access statistics."""

@@ -1,0 +1,460 @@
+"""The Memory facade: one object per workspace that the CLI, the MCP server and Python
+callers all use. It wires the store, the index and the ranking together."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import secrets
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from memcli.config import Settings, load_settings
+from memcli.errors import NotFoundError, ValidationError
+from memcli.index.access import Access, AccessStats
+from memcli.models import (
+    ARCHIVE_FILE,
+    Entry,
+    file_for_type,
+    format_time,
+    is_valid_id,
+    normalize_text,
+    parse_time,
+    slugify,
+    utc_now,
+)
+from memcli.store.markdown import Document, id_prefix_for
+from memcli.store.store import Store
+from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
+
+ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
+ARCHIVE_HEADER = "# Archive\n\nEntries that forget, compress or merge removed. `memcli restore ID` brings one back.\n\n## Archived\n"
+
+
+@dataclass(frozen=True)
+class AddResult:
+    """What `add` did: `action` is "added" or "updated" (an existing duplicate)."""
+
+    entry: Entry
+    action: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"action": self.action, "entry": self.entry.to_dict()}
+
+
+@dataclass(frozen=True)
+class EntryDetail:
+    """An entry with its access statistics (seed 001 get_memory_detail)."""
+
+    entry: Entry
+    access: Access
+
+    def to_dict(self) -> dict[str, Any]:
+        data = self.entry.to_dict()
+        data["access_count"] = self.access.count
+        data["last_accessed"] = self.access.last
+        return data
+
+
+class Memory:
+    """Long-term memory of one workspace.
+
+    >>> mem = Memory("workspace")           # doctest: +SKIP
+    >>> mem.add("Prefers pytest", type="preference")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        workspace: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        env = os.environ if env is None else env
+        self.root = resolve_workspace(workspace, env)
+        self.store = Store(self.root)
+        self._settings = settings
+        self._env = env
+
+    # ------------------------------------------------------------------ setup
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.root, self._env)
+        return self._settings
+
+    @property
+    def access(self) -> AccessStats:
+        return AccessStats(self.store.state_dir)
+
+    def init(self) -> list[Path]:
+        """Create the workspace files that are missing; returns those created."""
+        return init_workspace(self.root)
+
+    def _ready(self) -> Store:
+        require_workspace(self.root)
+        return self.store
+
+    # ------------------------------------------------------------------ reading
+
+    def entries(self, include_archived: bool = False) -> list[Entry]:
+        return self._ready().entries(include_archived)
+
+    def list(
+        self,
+        *,
+        types: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        keywords: Sequence[str] | None = None,
+        include_archived: bool = False,
+    ) -> list[Entry]:
+        """Entries in file order, filtered by type, creation time and keyword."""
+        return filter_entries(
+            self.entries(include_archived), types=types, since=since, until=until, keywords=keywords
+        )
+
+    def get(self, entry_id: str) -> EntryDetail:
+        entry = self._find(entry_id, include_archived=True)
+        return EntryDetail(entry, self.access.get(entry.id))
+
+    def _find(self, entry_id: str, include_archived: bool = False) -> Entry:
+        entry_id = entry_id.strip()
+        for entry in self.entries(include_archived):
+            if entry.id == entry_id:
+                return entry
+        where = "memory.md, learnings.md, episodes/" + (" or archive.md" if include_archived else "")
+        raise NotFoundError(
+            f"no entry with id {entry_id!r} in {where} of {self.root}",
+            hint="`memcli list` shows the ids",
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """Counts by type and by file, plus archive size."""
+        entries = self.entries()
+        archived = self.store.load(ARCHIVE_FILE).entries()
+        return {
+            "workspace": str(self.root),
+            "entries": len(entries),
+            "by_type": dict(sorted(Counter(e.type for e in entries).items())),
+            "by_file": dict(Counter(e.file for e in entries)),
+            "archived": len(archived),
+            "pinned": sum(1 for e in entries if e.pinned),
+        }
+
+    # ------------------------------------------------------------------ writing
+
+    def add(
+        self,
+        text: str,
+        *,
+        type: str = "fact",  # noqa: A002 - the CLI flag's name
+        importance: float | None = None,
+        confidence: float | None = None,
+        keywords: Sequence[str] | None = None,
+        source: str | None = None,
+        pin: bool = False,
+    ) -> AddResult:
+        """Add an entry, or update the existing entry with the same normalized text."""
+        text = clean_text(text)
+        entry_type = check_type(type)
+        check_unit("importance", importance)
+        check_unit("confidence", confidence)
+        keywords = clean_keywords(keywords)
+        store = self._ready()
+        now = format_time(utc_now())
+        wanted = normalize_text(text)
+
+        for entry in store.entries():
+            if normalize_text(entry.text) == wanted:
+                return self._merge_duplicate(entry, importance, confidence, keywords, source, pin, now)
+
+        target = file_for_type(entry_type)
+
+        def change(doc: Document) -> AddResult:
+            for entry in doc.entries():  # a duplicate added meanwhile
+                if normalize_text(entry.text) == wanted:
+                    merged = merged_meta(entry, importance, confidence, keywords, source, pin, now)
+                    return AddResult(doc.replace_entry(entry.id, replace(entry, meta=merged)), "updated")
+            meta: dict[str, str] = {"id": new_id(doc, id_prefix_for(target))}
+            if importance is not None:
+                meta["imp"] = fmt_unit(importance)
+            if confidence is not None:
+                meta["conf"] = fmt_unit(confidence)
+            meta["created"] = now
+            if keywords:
+                meta["kw"] = ",".join(keywords)
+            if source:
+                meta["src"] = source
+            if pin:
+                meta["pin"] = "true"
+            entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
+            return AddResult(doc.insert_entry(entry), "added")
+
+        return store.update(target, change)
+
+    def _merge_duplicate(
+        self,
+        entry: Entry,
+        importance: float | None,
+        confidence: float | None,
+        keywords: list[str],
+        source: str | None,
+        pin: bool,
+        now: str,
+    ) -> AddResult:
+        def change(doc: Document) -> AddResult:
+            current = doc.find(entry.id)
+            if current is None:
+                raise NotFoundError(f"entry {entry.id} disappeared during the update; run again")
+            meta = merged_meta(current.entry, importance, confidence, keywords, source, pin, now)
+            return AddResult(doc.replace_entry(entry.id, replace(current.entry, meta=meta)), "updated")
+
+        return self.store.update(entry.file, change)
+
+    def edit(
+        self,
+        entry_id: str,
+        *,
+        text: str | None = None,
+        importance: float | None = None,
+        confidence: float | None = None,
+        keywords: Sequence[str] | None = None,
+        source: str | None = None,
+        pin: bool | None = None,
+    ) -> Entry:
+        """Change an entry's text and/or metadata in place; stamps its id."""
+        if text is not None:
+            text = clean_text(text)
+        check_unit("importance", importance)
+        check_unit("confidence", confidence)
+        found = self._find(entry_id)
+        now = format_time(utc_now())
+
+        def change(doc: Document) -> Entry:
+            block = doc.find(found.id)
+            if block is None:
+                raise NotFoundError(
+                    f"entry {found.id} changed or disappeared in {found.file} during the edit",
+                    hint="run `memcli list` and try again",
+                )
+            meta = dict(block.entry.meta)
+            meta["id"] = block.entry.id
+            if importance is not None:
+                meta["imp"] = fmt_unit(importance)
+            if confidence is not None:
+                meta["conf"] = fmt_unit(confidence)
+            if keywords is not None:
+                kws = clean_keywords(keywords)
+                if kws:
+                    meta["kw"] = ",".join(kws)
+                else:
+                    meta.pop("kw", None)
+            if source is not None:
+                meta["src"] = source
+            if pin is not None:
+                if pin:
+                    meta["pin"] = "true"
+                else:
+                    meta.pop("pin", None)
+            meta["updated"] = now
+            new = replace(block.entry, text=text if text is not None else block.entry.text, meta=meta)
+            return doc.replace_entry(found.id, replace(new, id_explicit=True))
+
+        return self.store.update(found.file, change)
+
+    def forget(self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None) -> Entry:
+        """Move an entry to archive.md (restorable). Archive first, then remove: a crash
+        in between leaves a copy in both places, never in neither."""
+        found = self._find(entry_id)
+        now = format_time(utc_now())
+        meta = dict(found.meta)
+        meta["id"] = found.id
+        meta.update({"archived": now, "reason": reason, "from": found.file, "type": found.type})
+        if replaced_by:
+            meta["replaced_by"] = replaced_by
+        archived = replace(found, type="archived", file=ARCHIVE_FILE, meta=meta, id_explicit=True)
+
+        def add_to_archive(doc: Document) -> Entry:
+            if not doc.blocks:
+                doc.blocks = _archive_skeleton(doc)
+            existing = doc.find(found.id)
+            if existing is not None:
+                return doc.replace_entry(found.id, archived)
+            return doc.insert_entry(archived)
+
+        self.store.update(ARCHIVE_FILE, add_to_archive)
+
+        def remove(doc: Document) -> Entry:
+            if doc.find(found.id) is None:
+                return found
+            return doc.remove_entry(found.id)
+
+        self.store.update(found.file, remove)
+        return found
+
+    def restore(self, entry_id: str) -> Entry:
+        """Bring an archived entry back to the file and section it came from."""
+        archive = self._ready().load(ARCHIVE_FILE)
+        block = archive.find(entry_id.strip())
+        if block is None:
+            raise NotFoundError(
+                f"no archived entry with id {entry_id!r} in {self.root / ARCHIVE_FILE}",
+                hint="`memcli list --include-archived --type archived` shows archived ids",
+            )
+        old = block.entry
+        meta = {k: v for k, v in old.meta.items() if k not in ARCHIVE_KEYS}
+        entry_type = old.meta.get("type") or "fact"
+        target = old.meta.get("from") or file_for_type(entry_type)
+        if target not in self.store.entry_files() and not target.startswith("episodes/"):
+            target = file_for_type(entry_type)
+        restored = replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
+
+        def put_back(doc: Document) -> Entry:
+            if doc.find(old.id) is not None:
+                return doc.find(old.id).entry  # type: ignore[union-attr]
+            return doc.insert_entry(restored)
+
+        result = self.store.update(target, put_back)
+        self.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
+        return result
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _archive_skeleton(doc: Document) -> list:
+    from memcli.store.markdown import parse
+
+    return parse(ARCHIVE_HEADER, doc.filename).blocks
+
+
+def clean_text(text: str) -> str:
+    """Entry text as stored: no trailing spaces, no surrounding blank lines; refuse empty."""
+    if text is None or not text.strip():
+        raise ValidationError("the entry text is empty", hint="give the text to remember")
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    cleaned = "\n".join(lines).strip("\n")
+    first = cleaned.split("\n", 1)[0]
+    if not first.strip():
+        raise ValidationError("the entry's first line is empty")
+    if "<!--" in first or "-->" in first:
+        cleaned = cleaned.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+    return cleaned.lstrip()
+
+
+def check_type(entry_type: str) -> str:
+    slug = slugify(entry_type or "")
+    if not slug or slug == "archived":
+        raise ValidationError(
+            f"{entry_type!r} is not a usable type",
+            hint="use preference, fact, pattern, reflection, correction, skill, lesson or a word",
+        )
+    return slug
+
+
+def check_unit(name: str, value: float | None) -> None:
+    if value is None:
+        return
+    if not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"{name} must be between 0 and 1 (got {value!r})")
+
+
+def fmt_unit(value: float) -> str:
+    return f"{float(value):.2f}".rstrip("0").rstrip(".") if value not in (0, 1) else str(int(value))
+
+
+def clean_keywords(keywords: Sequence[str] | None) -> list[str]:
+    result: list[str] = []
+    for raw in keywords or []:
+        for part in str(raw).split(","):
+            word = " ".join(part.strip().split())
+            if word and word not in result:
+                result.append(word)
+    return result
+
+
+def merged_meta(
+    entry: Entry,
+    importance: float | None,
+    confidence: float | None,
+    keywords: list[str],
+    source: str | None,
+    pin: bool,
+    now: str,
+) -> dict[str, str]:
+    """Metadata of an entry that a duplicate `add` merges into."""
+    meta = dict(entry.meta)
+    meta["id"] = entry.id
+    if importance is not None and importance > entry.importance:
+        meta["imp"] = fmt_unit(importance)
+    if confidence is not None and confidence > entry.confidence:
+        meta["conf"] = fmt_unit(confidence)
+    kws = clean_keywords(entry.keywords + list(keywords))
+    if kws:
+        meta["kw"] = ",".join(kws)
+    if source:
+        sources = [s for s in (entry.source or "").split(",") if s]
+        if source not in sources:
+            sources.append(source)
+        meta["src"] = ",".join(sources)
+    if pin:
+        meta["pin"] = "true"
+    meta["updated"] = now
+    return meta
+
+
+def new_id(doc: Document, prefix: str) -> str:
+    taken = {e.id for e in doc.entries()}
+    while True:
+        candidate = prefix + secrets.token_hex(4)[:7]
+        if candidate not in taken and is_valid_id(candidate):
+            return candidate
+
+
+def filter_entries(
+    entries: Sequence[Entry],
+    *,
+    types: Sequence[str] | None = None,
+    since: str | dt.datetime | None = None,
+    until: str | dt.datetime | None = None,
+    keywords: Sequence[str] | None = None,
+) -> list[Entry]:
+    """Entries matching every given filter (types: any of; keywords: all of)."""
+    wanted_types = {check_type(t) for t in types or []}
+    since_t = _as_time(since, "--since")
+    until_t = _as_time(until, "--until")
+    if until_t is not None and isinstance(until, str) and len(until.strip()) == 10:
+        until_t += dt.timedelta(days=1)  # a date means "through the end of that day"
+    wanted_kw = [k.casefold() for k in clean_keywords(keywords)]
+    result = []
+    for entry in entries:
+        if wanted_types and entry.type not in wanted_types:
+            continue
+        if since_t or until_t:
+            created = entry.created
+            if created is None:
+                continue
+            if since_t and created < since_t:
+                continue
+            if until_t and created >= until_t:
+                continue
+        if wanted_kw:
+            have = {k.casefold() for k in entry.keywords}
+            if not all(k in have for k in wanted_kw):
+                continue
+        result.append(entry)
+    return result
+
+
+def _as_time(value: str | dt.datetime | None, flag: str) -> dt.datetime | None:
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    try:
+        return parse_time(value)
+    except ValueError as exc:
+        raise ValidationError(f"{flag}: {exc}") from None

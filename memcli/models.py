@@ -1,0 +1,197 @@
+"""Plain data: entries, types and the metadata keys they carry. No I/O here."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+MEMORY_FILE = "memory.md"
+LEARNINGS_FILE = "learnings.md"
+ARCHIVE_FILE = "archive.md"
+EPISODES_DIR = "episodes"
+
+#: type -> (file it lives in, section heading used when memcli creates the section)
+KNOWN_TYPES: dict[str, tuple[str, str]] = {
+    "preference": (MEMORY_FILE, "Preferences"),
+    "fact": (MEMORY_FILE, "Facts"),
+    "pattern": (MEMORY_FILE, "Patterns"),
+    "reflection": (MEMORY_FILE, "Reflections"),
+    "correction": (MEMORY_FILE, "Corrections"),
+    "skill": (LEARNINGS_FILE, "Skills"),
+    "lesson": (LEARNINGS_FILE, "Lessons"),
+}
+
+#: heading text (case-folded) -> type
+HEADING_TYPES: dict[str, str] = {
+    "preferences": "preference",
+    "preference": "preference",
+    "user preferences": "preference",
+    "facts": "fact",
+    "fact": "fact",
+    "known facts": "fact",
+    "patterns": "pattern",
+    "pattern": "pattern",
+    "reflections": "reflection",
+    "reflection": "reflection",
+    "corrections": "correction",
+    "correction": "correction",
+    "skills": "skill",
+    "skill": "skill",
+    "lessons": "lesson",
+    "lesson": "lesson",
+    "episodes": "episode",
+}
+
+#: metadata keys memcli itself understands; any other key is kept as it is.
+KNOWN_META_KEYS = ("id", "imp", "conf", "created", "updated", "kw", "src", "pin", "expires")
+
+DEFAULT_IMPORTANCE = 0.5
+DEFAULT_CONFIDENCE = 1.0
+
+_ID_RE = re.compile(r"^[\w.:-]{1,64}$")
+
+
+def is_valid_id(value: str) -> bool:
+    """True when `value` is usable as an entry id (letters, digits, `_ . : -`)."""
+    return bool(_ID_RE.match(value))
+
+
+def heading_type(title: str) -> str:
+    """The entry type a `##` heading gives: a known name, else the heading's slug."""
+    key = " ".join(title.strip().casefold().split())
+    if key in HEADING_TYPES:
+        return HEADING_TYPES[key]
+    return slugify(title) or "fact"
+
+
+def slugify(text: str) -> str:
+    """Lower-case words joined by `-`; keeps CJK and other letters."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return re.sub(r"[^\w]+", "-", text).strip("-_")
+
+
+def normalize_text(text: str) -> str:
+    """Text as compared for exact duplicates: NFKC, case-folded, spaces collapsed, end
+    punctuation dropped."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = " ".join(text.split())
+    return text.rstrip(" .!?。！？;；,，")
+
+
+def file_for_type(entry_type: str) -> str:
+    """The Markdown file an entry of this type is written to."""
+    if entry_type in KNOWN_TYPES:
+        return KNOWN_TYPES[entry_type][0]
+    return MEMORY_FILE
+
+
+def section_title(entry_type: str) -> str:
+    """The heading memcli writes when it has to create a section for this type."""
+    if entry_type in KNOWN_TYPES:
+        return KNOWN_TYPES[entry_type][1]
+    return entry_type.replace("-", " ").replace("_", " ").capitalize()
+
+
+def utc_now() -> dt.datetime:
+    """Now, in UTC, to the second."""
+    return dt.datetime.now(dt.UTC).replace(microsecond=0)
+
+
+def format_time(moment: dt.datetime) -> str:
+    """ISO-8601 with a Z suffix, as stored in metadata."""
+    return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_time(value: str) -> dt.datetime:
+    """Parse a date or date-time from metadata or a flag. Naive values are taken as UTC.
+
+    Raises ValueError with a readable message.
+    """
+    raw = value.strip()
+    if not raw:
+        raise ValueError("empty date")
+    try:
+        if len(raw) == 10:
+            moment = dt.datetime.combine(dt.date.fromisoformat(raw), dt.time())
+        else:
+            moment = dt.datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{value!r} is not a date (use YYYY-MM-DD or YYYY-MM-DDTHH:MM:SSZ)"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One memory entry as read from a Markdown file.
+
+    `meta` holds every metadata key in file order as strings (unknown keys included);
+    the properties below read the known ones with their defaults.
+    """
+
+    id: str
+    text: str
+    type: str
+    file: str
+    line: int
+    meta: dict[str, str] = field(default_factory=dict)
+    id_explicit: bool = False
+
+    @property
+    def importance(self) -> float:
+        return float(self.meta.get("imp", DEFAULT_IMPORTANCE))
+
+    @property
+    def confidence(self) -> float:
+        return float(self.meta.get("conf", DEFAULT_CONFIDENCE))
+
+    @property
+    def keywords(self) -> list[str]:
+        raw = self.meta.get("kw", "")
+        return [k.strip() for k in raw.split(",") if k.strip()]
+
+    @property
+    def source(self) -> str | None:
+        return self.meta.get("src") or None
+
+    @property
+    def pinned(self) -> bool:
+        return self.meta.get("pin", "").lower() in ("1", "true", "yes")
+
+    @property
+    def created(self) -> dt.datetime | None:
+        raw = self.meta.get("created")
+        return parse_time(raw) if raw else None
+
+    @property
+    def updated(self) -> dt.datetime | None:
+        raw = self.meta.get("updated")
+        return parse_time(raw) if raw else None
+
+    @property
+    def expires(self) -> dt.datetime | None:
+        raw = self.meta.get("expires")
+        return parse_time(raw) if raw else None
+
+    def to_dict(self) -> dict[str, object]:
+        """A JSON-ready view, used by --json output and the API."""
+        return {
+            "id": self.id,
+            "text": self.text,
+            "type": self.type,
+            "file": self.file,
+            "line": self.line,
+            "importance": self.importance,
+            "confidence": self.confidence,
+            "keywords": self.keywords,
+            "created": self.meta.get("created"),
+            "updated": self.meta.get("updated"),
+            "source": self.source,
+            "pinned": self.pinned,
+            "meta": dict(self.meta),
+        }

@@ -1,0 +1,81 @@
+"""Output: Rich tables on a terminal, plain text in a pipe, JSON for --json.
+
+User text is printed without markup interpretation.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from memcli.models import Entry
+
+_out = Console(highlight=False, soft_wrap=True)
+_err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def emit_json(data: Any) -> None:
+    """Machine-readable output: one JSON document on stdout, nothing else."""
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def info(message: str) -> None:
+    """A human-readable line on stdout."""
+    _out.print(Text(message))
+
+
+def note(message: str) -> None:
+    """A side note on stderr (never mixed into --json output)."""
+    _err.print(Text(message), style="dim")
+
+
+def error(message: str) -> None:
+    _err.print(Text("error: ", style="bold red") + Text(message))
+
+
+def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
+    if not entries:
+        info("no entries")
+        return
+    if not _out.is_terminal:
+        for e in entries:
+            info(f"{e.id}\t{e.type}\t{_one_line(e.text)}")
+        return
+    table = Table(title=title, show_lines=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("type", style="magenta")
+    table.add_column("imp", justify="right")
+    table.add_column("text")
+    for e in entries:
+        table.add_row(e.id, e.type, f"{e.importance:.2f}", Text(e.text))
+    _out.print(table)
+
+
+def entry_detail(data: dict[str, Any]) -> None:
+    info(f"{data['id']}  ({data['type']}, {data['file']}:{data['line']})")
+    info(data["text"])
+    for key in ("importance", "confidence", "keywords", "created", "updated", "source",
+                "pinned", "access_count", "last_accessed"):
+        value = data.get(key)
+        if value not in (None, [], ""):
+            info(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")
+    extra = {k: v for k, v in data.get("meta", {}).items()
+             if k not in ("id", "imp", "conf", "kw", "created", "updated", "src", "pin")}
+    for key, value in extra.items():
+        info(f"  {key}: {value}")
+
+
+def key_values(pairs: Iterable[tuple[str, Any]]) -> None:
+    for key, value in pairs:
+        info(f"{key}: {value}")
+
+
+def _one_line(text: str, width: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
