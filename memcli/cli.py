@@ -17,6 +17,7 @@ from typer.core import TyperGroup
 from memcli import render
 from memcli.errors import MemcliError
 
+
 class ExitCode(IntEnum):
     OK = 0
     ERROR = 1
@@ -30,6 +31,7 @@ class _State:
 
 
 state = _State()
+
 
 class _Group(TyperGroup):
     """Maps domain errors and Ctrl-C to messages and exit codes, in one place."""
@@ -108,9 +110,15 @@ def init(
 
 @app.command()
 def add(
-    text: str = typer.Argument(..., help="The entry's text, or - to read it from stdin."),
-    type_: str = typer.Option("fact", "--type", "-t", help="preference, fact, pattern, "
-                              "reflection, correction, skill, lesson, or your own."),
+    text: str = typer.Argument(
+        ..., metavar="TEXT", help="The entry's text, or - to read it from stdin."
+    ),
+    type_: str = typer.Option(
+        "fact",
+        "--type",
+        "-t",
+        help="preference, fact, pattern, reflection, correction, skill, lesson, or your own.",
+    ),
     importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
     confidence: float | None = typer.Option(None, "--confidence", "-c", help="0-1."),
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
@@ -120,15 +128,22 @@ def add(
 ) -> None:
     """Add an entry (an exact duplicate updates the existing entry instead)."""
     result = _memory().add(
-        _stdin_or(text), type=type_, importance=importance, confidence=confidence,
-        keywords=keywords, source=source, pin=pin,
+        _stdin_or(text),
+        type=type_,
+        importance=importance,
+        confidence=confidence,
+        keywords=keywords,
+        source=source,
+        pin=pin,
     )
     if json_out:
         render.emit_json(result.to_dict())
     elif result.action == "added":
         render.info(f"added {result.entry.id} to {result.entry.file} ({result.entry.type})")
     else:
-        render.info(f"updated {result.entry.id} in {result.entry.file}: the same text was already there")
+        render.info(
+            f"updated {result.entry.id} in {result.entry.file}: the same text was already there"
+        )
 
 
 @app.command(name="list")
@@ -175,8 +190,13 @@ def edit(
     if all(v is None for v in (text, importance, confidence, keywords, source, pin)):
         usage_error("nothing to change: give --text or a metadata option")
     entry = _memory().edit(
-        entry_id, text=_stdin_or(text) if text is not None else None, importance=importance,
-        confidence=confidence, keywords=keywords, source=source, pin=pin,
+        entry_id,
+        text=_stdin_or(text) if text is not None else None,
+        importance=importance,
+        confidence=confidence,
+        keywords=keywords,
+        source=source,
+        pin=pin,
     )
     if json_out:
         render.emit_json(entry.to_dict())

@@ -31,7 +31,10 @@ from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
 
 ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
-ARCHIVE_HEADER = "# Archive\n\nEntries that forget, compress or merge removed. `memcli restore ID` brings one back.\n\n## Archived\n"
+ARCHIVE_HEADER = (
+    "# Archive\n\nEntries that forget, compress or merge removed. "
+    "`memcli restore ID` brings one back.\n\n## Archived\n"
+)
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,9 @@ class Memory:
         for entry in self.entries(include_archived):
             if entry.id == entry_id:
                 return entry
-        where = "memory.md, learnings.md, episodes/" + (" or archive.md" if include_archived else "")
+        where = "memory.md, learnings.md, episodes/" + (
+            " or archive.md" if include_archived else ""
+        )
         raise NotFoundError(
             f"no entry with id {entry_id!r} in {where} of {self.root}",
             hint="`memcli list` shows the ids",
@@ -171,16 +176,24 @@ class Memory:
 
         for entry in store.entries():
             if normalize_text(entry.text) == wanted:
-                return self._merge_duplicate(entry, importance, confidence, keywords, source, pin, now)
+                return self._merge_duplicate(
+                    entry, importance, confidence, keywords, source, pin, now
+                )
 
         target = file_for_type(entry_type)
+        entry_id = new_id(store.entries(include_archived=True), id_prefix_for(target))
 
         def change(doc: Document) -> AddResult:
+            mine = doc.find(entry_id)
+            if mine is not None:  # already written (the change is re-applied after a race)
+                return AddResult(mine.entry, "added")
             for entry in doc.entries():  # a duplicate added meanwhile
                 if normalize_text(entry.text) == wanted:
                     merged = merged_meta(entry, importance, confidence, keywords, source, pin, now)
-                    return AddResult(doc.replace_entry(entry.id, replace(entry, meta=merged)), "updated")
-            meta: dict[str, str] = {"id": new_id(doc, id_prefix_for(target))}
+                    return AddResult(
+                        doc.replace_entry(entry.id, replace(entry, meta=merged)), "updated"
+                    )
+            meta: dict[str, str] = {"id": entry_id}
             if importance is not None:
                 meta["imp"] = fmt_unit(importance)
             if confidence is not None:
@@ -212,7 +225,9 @@ class Memory:
             if current is None:
                 raise NotFoundError(f"entry {entry.id} disappeared during the update; run again")
             meta = merged_meta(current.entry, importance, confidence, keywords, source, pin, now)
-            return AddResult(doc.replace_entry(entry.id, replace(current.entry, meta=meta)), "updated")
+            return AddResult(
+                doc.replace_entry(entry.id, replace(current.entry, meta=meta)), "updated"
+            )
 
         return self.store.update(entry.file, change)
 
@@ -262,12 +277,16 @@ class Memory:
                 else:
                     meta.pop("pin", None)
             meta["updated"] = now
-            new = replace(block.entry, text=text if text is not None else block.entry.text, meta=meta)
+            new = replace(
+                block.entry, text=text if text is not None else block.entry.text, meta=meta
+            )
             return doc.replace_entry(found.id, replace(new, id_explicit=True))
 
         return self.store.update(found.file, change)
 
-    def forget(self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None) -> Entry:
+    def forget(
+        self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None
+    ) -> Entry:
         """Move an entry to archive.md (restorable). Archive first, then remove: a crash
         in between leaves a copy in both places, never in neither."""
         found = self._find(entry_id)
@@ -408,8 +427,9 @@ def merged_meta(
     return meta
 
 
-def new_id(doc: Document, prefix: str) -> str:
-    taken = {e.id for e in doc.entries()}
+def new_id(existing: Sequence[Entry], prefix: str) -> str:
+    """A fresh random id not used by any of `existing`."""
+    taken = {e.id for e in existing}
     while True:
         candidate = prefix + secrets.token_hex(4)[:7]
         if candidate not in taken and is_valid_id(candidate):

@@ -60,13 +60,25 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
 def entry_detail(data: dict[str, Any]) -> None:
     info(f"{data['id']}  ({data['type']}, {data['file']}:{data['line']})")
     info(data["text"])
-    for key in ("importance", "confidence", "keywords", "created", "updated", "source",
-                "pinned", "access_count", "last_accessed"):
+    for key in (
+        "importance",
+        "confidence",
+        "keywords",
+        "created",
+        "updated",
+        "source",
+        "pinned",
+        "access_count",
+        "last_accessed",
+    ):
         value = data.get(key)
         if value not in (None, [], ""):
             info(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")
-    extra = {k: v for k, v in data.get("meta", {}).items()
-             if k not in ("id", "imp", "conf", "kw", "created", "updated", "src", "pin")}
+    extra = {
+        k: v
+        for k, v in data.get("meta", {}).items()
+        if k not in ("id", "imp", "conf", "kw", "created", "updated", "src", "pin")
+    }
     for key, value in extra.items():
         info(f"  {key}: {value}")
 

@@ -143,7 +143,9 @@ def format_meta(meta: dict[str, str]) -> str:
     for key in ordered:
         value = meta[key]
         if value == "" or _NEEDS_QUOTES.search(value):
-            value = '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("-->", "--\\>") + '"'
+            value = (
+                '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("-->", "--\\>") + '"'
+            )
         parts.append(f"{key}={value}")
     return " ".join(parts)
 
@@ -202,10 +204,14 @@ class Document:
     # -- changing
 
     def replace_entry(self, entry_id: str, new: Entry) -> Entry:
-        """Re-render one entry in place; returns the entry as now stored."""
+        """Re-render the entry with this id in place; returns the entry as now stored."""
         block = self.find(entry_id)
         if block is None:
             raise KeyError(entry_id)
+        return self.replace_block(block, new)
+
+    def replace_block(self, block: EntryBlock, new: Entry) -> Entry:
+        """Re-render one entry block in place (text unchanged: only its first line)."""
         old = block.entry
         last_eol = _eol_of(block.lines[-1])
         if new.text == old.text:
@@ -386,9 +392,11 @@ def parse(text: str, filename: str) -> Document:
         fence_match = _FENCE_RE.match(content)
         if fence is not None:
             raw.append(line)
-            if fence_match and fence_match.group("fence")[0] == fence[0] and len(
-                fence_match.group("fence")
-            ) >= len(fence):
+            if (
+                fence_match
+                and fence_match.group("fence")[0] == fence[0]
+                and len(fence_match.group("fence")) >= len(fence)
+            ):
                 fence = None
             i += 1
             continue

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Set up .venv with memcli and its dependencies (idempotent; fast when already done).
+# torch goes first as the CPU build: an unpinned torch would pull a multi-GB CUDA build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+if [ ! -x .venv/bin/python ]; then
+  "$PY" -m venv .venv
+fi
+stamp=".venv/.memcli-setup"
+want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip show torch >/dev/null 2>&1 || .venv/bin/python -m pip install -q torch==2.13.0
+.venv/bin/python -m pip install -q -e '.[dev]'
+echo "$want" > "$stamp"

@@ -1,0 +1,204 @@
+"""Parsing and serializing Markdown: byte-exact round trips and local edits."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memcli.store.markdown import derived_id, format_meta, parse, parse_meta
+
+SAMPLE = """---
+memcli: 1
+---
+# Memory
+
+## Preferences
+- Prefers pytest <!-- id=m8f3a2c1 imp=0.8 conf=0.9 created=2026-11-20T10:02:00Z kw=python,testing -->
+- Likes dark editor themes
+
+## Facts
+- Works at TechCorp <!-- id=m1b2c3d4 created=2026-10-02 custom=kept -->
+  Joined in 2024 as a backend engineer.
+
+  ```py
+  x = 1
+  ```
+- 喜欢喝茶 🍵
+```
+- inside a fence, not an entry
+```
+## Hobbies
+- plain text with a <!-- TODO note --> comment
+"""
+
+
+def test_types_ids_and_text() -> None:
+    doc = parse(SAMPLE, "memory.md")
+    entries = {e.text.split("\n")[0]: e for e in doc.entries()}
+    assert [e.type for e in doc.entries()] == [
+        "preference",
+        "preference",
+        "fact",
+        "fact",
+        "hobbies",
+    ]
+    pytest_entry = entries["Prefers pytest"]
+    assert pytest_entry.id == "m8f3a2c1" and pytest_entry.id_explicit
+    assert pytest_entry.importance == 0.8 and pytest_entry.keywords == ["python", "testing"]
+    techcorp = entries["Works at TechCorp"]
+    assert techcorp.text == (
+        "Works at TechCorp\nJoined in 2024 as a backend engineer.\n\n```py\nx = 1\n```"
+    )
+    assert techcorp.meta["custom"] == "kept"
+    themes = entries["Likes dark editor themes"]
+    assert not themes.id_explicit and themes.id == derived_id("m", "Likes dark editor themes")
+    assert themes.importance == 0.5 and themes.confidence == 1.0
+    assert "plain text with a <!-- TODO note --> comment" in entries
+    assert not any("inside a fence" in e.text for e in doc.entries())
+    assert doc.serialize() == SAMPLE
+
+
+def test_items_before_first_section_default_by_file() -> None:
+    assert parse("- a\n", "memory.md").entries()[0].type == "fact"
+    assert parse("- a\n", "learnings.md").entries()[0].type == "lesson"
+    assert parse("- a\n", "episodes/2026-11-01.md").entries()[0].type == "episode"
+
+
+def test_derived_ids_distinct_for_repeated_text() -> None:
+    doc = parse("- same\n- same\n", "memory.md")
+    first, second = doc.entries()
+    assert first.id != second.id
+    assert parse("- same\n- same\n", "memory.md").entries()[1].id == second.id
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("- x <!-- imp=abc -->", "importance must be a number"),
+        ("- x <!-- imp=1.5 -->", "between 0 and 1"),
+        ("- x <!-- conf=-1 -->", "between 0 and 1"),
+        ("- x <!-- id=ok junk -->", "cannot read 'junk'"),
+        ("- x <!-- created=yesterday -->", "not a date"),
+        ("- x <!-- imp=0.1 imp=0.2 -->", "appears twice"),
+        ("- x <!-- id=a/b -->", "not a valid id"),
+    ],
+)
+def test_malformed_metadata_is_reported_with_line(line: str, problem: str) -> None:
+    doc = parse(f"# T\n\n{line}\n- fine\n", "memory.md")
+    assert len(doc.problems) == 1
+    assert doc.problems[0].line == 3 and problem in doc.problems[0].message
+    assert doc.problems[0].message.startswith("memory.md:3:")
+    assert [e.text for e in doc.entries()] == ["fine"]
+
+
+def test_meta_round_trip_with_quoting() -> None:
+    meta = {"id": "m1", "src": "a b", "note": 'say "hi" -->', "kw": "x,y"}
+    assert parse_meta(format_meta(meta)) == meta
+
+
+def test_replace_keeps_continuation_and_line_ending_style() -> None:
+    text = "## Facts\r\n- one\r\n  more\r\n- two"
+    doc = parse(text, "memory.md")
+    one = doc.entries()[0]
+    doc.replace_entry(one.id, replace(one, meta={"id": one.id, "imp": "0.9"}))
+    assert doc.serialize() == f"## Facts\r\n- one <!-- id={one.id} imp=0.9 -->\r\n  more\r\n- two"
+    two = doc.entries()[1]
+    doc.replace_entry(two.id, replace(two, text="two\nlines"))
+    assert doc.serialize().endswith("- two\r\n  lines")  # still no final newline
+
+
+def test_insert_creates_section_and_remove_restores_text() -> None:
+    text = "# Memory\n\n## Facts\n- a\n"
+    doc = parse(text, "memory.md")
+    entry = replace(doc.entries()[0], id="m1", text="b", type="skill", meta={"id": "m1"})
+    doc.insert_entry(entry)
+    assert doc.serialize() == "# Memory\n\n## Facts\n- a\n\n## Skills\n- b <!-- id=m1 -->\n"
+    reparsed = parse(doc.serialize(), "memory.md")
+    assert [(e.type, e.text) for e in reparsed.entries()] == [("fact", "a"), ("skill", "b")]
+
+
+# ----------------------------------------------------------------------------- properties
+
+_words = st.text(
+    alphabet=st.sampled_from(
+        list("abcxyz ABC09_.,:;!?()[]") + ["喜", "欢", "测", "🍵", "é", "\t", "<", ">", "-", "="]
+    ),
+    min_size=1,
+    max_size=30,
+).filter(lambda s: s.strip() != "")
+_meta = st.builds(
+    lambda i, imp, kw: f" <!-- id=m{i} imp={imp} kw={kw} -->",
+    st.integers(0, 10_000),
+    st.sampled_from(["0", "0.5", "1", "0.25"]),
+    st.sampled_from(["a", "a,b", "测试,x"]),
+)
+_line = st.one_of(
+    st.builds(lambda w: f"- {w}", _words),
+    st.builds(lambda w, m: f"- {w}{m}", _words, _meta),
+    st.builds(lambda w: f"  {w}", _words),
+    st.builds(lambda w: f"\t{w}", _words),
+    st.builds(lambda w: f"## {w}", _words),
+    st.builds(lambda w: f"# {w}", _words),
+    st.builds(lambda w: f"* {w}", _words),
+    st.just(""),
+    st.just("```"),
+    st.just("~~~~"),
+    st.just("---"),
+    st.just("- <!-- imp=abc -->"),
+    st.just("<!-- a comment -->"),
+    _words,
+)
+
+
+@st.composite
+def documents(draw: st.DrawFn) -> str:
+    lines = draw(st.lists(_line, max_size=40))
+    eol = draw(st.sampled_from(["\n", "\r\n"]))
+    mixed = draw(st.booleans())
+    text = ""
+    for line in lines:
+        text += line + (draw(st.sampled_from(["\n", "\r\n"])) if mixed else eol)
+    if draw(st.booleans()) and text:
+        text = text.rstrip("\r\n")
+    if draw(st.booleans()):
+        text = "---\nmemcli: 1\n---\n" + text
+    if draw(st.booleans()):
+        text = "\ufeff" + text
+    return text
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(documents())
+def test_round_trip_is_byte_exact(text: str) -> None:
+    assert parse(text, "memory.md").serialize() == text
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.data())
+def test_editing_one_entry_changes_only_its_lines(text: str, data: st.DataObject) -> None:
+    doc = parse(text, "memory.md")
+    blocks = list(doc.entry_blocks())
+    if not blocks:
+        return
+    block = data.draw(st.sampled_from(blocks))
+    start, count = block.start_line, len(block.lines)
+    entry = block.entry
+    new_text = data.draw(st.one_of(st.none(), _words.map(str.strip).filter(bool)))
+    meta = dict(entry.meta, id=entry.id, imp="0.75")
+    doc.replace_block(block, replace(entry, meta=meta, text=new_text or entry.text))
+    after_text = doc.serialize()
+    new_count = len(block.lines)
+    body = after_text[len(doc.bom) :]
+    old_lines = text[len(doc.bom) :].split("\n")
+    new_lines = body.split("\n")
+    # Lines before the entry are identical, and so are the lines after it.
+    assert new_lines[: start - 1] == old_lines[: start - 1]
+    tail_old = old_lines[start - 1 + count :]
+    tail_new = new_lines[start - 1 + new_count :]
+    assert tail_new == tail_old
+    reparsed = parse(after_text, "memory.md")
+    changed = [e for e in reparsed.entries() if e.line == start]
+    assert changed and changed[0].importance == 0.75 and changed[0].id == entry.id
