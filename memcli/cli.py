@@ -237,6 +237,59 @@ def stats(json_out: bool = JsonOpt) -> None:
         render.key_values(data.items())
 
 
+@app.command()
+def search(
+    query: str = typer.Argument(..., metavar="QUERY", help="What to look for (- reads stdin)."),
+    mode: str | None = typer.Option(None, "--mode", "-m", help="hybrid, semantic or keyword."),
+    type_: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
+    keyword: list[str] | None = typer.Option(None, "--keyword", "-k", help="Has this keyword."),
+    since: str | None = typer.Option(None, "--since", help="Created on or after (YYYY-MM-DD)."),
+    until: str | None = typer.Option(None, "--until", help="Created on or before (YYYY-MM-DD)."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many hits."),
+    min_score: float | None = typer.Option(None, "--min-score", help="Drop hits scoring less."),
+    explain: bool = typer.Option(False, "--explain", help="Show every score component."),
+    include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    no_touch: bool = typer.Option(False, "--no-touch", help="Do not count this as an access."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Search memories: semantic + keyword relevance, recency, importance."""
+    hits = _memory().search(
+        _stdin_or(query),
+        mode=mode,
+        types=type_,
+        keywords=keyword,
+        since=since,
+        until=until,
+        limit=limit,
+        min_score=min_score,
+        include_archived=include_archived,
+        touch=not no_touch,
+        progress=render.progress_callback("embedding"),
+    )
+    if json_out:
+        render.emit_json([h.to_dict(explain) for h in hits])
+    else:
+        render.hits_table(hits, explain)
+
+
+@app.command()
+def index(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild from the Markdown alone."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Bring the search index up to date; prints what changed."""
+    report = _memory().index(rebuild=rebuild, progress=render.progress_callback("embedding"))
+    if json_out:
+        render.emit_json(report.to_dict())
+    else:
+        render.info(
+            f"index: {report.added} added, {report.changed} changed, {report.removed} removed, "
+            f"{report.total} entries ({report.embedded} embedded"
+            + (", rebuilt" if report.rebuilt else "")
+            + ")"
+        )
+
+
 def main() -> None:
     """Console entry point."""
     app()

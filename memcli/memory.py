@@ -6,15 +6,20 @@ from __future__ import annotations
 import datetime as dt
 import os
 import secrets
+import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from memcli.config import Settings, load_settings
 from memcli.errors import NotFoundError, ValidationError
 from memcli.index.access import Access, AccessStats
+from memcli.index.embedder import Embedder
+from memcli.index.sync import IndexManager, Progress, SyncReport
 from memcli.models import (
     ARCHIVE_FILE,
     Entry,
@@ -29,6 +34,9 @@ from memcli.models import (
 from memcli.store.markdown import Document, id_prefix_for
 from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
+
+if TYPE_CHECKING:
+    from memcli.search import Hit
 
 ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
 ARCHIVE_HEADER = (
@@ -75,12 +83,17 @@ class Memory:
         *,
         settings: Settings | None = None,
         env: Mapping[str, str] | None = None,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
         env = os.environ if env is None else env
         self.root = resolve_workspace(workspace, env)
         self.store = Store(self.root)
         self._settings = settings
         self._env = env
+        self._embedder_factory = embedder_factory
+        self._notify = notify or _notice_stderr
+        self._index: IndexManager | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -93,6 +106,21 @@ class Memory:
     @property
     def access(self) -> AccessStats:
         return AccessStats(self.store.state_dir)
+
+    @property
+    def index_manager(self) -> IndexManager:
+        if self._index is None:
+            from memcli.index.embedder import SentenceTransformerEmbedder
+
+            settings = self.settings.index
+            self._index = IndexManager(
+                self.store,
+                settings,
+                self._embedder_factory
+                or (lambda: SentenceTransformerEmbedder(settings.model, settings.batch_size)),
+                notify=self._notify,
+            )
+        return self._index
 
     def init(self) -> list[Path]:
         """Create the workspace files that are missing; returns those created."""
@@ -150,6 +178,88 @@ class Memory:
             "archived": len(archived),
             "pinned": sum(1 for e in entries if e.pinned),
         }
+
+    # ------------------------------------------------------------------ index and search
+
+    def index(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date (from scratch with rebuild)."""
+        entries = self._ready().entries(include_archived=True)
+        return self.index_manager.sync(entries, rebuild=rebuild, progress=progress)
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str | None = None,
+        types: Sequence[str] | None = None,
+        keywords: Sequence[str] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        limit: int | None = None,
+        min_score: float | None = None,
+        include_archived: bool = False,
+        touch: bool = True,
+        progress: Progress | None = None,
+    ) -> list[Hit]:
+        """Ranked entries for `query` (see memcli.search for the formula)."""
+        from memcli.search import Signals, check_mode, neighbour_map, rank
+
+        if query is None or not query.strip():
+            raise ValidationError("the search query is empty", hint="give some words to search for")
+        cfg = self.settings.search
+        mode = check_mode(mode or cfg.mode)
+        limit = cfg.limit if limit is None else limit
+        if limit < 1:
+            raise ValidationError(f"--limit must be at least 1 (got {limit})")
+        entries = self._ready().entries(include_archived=True)
+        loaded = self.index_manager.ensure(entries, progress=progress)
+        by_id = {e.id: e for e in entries}
+        ordered = [by_id[i] for i in loaded.ids]
+        allowed_entries = filter_entries(
+            [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],
+            types=types,
+            since=since,
+            until=until,
+            keywords=keywords,
+        )
+        allowed = np.zeros(len(ordered), dtype=bool)
+        allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
+        signals = self._signals(query, mode, loaded, allowed, cfg.candidate_pool, Signals)
+        hits = rank(
+            ordered,
+            signals,
+            settings=cfg,
+            mode=mode,
+            now=utc_now(),
+            access=self.access.load(),
+            reflected=reflected_ids(ordered),
+            neighbours=neighbour_map(ordered) if cfg.neighbour_weight > 0 else None,
+            limit=limit,
+            min_score=cfg.min_score if min_score is None else min_score,
+        )
+        if touch and hits:
+            self.access.touch(h.entry.id for h in hits)
+        return hits
+
+    def _signals(self, query, mode, loaded, allowed, pool, signals_cls):  # noqa: ANN001, ANN202
+        kw_all = loaded.keywords.scores(query)
+        kw_all = np.where(allowed, kw_all, 0.0)
+        kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
+        if mode == "keyword":
+            positions = kw_top
+            return signals_cls(positions, np.zeros(len(positions)), kw_all[positions])
+        qvec = self.index_manager.embedder.embed([query])[0]
+        vectors = loaded.vectors
+        sem_all = vectors.all_scores(qvec)
+        if sem_all is not None:
+            sem_top = _top(sem_all, pool, allowed)
+            positions = sem_top if mode == "semantic" else np.union1d(sem_top, kw_top)
+            return signals_cls(positions, sem_all[positions], kw_all[positions])
+        wanted = min(vectors.size, max(pool * 4, pool + int((~allowed).sum())))
+        _, found = vectors.search(qvec, wanted)
+        sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
+        positions = sem_top if mode == "semantic" else np.union1d(sem_top, kw_top)
+        return signals_cls(positions, vectors.scores_for(qvec, positions), kw_all[positions])
 
     # ------------------------------------------------------------------ writing
 
@@ -344,6 +454,28 @@ class Memory:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _notice_stderr(message: str) -> None:
+    print(f"notice: {message}", file=sys.stderr)
+
+
+def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:
+    """Positions of the k highest scores where mask is true, sorted by position."""
+    candidates = np.flatnonzero(mask)
+    if len(candidates) > k:
+        part = np.argpartition(-scores[candidates], k - 1)[:k]
+        candidates = candidates[part]
+    return np.sort(candidates)
+
+
+def reflected_ids(entries: Sequence[Entry]) -> set[str]:
+    """Ids that reflections cite as their evidence (they rank lower afterwards)."""
+    ids: set[str] = set()
+    for entry in entries:
+        if entry.type == "reflection" and entry.source:
+            ids.update(s.strip() for s in entry.source.split(",") if s.strip())
+    return ids
 
 
 def _archive_skeleton(doc: Document) -> list:

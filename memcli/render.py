@@ -91,3 +91,43 @@ def key_values(pairs: Iterable[tuple[str, Any]]) -> None:
 def _one_line(text: str, width: int = 120) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
+    """Search results; with explain, one line of score components under each."""
+    if not hits:
+        info("no matches")
+        return
+    for rank, hit in enumerate(hits, 1):
+        e = hit.entry
+        if _out.is_terminal:
+            line = Text(f"{rank:>2}. ", style="bold") + Text(f"{hit.score:.3f} ", style="green")
+            line += Text(f"{e.id} ", style="cyan") + Text(f"[{e.type}] ", style="magenta")
+            line += Text(_one_line(e.text))
+            _out.print(line)
+        else:
+            info(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {_one_line(e.text)}")
+        if explain:
+            parts = "  ".join(f"{k}={v:.3f}" for k, v in hit.components.items())
+            info(f"      {parts}")
+
+
+def progress_callback(label: str, threshold: int = 300) -> Any:
+    """A callback(done, total) drawing a Rich progress bar on stderr for big jobs."""
+    state: dict[str, Any] = {}
+
+    def update(done: int, total: int) -> None:
+        if total < threshold:
+            return
+        if "bar" not in state:
+            from rich.progress import Progress
+
+            bar = Progress(console=_err, transient=True)
+            bar.start()
+            state["bar"] = bar
+            state["task"] = bar.add_task(label, total=total)
+        state["bar"].update(state["task"], completed=done)
+        if done >= total:
+            state.pop("bar").stop()
+
+    return update

@@ -1,0 +1,333 @@
+"""Keeping `.memcli/index/` in step with the Markdown.
+
+`plan_sync` is pure: it compares what the index holds with the current entries and says
+what to embed. `IndexManager` does the I/O: notices changed files by their size, mtime
+and hash, embeds only texts the cache lacks, and writes a new generation of the index
+files before pointing the manifest at them, so readers never see a half-written index.
+A missing, damaged or foreign (other model) index is rebuilt with a notice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from memcli.config import IndexSettings
+from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
+from memcli.index.keyword import KeywordIndex
+from memcli.index.tokenize import tokenize
+from memcli.models import Entry
+from memcli.store.files import atomic_write, file_lock
+from memcli.store.store import Store
+
+INDEX_VERSION = 1
+Progress = Callable[[int, int], None]
+
+
+def embed_text(entry: Entry) -> str:
+    """What the embedder sees for an entry."""
+    return entry.text
+
+
+def keyword_text(entry: Entry) -> str:
+    """What the keyword index sees for an entry: its text and its keywords."""
+    return entry.text + ("\n" + " ".join(entry.keywords) if entry.keywords else "")
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+    to_embed: list[str]  # text hashes the cache lacks
+
+    @property
+    def is_noop(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+
+def plan_sync(
+    old: dict[str, str], new: Sequence[tuple[str, str]], missing: Callable[[list[str]], list[str]]
+) -> SyncPlan:
+    """old: id -> content key held by the index; new: (id, content key) of the current
+    entries; missing(keys) -> the keys whose embeddings must be computed."""
+    new_map = dict(new)
+    added = [i for i in new_map if i not in old]
+    changed = [i for i, h in new_map.items() if i in old and old[i] != h]
+    removed = [i for i in old if i not in new_map]
+    return SyncPlan(added, changed, removed, missing([h for _, h in new]))
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    added: int
+    changed: int
+    removed: int
+    total: int
+    embedded: int
+    rebuilt: bool
+    notice: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "total": self.total,
+            "embedded": self.embedded,
+            "rebuilt": self.rebuilt,
+            "notice": self.notice,
+        }
+
+
+@dataclass
+class LoadedIndex:
+    """An index aligned with a list of entries (position i is `ids[i]`)."""
+
+    ids: list[str]
+    hashes: list[str]
+    vectors: object  # VectorIndex, loaded lazily by IndexManager
+    keywords: KeywordIndex
+    model_id: str
+    positions: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.positions = {entry_id: i for i, entry_id in enumerate(self.ids)}
+
+
+class IndexManager:
+    """Owns `.memcli/index/` of one workspace."""
+
+    def __init__(
+        self,
+        store: Store,
+        settings: IndexSettings,
+        embedder_factory: Callable[[], Embedder],
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.dir = store.state_dir / "index"
+        self.cache_dir = store.state_dir / "cache"
+        self.lock = store.state_dir / "locks" / "index.lock"
+        self._factory = embedder_factory
+        self._embedder: Embedder | None = None
+        self.notify = notify or (lambda message: None)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = self._factory()
+        return self._embedder
+
+    @property
+    def model_id(self) -> str:
+        if self._embedder is not None:
+            return self._embedder.model_id
+        return model_id_for(self.settings.model)
+
+    # ------------------------------------------------------------------ state
+
+    def _manifest_path(self) -> Path:
+        return self.dir / "manifest.json"
+
+    def read_manifest(self) -> dict | None:
+        try:
+            data = json.loads(self._manifest_path().read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError):
+            return {"corrupt": True}
+        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+            return {"corrupt": True}
+        return data
+
+    def files_signature(self) -> dict[str, list[int]]:
+        """size and mtime of every entry file: a cheap "did anything change" test."""
+        signature = {}
+        for name in self.store.entry_files(include_archived=True):
+            with contextlib.suppress(OSError):
+                st = (self.store.root / name).stat()
+                signature[name] = [st.st_size, st.st_mtime_ns]
+        return signature
+
+    def is_current(self, manifest: dict | None) -> bool:
+        return (
+            manifest is not None
+            and not manifest.get("corrupt")
+            and manifest.get("model") == self.model_id
+            and manifest.get("files") == self.files_signature()
+        )
+
+    # ------------------------------------------------------------------ sync
+
+    def ensure(
+        self, entries: Sequence[Entry] | None = None, progress: Progress | None = None
+    ) -> LoadedIndex:
+        """The current index, synced first if the files changed since it was built."""
+        manifest = self.read_manifest()
+        if not self.is_current(manifest):
+            self.sync(entries, progress=progress)
+            manifest = self.read_manifest()
+        try:
+            return self._load(manifest)
+        except (OSError, ValueError, KeyError, RuntimeError):
+            self.sync(
+                entries, rebuild=True, progress=progress, notice="the index files were unreadable"
+            )
+            return self._load(self.read_manifest())
+
+    def sync(
+        self,
+        entries: Sequence[Entry] | None = None,
+        *,
+        rebuild: bool = False,
+        progress: Progress | None = None,
+        notice: str | None = None,
+    ) -> SyncReport:
+        """Bring the index up to date with the Markdown (from scratch with rebuild)."""
+        with file_lock(self.lock):
+            manifest = self.read_manifest()
+            signature = self.files_signature()
+            if entries is None or (manifest and manifest.get("files") != signature):
+                entries = self.store.entries(include_archived=True)
+                signature = self.files_signature()
+            if manifest is None and self.dir.exists():
+                notice = notice or "the index was missing"
+            if manifest is not None and manifest.get("corrupt"):
+                notice = notice or "the index manifest was unreadable"
+                rebuild = True
+            elif manifest is not None and manifest.get("model") != self.model_id:
+                notice = notice or (
+                    f"the embedding model changed ({manifest.get('model')} -> {self.model_id})"
+                )
+                rebuild = True
+            if rebuild or manifest is None or manifest.get("corrupt"):
+                old: dict[str, str] = {}
+            else:
+                old = dict(zip(manifest["ids"], manifest["keys"], strict=True))
+            unique = _unique_entries(entries)
+            pairs = [(e.id, text_hash(embed_text(e))) for e in unique]
+            keys = [
+                f"{h}:{text_hash(keyword_text(e))[:16]}"
+                for e, (_, h) in zip(unique, pairs, strict=True)
+            ]
+            embedder = self.embedder
+            cache = EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim)
+            plan = plan_sync(
+                old,
+                [(i, k) for (i, _), k in zip(pairs, keys, strict=True)],
+                lambda _keys: cache.missing([h for _, h in pairs]),
+            )
+            same_order = manifest is not None and manifest.get("ids") == [i for i, _ in pairs]
+            if plan.is_noop and same_order and not rebuild:
+                manifest["files"] = signature
+                self._write_manifest(manifest)
+                return SyncReport(0, 0, 0, len(pairs), 0, False, None)
+            texts = {h: embed_text(e) for e, (_, h) in zip(unique, pairs, strict=True)}
+            self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
+            hashes = [h for _, h in pairs]
+            cache.save(hashes)
+            self._write_generation(unique, pairs, keys, cache.get(hashes), signature, embedder)
+            if notice:
+                self.notify(f"{notice}; rebuilt it from the Markdown ({len(pairs)} entries)")
+            return SyncReport(
+                len(plan.added),
+                len(plan.changed),
+                len(plan.removed),
+                len(pairs),
+                len(plan.to_embed),
+                rebuild or not old,
+                notice,
+            )
+
+    def _embed_missing(
+        self, cache: EmbeddingCache, texts: list[str], hashes: list[str], progress: Progress | None
+    ) -> None:
+        batch = max(1, self.settings.batch_size) * 4
+        done = 0
+        for start in range(0, len(texts), batch):
+            chunk = texts[start : start + batch]
+            cache.add(hashes[start : start + batch], self.embedder.embed(chunk))
+            done += len(chunk)
+            if progress:
+                progress(done, len(texts))
+
+    def _write_generation(
+        self,
+        entries: Sequence[Entry],
+        pairs: list[tuple[str, str]],
+        keys: list[str],
+        vectors: np.ndarray,
+        signature: dict[str, list[int]],
+        embedder: Embedder,
+    ) -> None:
+        from memcli.index.vectors import VectorIndex
+
+        self.dir.mkdir(parents=True, exist_ok=True)
+        generation = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
+        s = self.settings
+        VectorIndex.build(
+            vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
+        ).save(self.dir / f"vectors-{generation}.faiss")
+        KeywordIndex.build([tokenize(keyword_text(e)) for e in entries]).save(
+            self.dir / f"keyword-{generation}.npz"
+        )
+        old = self.read_manifest() or {}
+        manifest = {
+            "version": INDEX_VERSION,
+            "model": embedder.model_id,
+            "dim": embedder.dim,
+            "generation": generation,
+            "files": signature,
+            "ids": [i for i, _ in pairs],
+            "hashes": [h for _, h in pairs],
+            "keys": keys,
+        }
+        self._write_manifest(manifest)
+        previous = old.get("generation")
+        for stale in self.dir.glob("*-*.*"):
+            if generation not in stale.name and (previous is None or previous not in stale.name):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+        if previous and previous != generation:
+            for name in (f"vectors-{previous}.faiss", f"keyword-{previous}.npz"):
+                with contextlib.suppress(OSError):
+                    (self.dir / name).unlink()
+
+    def _write_manifest(self, manifest: dict) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(self._manifest_path(), json.dumps(manifest))
+
+    def _load(self, manifest: dict | None) -> LoadedIndex:
+        from memcli.index.vectors import VectorIndex
+
+        if manifest is None or manifest.get("corrupt"):
+            raise ValueError("no index")
+        generation = manifest["generation"]
+        vectors = VectorIndex.load(
+            self.dir / f"vectors-{generation}.faiss", self.settings.hnsw_ef_search
+        )
+        keywords = KeywordIndex.load(self.dir / f"keyword-{generation}.npz")
+        ids, hashes = manifest["ids"], manifest["hashes"]
+        if vectors.size != len(ids) or keywords.size != len(ids):
+            raise ValueError("index files disagree with the manifest")
+        return LoadedIndex(ids, hashes, vectors, keywords, manifest["model"])
+
+
+def _unique_entries(entries: Sequence[Entry]) -> list[Entry]:
+    """Entries with distinct ids (the first wins; duplicates are reported by `doctor`)."""
+    seen: set[str] = set()
+    result = []
+    for entry in entries:
+        if entry.id not in seen:
+            seen.add(entry.id)
+            result.append(entry)
+    return result

@@ -1,0 +1,171 @@
+"""Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
+combined with recency, importance and confidence.
+
+    relevance = semantic_weight · norm(cosine) + keyword_weight · norm(bm25)
+    score     = relevance_weight · relevance
+              + recency_weight · 0.5^(age_days / half_life_days)
+              + importance_weight · importance
+              + confidence_weight · confidence
+
+norm() is min-max over the candidate set (the union of both retrievers' top
+`candidate_pool`). Entries that a reflection summarises have their relevance scaled by
+(1 - reflected_penalty). `neighbour_weight` lets an entry borrow that share of its
+adjacent entries' relevance (same file and section), for conversation-like logs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memcli.config import SearchSettings
+from memcli.errors import ValidationError
+from memcli.index.access import Access
+from memcli.models import Entry
+
+MODES = ("hybrid", "semantic", "keyword")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result with every score component (for --explain)."""
+
+    entry: Entry
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, explain: bool = False) -> dict[str, object]:
+        data = {"id": self.entry.id, "score": round(self.score, 6), "entry": self.entry.to_dict()}
+        if explain:
+            data["components"] = {k: round(v, 6) for k, v in self.components.items()}
+        return data
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Raw relevance signals of the candidate positions."""
+
+    positions: np.ndarray  # int positions into the entry list
+    semantic: np.ndarray  # cosine similarity, same order
+    keyword: np.ndarray  # BM25 score, same order
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValidationError(
+            f"unknown search mode {mode!r}", hint="use hybrid, semantic or keyword"
+        )
+    return mode
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    if len(values) == 0:
+        return values
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < 1e-12:
+        return (
+            np.where(values > 0, 1.0, 0.0).astype(np.float32) if hi > 0 else np.zeros_like(values)
+        )
+    return (values - lo) / (hi - lo)
+
+
+def recency(entry: Entry, access: Access | None, now: dt.datetime, half_life_days: float) -> float:
+    """0.5^(age/half-life) from the last access, else the last update or creation;
+    0.5 when the entry has no date at all."""
+    moment = None
+    if access and access.last:
+        try:
+            moment = dt.datetime.fromisoformat(access.last.replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+    if moment is None:
+        try:
+            moment = entry.updated or entry.created
+        except ValueError:
+            moment = None
+    if moment is None:
+        return 0.5
+    age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
+    return float(0.5 ** (age_days / max(half_life_days, 1e-6)))
+
+
+def rank(
+    entries: Sequence[Entry],
+    signals: Signals,
+    *,
+    settings: SearchSettings,
+    mode: str,
+    now: dt.datetime,
+    access: dict[str, Access],
+    reflected: set[str],
+    neighbours: dict[int, list[int]] | None = None,
+    limit: int,
+    min_score: float = 0.0,
+) -> list[Hit]:
+    """Score the candidates and return the best `limit` hits, best first."""
+    if len(signals.positions) == 0:
+        return []
+    sem = minmax(signals.semantic.astype(np.float64))
+    kw = minmax(signals.keyword.astype(np.float64))
+    if mode == "semantic":
+        relevance = sem
+    elif mode == "keyword":
+        relevance = kw
+    else:
+        total = settings.semantic_weight + settings.keyword_weight or 1.0
+        relevance = (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
+    by_position = {int(p): i for i, p in enumerate(signals.positions)}
+    if neighbours and settings.neighbour_weight > 0:
+        own = relevance.copy()
+        for i, p in enumerate(signals.positions):
+            near = [own[by_position[n]] for n in neighbours.get(int(p), []) if n in by_position]
+            if near:
+                relevance[i] = own[i] + settings.neighbour_weight * max(near)
+    hits = []
+    for i, p in enumerate(signals.positions):
+        if mode == "keyword" and signals.keyword[i] <= 0:
+            continue
+        entry = entries[int(p)]
+        rel = float(relevance[i])
+        if entry.id in reflected:
+            rel *= 1.0 - settings.reflected_penalty
+        rec = recency(entry, access.get(entry.id), now, settings.half_life_days)
+        components = {
+            "semantic": float(signals.semantic[i]),
+            "keyword": float(signals.keyword[i]),
+            "relevance": rel,
+            "recency": rec,
+            "importance": entry.importance,
+            "confidence": entry.confidence,
+        }
+        score = (
+            settings.relevance_weight * rel
+            + settings.recency_weight * rec
+            + settings.importance_weight * entry.importance
+            + settings.confidence_weight * entry.confidence
+        )
+        if score < min_score:
+            continue
+        hits.append(Hit(entry, score, components))
+    hits.sort(key=lambda h: (-h.score, h.entry.file, h.entry.line))
+    return hits[:limit]
+
+
+def neighbour_map(entries: Sequence[Entry]) -> dict[int, list[int]]:
+    """Positions of the entries directly before and after each entry in the same file
+    and of the same type."""
+    result: dict[int, list[int]] = {}
+    for i, entry in enumerate(entries):
+        near = []
+        for j in (i - 1, i + 1):
+            if (
+                0 <= j < len(entries)
+                and entries[j].file == entry.file
+                and entries[j].type == entry.type
+            ):
+                near.append(j)
+        result[i] = near
+    return result
