@@ -34,8 +34,10 @@ class SearchSettings:
     confidence_weight: float = 0.02
     half_life_days: float = 30.0
     reflected_penalty: float = 0.5
-    neighbour_weight: float = 0.0
-    candidate_pool: int = 100
+    neighbour_weight: float = 0.4
+    candidate_pool: int = 200
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
 
 
 @dataclass(frozen=True)

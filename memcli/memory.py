@@ -19,7 +19,7 @@ from memcli.config import Settings, load_settings
 from memcli.errors import NotFoundError, ValidationError
 from memcli.index.access import Access, AccessStats
 from memcli.index.embedder import Embedder
-from memcli.index.sync import IndexManager, Progress, SyncReport
+from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
 from memcli.models import (
     ARCHIVE_FILE,
     Entry,
@@ -36,7 +36,7 @@ from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
 
 if TYPE_CHECKING:
-    from memcli.search import Hit
+    from memcli.search import Hit, Signals
 
 ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
 ARCHIVE_HEADER = (
@@ -202,7 +202,7 @@ class Memory:
         progress: Progress | None = None,
     ) -> list[Hit]:
         """Ranked entries for `query` (see memcli.search for the formula)."""
-        from memcli.search import Signals, check_mode, neighbour_map, rank
+        from memcli.search import check_mode, neighbour_map, rank
 
         if query is None or not query.strip():
             raise ValidationError("the search query is empty", hint="give some words to search for")
@@ -224,7 +224,8 @@ class Memory:
         )
         allowed = np.zeros(len(ordered), dtype=bool)
         allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
-        signals = self._signals(query, mode, loaded, allowed, cfg.candidate_pool, Signals)
+        neighbours = neighbour_map(ordered) if cfg.neighbour_weight > 0 else None
+        signals = self._signals(query, mode, loaded, allowed, neighbours)
         hits = rank(
             ordered,
             signals,
@@ -233,7 +234,7 @@ class Memory:
             now=utc_now(),
             access=self.access.load(),
             reflected=reflected_ids(ordered),
-            neighbours=neighbour_map(ordered) if cfg.neighbour_weight > 0 else None,
+            neighbours=neighbours,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
         )
@@ -241,25 +242,40 @@ class Memory:
             self.access.touch(h.entry.id for h in hits)
         return hits
 
-    def _signals(self, query, mode, loaded, allowed, pool, signals_cls):  # noqa: ANN001, ANN202
-        kw_all = loaded.keywords.scores(query)
-        kw_all = np.where(allowed, kw_all, 0.0)
+    def _signals(
+        self,
+        query: str,
+        mode: str,
+        loaded: LoadedIndex,
+        allowed: np.ndarray,
+        neighbours: dict[int, list[int]] | None,
+    ) -> Signals:
+        """Candidate positions (each retriever's top `candidate_pool`, plus their
+        neighbours when neighbour_weight is on) with their raw scores."""
+        from memcli.search import Signals
+
+        cfg = self.settings.search
+        pool = cfg.candidate_pool
+        loaded.keywords.k1, loaded.keywords.b = cfg.bm25_k1, cfg.bm25_b
+        kw_all = np.where(allowed, loaded.keywords.scores(query), 0.0)
         kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
         if mode == "keyword":
-            positions = kw_top
-            return signals_cls(positions, np.zeros(len(positions)), kw_all[positions])
+            return Signals(kw_top, np.zeros(len(kw_top)), kw_all[kw_top])
         qvec = self.index_manager.embedder.embed([query])[0]
         vectors = loaded.vectors
         sem_all = vectors.all_scores(qvec)
         if sem_all is not None:
             sem_top = _top(sem_all, pool, allowed)
-            positions = sem_top if mode == "semantic" else np.union1d(sem_top, kw_top)
-            return signals_cls(positions, sem_all[positions], kw_all[positions])
-        wanted = min(vectors.size, max(pool * 4, pool + int((~allowed).sum())))
-        _, found = vectors.search(qvec, wanted)
-        sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
+        else:
+            wanted = min(vectors.size, max(pool * 4, pool + int((~allowed).sum())))
+            _, found = vectors.search(qvec, wanted)
+            sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
         positions = sem_top if mode == "semantic" else np.union1d(sem_top, kw_top)
-        return signals_cls(positions, vectors.scores_for(qvec, positions), kw_all[positions])
+        if neighbours:
+            near = [n for p in positions for n in neighbours.get(int(p), []) if allowed[n]]
+            positions = np.union1d(positions, np.array(near, dtype=np.int64))
+        sem = sem_all[positions] if sem_all is not None else vectors.scores_for(qvec, positions)
+        return Signals(positions, sem, kw_all[positions])
 
     # ------------------------------------------------------------------ writing
 
