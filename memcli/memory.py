@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memcli.config import Settings, load_settings
-from memcli.errors import NotFoundError, ValidationError
+from memcli.errors import ConflictError, NotFoundError, ValidationError
 from memcli.index.access import Access, AccessStats
 from memcli.index.embedder import Embedder
 from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
@@ -183,8 +183,8 @@ class Memory:
 
     def index(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date (from scratch with rebuild)."""
-        entries = self._ready().entries(include_archived=True)
-        return self.index_manager.sync(entries, rebuild=rebuild, progress=progress)
+        self._ready()
+        return self.index_manager.sync(rebuild=rebuild, progress=progress)
 
     def search(
         self,
@@ -211,9 +211,14 @@ class Memory:
         limit = cfg.limit if limit is None else limit
         if limit < 1:
             raise ValidationError(f"--limit must be at least 1 (got {limit})")
-        entries = self._ready().entries(include_archived=True)
-        loaded = self.index_manager.ensure(entries, progress=progress)
-        by_id = {e.id: e for e in entries}
+        store = self._ready()
+        for _ in range(5):  # a file may change between loading the index and parsing it
+            loaded = self.index_manager.ensure(progress=progress)
+            by_id = {e.id: e for e in store.entries(include_archived=True)}
+            if all(i in by_id for i in loaded.ids):
+                break
+        else:
+            raise ConflictError("the workspace kept changing during the search; try again")
         ordered = [by_id[i] for i in loaded.ids]
         allowed_entries = filter_entries(
             [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],

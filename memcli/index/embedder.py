@@ -121,7 +121,7 @@ class EmbeddingCache:
             matrix = np.load(self.vectors_path, allow_pickle=False)
             if matrix.shape != (len(keys), self.dim):
                 raise ValueError("shape mismatch")
-        except (OSError, ValueError):
+        except (OSError, ValueError, EOFError):
             return  # missing or damaged: start empty, it is only a cache
         self._rows = {k: i for i, k in enumerate(keys)}
         self._matrix = matrix.astype(np.float32, copy=False)

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import json
 import os
+import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 
 INDEX_VERSION = 1
+#: what reading a damaged index file can raise (faiss raises RuntimeError)
+DAMAGED = (OSError, ValueError, KeyError, RuntimeError, EOFError, zipfile.BadZipFile)
 Progress = Callable[[int, int], None]
 
 
@@ -145,7 +148,13 @@ class IndexManager:
             return None
         except (OSError, ValueError):
             return {"corrupt": True}
-        if not isinstance(data, dict) or data.get("version") != INDEX_VERSION:
+        required = ("model", "dim", "generation", "files", "ids", "hashes", "keys")
+        if (
+            not isinstance(data, dict)
+            or data.get("version") != INDEX_VERSION
+            or any(key not in data for key in required)
+            or not len(data["ids"]) == len(data["hashes"]) == len(data["keys"])
+        ):
             return {"corrupt": True}
         return data
 
@@ -168,25 +177,24 @@ class IndexManager:
 
     # ------------------------------------------------------------------ sync
 
-    def ensure(
-        self, entries: Sequence[Entry] | None = None, progress: Progress | None = None
-    ) -> LoadedIndex:
+    def ensure(self, progress: Progress | None = None) -> LoadedIndex:
         """The current index, synced first if the files changed since it was built."""
         manifest = self.read_manifest()
         if not self.is_current(manifest):
-            self.sync(entries, progress=progress)
+            self.sync(progress=progress)
             manifest = self.read_manifest()
         try:
             return self._load(manifest)
-        except (OSError, ValueError, KeyError, RuntimeError):
-            self.sync(
-                entries, rebuild=True, progress=progress, notice="the index files were unreadable"
-            )
+        except DAMAGED:
+            pass
+        try:  # another process may have just swapped in a new generation
+            return self._load(self.read_manifest())
+        except DAMAGED:
+            self.sync(rebuild=True, progress=progress, notice="the index files were unreadable")
             return self._load(self.read_manifest())
 
     def sync(
         self,
-        entries: Sequence[Entry] | None = None,
         *,
         rebuild: bool = False,
         progress: Progress | None = None,
@@ -195,10 +203,7 @@ class IndexManager:
         """Bring the index up to date with the Markdown (from scratch with rebuild)."""
         with file_lock(self.lock):
             manifest = self.read_manifest()
-            signature = self.files_signature()
-            if entries is None or (manifest and manifest.get("files") != signature):
-                entries = self.store.entries(include_archived=True)
-                signature = self.files_signature()
+            entries, signature = self._read_entries()
             if manifest is None and self.dir.exists():
                 notice = notice or "the index was missing"
             if manifest is not None and manifest.get("corrupt"):
@@ -247,6 +252,16 @@ class IndexManager:
                 rebuild or not old,
                 notice,
             )
+
+    def _read_entries(self) -> tuple[list[Entry], dict[str, list[int]]]:
+        """Entries and the file signature they were read under (re-read if a file
+        changed while parsing, so the manifest never vouches for older content)."""
+        for _ in range(5):
+            signature = self.files_signature()
+            entries = self.store.entries(include_archived=True, warn=lambda problem: None)
+            if self.files_signature() == signature:
+                break
+        return entries, signature
 
     def _embed_missing(
         self, cache: EmbeddingCache, texts: list[str], hashes: list[str], progress: Progress | None

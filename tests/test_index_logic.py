@@ -1,0 +1,135 @@
+"""Pure logic of the index layer: tokens, BM25, sync planning, ranking, FAISS recall."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.config import SearchSettings, Settings
+from memcli.index.access import Access
+from memcli.index.keyword import KeywordIndex
+from memcli.index.sync import plan_sync
+from memcli.index.tokenize import tokenize
+from memcli.index.vectors import VectorIndex
+from memcli.memory import Memory
+from memcli.models import Entry
+from memcli.search import Signals, rank, recency
+from tests.fakes import HashingEmbedder
+
+
+def test_tokenize_english_and_cjk() -> None:
+    assert tokenize("The cats were running to the adoption agencies") == [
+        "cat",
+        "run",
+        "adopt",
+        "agenc",
+    ]
+    tokens = tokenize("发布前跑数据库迁移")
+    assert "迁移" in tokens and "数据" in tokens and "迁" in tokens
+    assert tokenize("カタカナ") == ["カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
+
+
+def test_bm25_prefers_rarer_terms_and_round_trips(tmp_path: Path) -> None:
+    docs = ["python testing with pytest", "python packaging", "docker images", "数据库迁移 发布"]
+    index = KeywordIndex.build([tokenize(d) for d in docs])
+    scores = index.scores("pytest python")
+    assert scores.argmax() == 0 and scores[2] == 0
+    assert index.scores("迁移").argmax() == 3 and index.scores("迁移")[3] > 0
+    index.save(tmp_path / "k.npz")
+    again = KeywordIndex.load(tmp_path / "k.npz")
+    assert np.allclose(again.scores("pytest python"), scores)
+
+
+def test_plan_sync() -> None:
+    plan = plan_sync(
+        {"a": "1", "b": "2", "c": "3"},
+        [("a", "1"), ("b", "9"), ("d", "4")],
+        lambda keys: [k for k in keys if k in ("9", "4")],
+    )
+    assert plan.added == ["d"] and plan.changed == ["b"] and plan.removed == ["c"]
+    assert plan.to_embed == ["9", "4"] and not plan.is_noop
+    assert plan_sync({"a": "1"}, [("a", "1")], lambda k: []).is_noop
+
+
+def _entry(i: int, **meta: str) -> Entry:
+    return Entry(f"m{i}", f"text {i}", "fact", "memory.md", i + 1, dict(meta))
+
+
+def test_rank_weights_recency_importance_and_penalty() -> None:
+    now = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
+    entries = [_entry(0, imp="0.9"), _entry(1, imp="0.1"), _entry(2, imp="0.9")]
+    signals = Signals(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.5]), np.array([1.0, 1.0, 1.0]))
+    cfg = SearchSettings(neighbour_weight=0.0)
+    hits = rank(
+        entries, signals, settings=cfg, mode="hybrid", now=now, access={}, reflected={"m2"}, limit=3
+    )
+    assert [h.entry.id for h in hits] == [
+        "m0",
+        "m1",
+        "m2",
+    ]  # importance breaks the tie; m2 penalised
+    assert hits[2].components["relevance"] == pytest.approx(1.0 - cfg.reflected_penalty)
+    recent = {"m1": Access(3, "2026-11-22T00:00:00Z")}
+    assert recency(entries[1], recent["m1"], now, 30) == pytest.approx(1.0)
+    assert recency(_entry(5, created="2026-10-23"), None, now, 30) == pytest.approx(0.5)
+    keyword_only = rank(
+        entries,
+        Signals(np.array([0, 1]), np.zeros(2), np.array([0.0, 2.0])),
+        settings=cfg,
+        mode="keyword",
+        now=now,
+        access={},
+        reflected=set(),
+        limit=5,
+    )
+    assert [h.entry.id for h in keyword_only] == ["m1"]
+
+
+def test_hnsw_recall_against_exact() -> None:
+    rng = np.random.default_rng(7)
+    centers = rng.normal(size=(50, 64))
+    data = centers[rng.integers(0, 50, 6000)] + 0.3 * rng.normal(size=(6000, 64))
+    data = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    exact = VectorIndex.build(data, ann_threshold=10**9)
+    approx = VectorIndex.build(data, ann_threshold=1000, ef_search=128)
+    assert exact.kind == "flat" and approx.kind == "hnsw"
+    recall = []
+    for q in data[rng.integers(0, 6000, 200)]:
+        truth = set(exact.search(q, 10)[1].tolist())
+        recall.append(len(truth & set(approx.search(q, 10)[1].tolist())) / 10)
+    assert np.mean(recall) >= 0.98
+
+
+def test_incremental_sync_embeds_only_changed(workspace: Path) -> None:
+    embedder = HashingEmbedder()
+    mem = Memory(workspace, embedder_factory=lambda: embedder, notify=lambda m: None)
+    first = mem.index()
+    assert first.added == 37 and first.embedded == 37
+    assert mem.index().embedded == 0
+    path = workspace / "memory.md"
+    path.write_text(path.read_text().replace("Has a cat named Miso", "Has a cat named Tofu"))
+    report = mem.index()
+    # The hand-written line has a text-derived id: its old id is removed, a new one added.
+    assert (report.added, report.removed, report.embedded) == (1, 1, 1)
+    mem.edit("m8f3a2c1", keywords=["python", "pytest", "fixtures"])
+    report = mem.index()
+    assert report.changed == 1 and report.embedded == 0  # keywords only: BM25, no embedding
+    assert mem.search("fixtures", mode="keyword", touch=False)[0].entry.id == "m8f3a2c1"
+
+
+def test_search_filters_and_settings(workspace: Path) -> None:
+    settings = Settings()
+    mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    only_lessons = mem.search("docker postgres testing", types=["lesson"], limit=20, touch=False)
+    assert only_lessons and all(h.entry.type == "lesson" for h in only_lessons)
+    tagged = mem.search("python", keywords=["typing"], touch=False)
+    assert [h.entry.id for h in tagged] == ["m2a7c9e0"]
+    recent = mem.search("python", since="2026-10-01", limit=50, touch=False)
+    assert recent and all(
+        h.entry.created >= dt.datetime(2026, 10, 1, tzinfo=dt.UTC) for h in recent
+    )
+    assert len(mem.search("python", limit=2, touch=False)) == 2
+    assert mem.search("python", min_score=5.0, touch=False) == []

@@ -1,0 +1,152 @@
+"""Search with the real bundled model, real FAISS and the real CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.index.embedder import SentenceTransformerEmbedder
+from memcli.memory import Memory
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def model() -> SentenceTransformerEmbedder:
+    embedder = SentenceTransformerEmbedder()
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def memory(
+    ws: Path, model: SentenceTransformerEmbedder, notices: list[str] | None = None
+) -> Memory:
+    sink = notices.append if notices is not None else (lambda m: None)
+    return Memory(ws, embedder_factory=lambda: model, notify=sink)
+
+
+def ids(hits) -> list[str]:
+    return [h.entry.id for h in hits]
+
+
+def test_real_model_embeddings_are_normalized(model: SentenceTransformerEmbedder) -> None:
+    vectors = model.embed(["Prefers pytest", "喜欢喝茶"])
+    assert vectors.shape == (2, 384) and model.dim == 384
+    assert abs(float((vectors[0] ** 2).sum()) - 1.0) < 1e-4
+
+
+def test_seed_example_ranks_relevant_facts_first(workspace: Path, model) -> None:
+    mem = memory(workspace, model)
+    python = ids(mem.search("How should I write Python tests?", limit=3, touch=False))
+    assert python[0] == "m8f3a2c1" and "l2c8a4e1" in python
+    nextjs = ids(mem.search("How to optimize my Next.js app?", limit=3, touch=False))
+    assert set(nextjs) <= {"m4f6b1d9", "m0a9e3c5", "l0d5c7f3", "l25ed624", "m7a3c6e8", "m0f4a8b2"}
+    assert "m4f6b1d9" in nextjs or "m0a9e3c5" in nextjs
+
+
+def test_modes_and_chinese(workspace: Path, model) -> None:
+    mem = memory(workspace, model)
+    assert ids(mem.search("迁移", mode="keyword", touch=False))[0] == "l6a0e9c3"
+    assert ids(mem.search("数据库迁移", touch=False))[0] == "l6a0e9c3"
+    semantic = mem.search("feline pet", mode="semantic", limit=3, touch=False)
+    assert "Has a cat named Miso" in [h.entry.text for h in semantic]
+    assert mem.search("zzzz qqqq", mode="keyword", touch=False) == []
+
+
+def test_explain_and_access_statistics(workspace: Path, model) -> None:
+    mem = memory(workspace, model)
+    hits = mem.search("docker image size", limit=2)
+    assert set(hits[0].components) == {
+        "semantic",
+        "keyword",
+        "relevance",
+        "recency",
+        "importance",
+        "confidence",
+    }
+    top = hits[0].entry.id
+    assert mem.get(top).access.count == 1
+    mem.search("docker image size", limit=2, touch=False)
+    assert mem.get(top).access.count == 1
+    # Access statistics survive a rebuild of the index.
+    mem.index(rebuild=True)
+    assert mem.get(top).access.count == 1
+
+
+def test_index_is_never_stale(workspace: Path, model) -> None:
+    mem = memory(workspace, model)
+    mem.index()
+    path = workspace / "learnings.md"
+    path.write_text(
+        path.read_text() + "- Always run terraform plan before apply on the prod state\n"
+    )
+    hits = mem.search("terraform plan", limit=1, touch=False)
+    assert hits[0].entry.text.startswith("Always run terraform plan")
+    mem.forget(hits[0].entry.id)
+    assert "terraform" not in hits[0].entry.text.lower() or all(
+        "terraform" not in h.entry.text.lower() for h in mem.search("terraform plan", touch=False)
+    )
+    archived = mem.search("terraform plan", include_archived=True, limit=1, touch=False)
+    assert archived[0].entry.file == "archive.md"
+
+
+@pytest.mark.parametrize("damage", ["delete", "manifest", "faiss", "keyword", "cache"])
+def test_damaged_state_is_rebuilt_with_notice(workspace: Path, model, damage: str) -> None:
+    mem = memory(workspace, model)
+    mem.index()
+    state = workspace / ".memcli"
+    if damage == "delete":
+        import shutil
+
+        shutil.rmtree(state)
+    elif damage == "manifest":
+        (state / "index" / "manifest.json").write_text("{not json")
+    elif damage == "faiss":
+        next((state / "index").glob("vectors-*.faiss")).write_bytes(b"garbage")
+    elif damage == "keyword":
+        next((state / "index").glob("keyword-*.npz")).write_bytes(b"")
+    else:
+        for f in (state / "cache").iterdir():
+            f.write_bytes(b"\x00" * 10)
+    notices: list[str] = []
+    hits = memory(workspace, model, notices).search("pytest fixtures", limit=1, touch=False)
+    assert hits[0].entry.id == "m8f3a2c1"
+    if damage in ("manifest", "faiss", "keyword"):
+        assert notices and "rebuilt" in notices[0]
+
+
+def test_model_change_forces_rebuild(workspace: Path, model) -> None:
+    mem = memory(workspace, model)
+    mem.index()
+    manifest_path = workspace / ".memcli" / "index" / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    manifest["model"] = "some/other-model"
+    manifest_path.write_text(json.dumps(manifest))
+    notices: list[str] = []
+    report = memory(workspace, model, notices).index()
+    assert report.rebuilt and "embedding model changed" in notices[0]
+
+
+def test_cli_search_index_json(runner: CliRunner, workspace: Path) -> None:
+    result = runner.invoke(app, ["-w", str(workspace), "index", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["total"] == 37 and report["added"] == 37
+    result = runner.invoke(
+        app, ["-w", str(workspace), "search", "pytest fixtures", "--explain", "--json", "-n", "2"]
+    )
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert len(hits) == 2 and hits[0]["id"] == "m8f3a2c1"
+    assert {"semantic", "keyword", "recency"} <= set(hits[0]["components"])
+    assert hits[0]["entry"]["text"].startswith("Prefers pytest")
+    text = runner.invoke(app, ["-w", str(workspace), "search", "pytest", "--explain", "-n", "1"])
+    assert "m8f3a2c1" in text.stdout and "semantic=" in text.stdout
+    bad = runner.invoke(app, ["-w", str(workspace), "search", "x", "--mode", "fuzzy"])
+    assert bad.exit_code == 1 and "unknown search mode" in bad.stderr
+    empty = runner.invoke(app, ["-w", str(workspace), "search", " "])
+    assert empty.exit_code == 1 and "query is empty" in empty.stderr
