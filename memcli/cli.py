@@ -290,6 +290,59 @@ def index(
         )
 
 
+@app.command()
+def inject(
+    source: str | None = typer.Argument(
+        None, metavar="[-]", help="- reads the context from stdin."
+    ),
+    query: str | None = typer.Option(None, "--query", "-q", help="Context text."),
+    context_file: Path | None = typer.Option(None, "--context-file", help="Context from a file."),
+    messages: Path | None = typer.Option(
+        None, "--messages", help="Chat transcript (JSON list or JSONL of {role, content})."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Token budget (default 2000)."
+    ),
+    encoding: str | None = typer.Option(
+        None, "--encoding", help="tiktoken encoding (cl100k_base)."
+    ),
+    fmt: str = typer.Option("markdown", "--format", "-f", help="markdown, xml or json."),
+    types: list[str] | None = typer.Option(
+        None, "--types", "--type", "-t", help="Only these types."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Print a token-budgeted memory block to put into a prompt."""
+    from memcli.messages import conversation_context, load_messages
+    from memcli.store.files import read_text
+
+    given = [x for x in (source, query, context_file, messages) if x is not None]
+    if len(given) > 1:
+        usage_error("give one of -, --query, --context-file or --messages")
+    if source is not None and source != "-":
+        usage_error(f"unexpected argument {source!r} (use --query TEXT, or - for stdin)")
+    context = None
+    if source == "-":
+        context = sys.stdin.read()
+    elif query is not None:
+        context = query
+    elif context_file is not None:
+        if not context_file.is_file():
+            usage_error(f"{context_file}: no such file")
+        context = read_text(context_file)
+    elif messages is not None:
+        context = conversation_context(load_messages(messages))
+    packed = _memory().inject(
+        context, max_tokens=max_tokens, encoding=encoding, fmt=fmt, types=types
+    )
+    if not packed.exact:
+        render.note("tiktoken is not installed: token counts are estimates")
+    if json_out:
+        render.emit_json(packed.to_dict())
+    else:
+        sys.stdout.write(packed.text + "\n")
+
+
 def main() -> None:
     """Console entry point."""
     app()

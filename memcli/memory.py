@@ -36,6 +36,7 @@ from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
 
 if TYPE_CHECKING:
+    from memcli.inject import Packed
     from memcli.search import Hit, Signals
 
 ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
@@ -282,6 +283,52 @@ class Memory:
         sem = sem_all[positions] if sem_all is not None else vectors.scores_for(qvec, positions)
         return Signals(positions, sem, kw_all[positions])
 
+    # ------------------------------------------------------------------ inject
+
+    def inject(
+        self,
+        context: str | None = None,
+        *,
+        max_tokens: int | None = None,
+        encoding: str | None = None,
+        fmt: str = "markdown",
+        types: Sequence[str] | None = None,
+    ) -> Packed:
+        """A memory block of at most `max_tokens` tokens for a prompt.
+
+        With context, entries rank by similarity_weight · search score against the context
+        + confidence_weight · confidence (seed 000); without, by importance × confidence ×
+        recency (seed 003). Pinned entries and corrections come first.
+        """
+        from memcli.inject import Candidate, pack
+        from memcli.search import recency
+        from memcli.tokens import get_counter
+
+        cfg = self.settings.inject
+        budget = cfg.max_tokens if max_tokens is None else max_tokens
+        counter = get_counter(encoding or cfg.encoding)
+        now = utc_now()
+        entries = [e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)]
+        if context is not None and context.strip():
+            hits = self.search(context, types=types, limit=max(1, len(entries)), touch=False)
+            relevance = {h.entry.id: h.score for h in hits}
+            scores = {
+                e.id: cfg.similarity_weight * relevance.get(e.id, 0.0)
+                + cfg.confidence_weight * e.confidence
+                for e in entries
+            }
+        else:
+            access = self.access.load()
+            half_life = self.settings.search.half_life_days
+            scores = {
+                e.id: e.importance * e.confidence * recency(e, access.get(e.id), now, half_life)
+                for e in entries
+            }
+        candidates = [
+            Candidate(e, scores[e.id], e.pinned or e.type == "correction") for e in entries
+        ]
+        return pack(candidates, budget, counter, fmt, cfg.reserved_share)
+
     # ------------------------------------------------------------------ writing
 
     def add(
@@ -475,6 +522,14 @@ class Memory:
 
 
 # ---------------------------------------------------------------------- helpers
+
+
+def _expired(entry: Entry, now: dt.datetime) -> bool:
+    try:
+        expires = entry.expires
+    except ValueError:
+        return False
+    return expires is not None and expires < now
 
 
 def _notice_stderr(message: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +23,7 @@ class Store:
     """Reads and writes the Markdown files of a workspace."""
 
     root: Path
+    _parsed: dict[str, tuple[tuple[int, ...], Document]] = field(default_factory=dict, repr=False)
 
     @property
     def state_dir(self) -> Path:
@@ -39,8 +40,26 @@ class Store:
         return [n for n in names if (self.root / n).is_file()]
 
     def load(self, name: str, strict: bool = False) -> Document:
-        """Parse one file. strict: raise its first problem instead of skipping it."""
-        doc = parse(read_text(self.root / name), name)
+        """Parse one file (memoized while its size, mtime and inode stay the same; treat
+        the result as read-only). strict: raise its first problem instead of skipping it."""
+        path = self.root / name
+        try:
+            st = path.stat()
+            signature: tuple[int, ...] | None = (
+                st.st_size,
+                st.st_mtime_ns,
+                st.st_ctime_ns,
+                st.st_ino,
+            )
+        except OSError:
+            signature = None
+        cached = self._parsed.get(name)
+        if signature is not None and cached is not None and cached[0] == signature:
+            doc = cached[1]
+        else:
+            doc = parse(read_text(path), name)
+            if signature is not None:
+                self._parsed[name] = (signature, doc)
         if strict and doc.problems:
             raise doc.problems[0]
         return doc

@@ -1,0 +1,213 @@
+"""Token-budgeted memory blocks for prompts.
+
+`pack` is pure: given ranked candidates, a budget and a token counter it picks entries
+greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
+newlines), skipping entries that do not fit and trying smaller ones. Pinned entries and
+corrections go first, within a reserved share of the budget.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from memcli.errors import ValidationError
+from memcli.models import Entry, section_title
+from memcli.tokens import TokenCounter
+
+FORMATS = ("markdown", "xml", "json")
+
+#: type -> heading, in the order sections appear in the block
+SECTIONS: dict[str, str] = {
+    "correction": "Corrections",
+    "preference": "User Preferences",
+    "fact": "Known Facts",
+    "pattern": "Patterns",
+    "reflection": "Reflections",
+    "skill": "Skills",
+    "lesson": "Lessons",
+    "episode": "Recent Events",
+}
+
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
+MAX_FILL_TRIES = 64
+
+
+@dataclass(frozen=True)
+class Candidate:
+    entry: Entry
+    score: float
+    priority: bool = False  # pinned or correction
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The chosen entries (best first), the block and its exact size."""
+
+    chosen: list[Candidate]
+    text: str
+    tokens: int
+    budget: int
+    encoding: str
+    exact: bool
+    considered: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "encoding": self.encoding,
+            "exact": self.exact,
+            "considered": self.considered,
+            "entries": [
+                {
+                    "id": c.entry.id,
+                    "type": c.entry.type,
+                    "score": round(c.score, 6),
+                    "text": c.entry.text,
+                }
+                for c in self.chosen
+            ],
+            "block": self.text,
+        }
+
+
+def heading(entry_type: str) -> str:
+    return SECTIONS.get(entry_type) or section_title(entry_type)
+
+
+def _section_key(entry_type: str) -> tuple[int, str]:
+    order = list(SECTIONS)
+    return (order.index(entry_type), "") if entry_type in order else (len(order), entry_type)
+
+
+def escape_markdown(text: str) -> str:
+    """Neutralise anything that could open or close the <memory> wrapper."""
+    return _WRAPPER_TAG.sub(r"&lt;\1", text)
+
+
+def render_item(entry: Entry, fmt: str) -> str:
+    """One entry as it appears in the block (with its trailing newline)."""
+    if fmt == "xml":
+        return (
+            f'<entry id="{html.escape(entry.id)}">{html.escape(entry.text, quote=False)}</entry>\n'
+        )
+    lines = escape_markdown(entry.text).split("\n")
+    return "- " + "\n".join([lines[0]] + ["  " + x if x.strip() else "" for x in lines[1:]]) + "\n"
+
+
+def render_header(entry_type: str, fmt: str) -> str:
+    if fmt == "xml":
+        return f'<section name="{html.escape(heading(entry_type))}">\n'
+    return f"## {heading(entry_type)}\n"
+
+
+def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
+    """The whole block: sections in a stable order, entries by score within each."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in chosen:
+        groups.setdefault(candidate.entry.type, []).append(candidate)
+    ordered = sorted(groups, key=_section_key)
+    if fmt == "json":
+        payload = {
+            heading(t): [c.entry.text for c in sorted(groups[t], key=lambda c: -c.score)]
+            for t in ordered
+        }
+        return json.dumps({"memory": payload}, ensure_ascii=False, separators=(",", ":"))
+    parts = ["<memory>\n"]
+    for entry_type in ordered:
+        parts.append(render_header(entry_type, fmt))
+        parts.extend(
+            render_item(c.entry, fmt) for c in sorted(groups[entry_type], key=lambda c: -c.score)
+        )
+        if fmt == "xml":
+            parts.append("</section>\n")
+    parts.append("</memory>")
+    return "".join(parts)
+
+
+def pack(
+    candidates: Sequence[Candidate],
+    budget: int,
+    counter: TokenCounter,
+    fmt: str = "markdown",
+    reserved_share: float = 0.3,
+) -> Packed:
+    """Choose entries for a block of at most `budget` tokens (see module docstring)."""
+    if fmt not in FORMATS:
+        raise ValidationError(f"unknown format {fmt!r}", hint="use markdown, xml or json")
+    empty = counter.count(render_block([], fmt))
+    if budget < empty:
+        raise ValidationError(
+            f"--max-tokens {budget} is smaller than an empty memory block ({empty} tokens)",
+            hint=f"give at least {empty}",
+        )
+    ranked = sorted(candidates, key=lambda c: (not c.priority, -c.score))
+    if fmt == "json":
+        costs = counter.count_many(
+            [json.dumps(c.entry.text, ensure_ascii=False) + "," for c in ranked]
+        )
+        headers = {
+            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],")
+            for t in {c.entry.type for c in ranked}
+        }
+    else:
+        costs = counter.count_many([render_item(c.entry, fmt) for c in ranked])
+        closing = 1 if fmt == "xml" else 0
+        headers = {
+            t: counter.count(render_header(t, fmt)) + closing
+            for t in {c.entry.type for c in ranked}
+        }
+
+    chosen: list[int] = []
+    used = empty
+    open_sections: set[str] = set()
+    reserve_limit = empty + int(reserved_share * (budget - empty))
+
+    def try_add(i: int, limit: int) -> bool:
+        nonlocal used
+        entry_type = ranked[i].entry.type
+        cost = costs[i] + (0 if entry_type in open_sections else headers[entry_type])
+        if used + cost > limit:
+            return False
+        used += cost
+        open_sections.add(entry_type)
+        chosen.append(i)
+        return True
+
+    for i, candidate in enumerate(ranked):
+        if candidate.priority:
+            try_add(i, reserve_limit)
+    for i, candidate in enumerate(ranked):
+        if not candidate.priority:
+            try_add(i, budget)
+
+    # Exact count of the real text; estimates can be off by a token at joins.
+    def exact(indices: list[int]) -> tuple[str, int]:
+        text = render_block([ranked[i] for i in indices], fmt)
+        return text, counter.count(text)
+
+    text, tokens = exact(chosen)
+    while tokens > budget and chosen:
+        chosen.remove(max(chosen, key=lambda i: (not ranked[i].priority, i)))
+        text, tokens = exact(chosen)
+    # Fill what is left with entries that were skipped, checking each exactly.
+    tries = 0
+    for i in range(len(ranked)):
+        if tries >= MAX_FILL_TRIES or budget - tokens <= 0:
+            break
+        if i in chosen or costs[i] > budget - tokens:
+            continue
+        tries += 1
+        new_text, new_tokens = exact([*chosen, i])
+        if new_tokens <= budget:
+            chosen.append(i)
+            text, tokens = new_text, new_tokens
+    picked = [
+        ranked[i] for i in sorted(chosen, key=lambda i: (not ranked[i].priority, -ranked[i].score))
+    ]
+    return Packed(picked, text, tokens, budget, counter.name, counter.exact, len(ranked))
