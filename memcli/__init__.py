@@ -1,0 +1,35 @@
+"""memcli: long-term memory for people and LLM agents, kept in plain Markdown.
+
+Public API (imported lazily so that `import memcli` stays cheap):
+`Memory`, `Entry`, `Hit`, `MemcliError` and the other errors.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
+
+if TYPE_CHECKING:
+    from memcli.errors import MemcliError, NotFoundError, ValidationError
+    from memcli.memory import Memory
+    from memcli.models import Entry
+    from memcli.search import Hit
+
+_WHERE = {
+    "Memory": "memcli.memory",
+    "Entry": "memcli.models",
+    "Hit": "memcli.search",
+    "MemcliError": "memcli.errors",
+    "NotFoundError": "memcli.errors",
+    "ValidationError": "memcli.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _WHERE:
+        import importlib
+
+        return getattr(importlib.import_module(_WHERE[name]), name)
+    raise AttributeError(f"module 'memcli' has no attribute {name!r}")
