@@ -1,5 +1,5 @@
-"""`python -m memcli` runs the CLI."""
+"""`python -m memcli` runs the CLI (through the daemon fast path when one is up)."""
 
-from memcli.cli import main
+from memcli.fastpath import main
 
 main()

@@ -7,6 +7,7 @@ This is the only module that maps errors to exit codes: 0 ok, 1 error, 2 usage e
 from __future__ import annotations
 
 import sys
+import time
 from enum import IntEnum
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,9 @@ JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
 
 def _memory() -> Any:
-    from memcli.memory import Memory
+    from memcli.memory import shared_memory
 
-    return Memory(state.workspace)
+    return shared_memory(state.workspace)
 
 
 def usage_error(message: str) -> None:
@@ -341,6 +342,49 @@ def inject(
         render.emit_json(packed.to_dict())
     else:
         sys.stdout.write(packed.text + "\n")
+
+
+@app.command()
+def watch(
+    status: bool = typer.Option(False, "--status", help="Ask a running watcher how it is."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Keep the index current while files change, and answer search/inject/get fast."""
+    import signal
+
+    from memcli.memory import shared_memory
+    from memcli.service import WatchService, query_status
+
+    if status:
+        root = shared_memory(state.workspace).root
+        info = query_status(root)
+        if info is None:
+            render.error(f"no memcli watch is running for {root}")
+            raise typer.Exit(ExitCode.ERROR)
+        if json_out:
+            render.emit_json(info)
+        else:
+            render.key_values(info.items())
+        return
+    service = WatchService(state.workspace, log=render.info)
+
+    def terminate(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, terminate)
+    try:
+        service.start()
+    except RuntimeError as exc:
+        render.error(str(exc))
+        raise typer.Exit(ExitCode.ERROR) from None
+    try:
+        while True:
+            time.sleep(3600)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        service.stop()
+    render.info("stopped; the index is consistent with the files")
 
 
 def main() -> None:

@@ -111,15 +111,38 @@ class Memory:
     @property
     def index_manager(self) -> IndexManager:
         if self._index is None:
-            from memcli.index.embedder import SentenceTransformerEmbedder
+            from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
 
             settings = self.settings.index
+            if self._embedder_factory is not None:
+                self._index = IndexManager(
+                    self.store, settings, self._embedder_factory, notify=self._notify
+                )
+                return self._index
+
+            def fast_query() -> Embedder | None:
+                from memcli.index import onnx_embedder
+
+                model_id = model_id_for(settings.model)
+                if not onnx_embedder.is_exported(model_id):
+                    return None
+                try:
+                    return onnx_embedder.OnnxEmbedder(model_id, settings.model)
+                except Exception:  # noqa: BLE001 - a broken export: use torch instead
+                    return None
+
+            def export_after_bulk(embedder: Embedder) -> None:
+                from memcli.index import onnx_embedder
+
+                onnx_embedder.export(settings.model, embedder)
+
             self._index = IndexManager(
                 self.store,
                 settings,
-                self._embedder_factory
-                or (lambda: SentenceTransformerEmbedder(settings.model, settings.batch_size)),
+                lambda: SentenceTransformerEmbedder(settings.model, settings.batch_size),
                 notify=self._notify,
+                query_factory=fast_query,
+                after_bulk=export_after_bulk,
             )
         return self._index
 
@@ -185,7 +208,14 @@ class Memory:
     def index(self, *, rebuild: bool = False, progress: Progress | None = None) -> SyncReport:
         """Bring the index up to date (from scratch with rebuild)."""
         self._ready()
-        return self.index_manager.sync(rebuild=rebuild, progress=progress)
+        report = self.index_manager.sync(rebuild=rebuild, progress=progress)
+        if self._embedder_factory is None:
+            from memcli.index import onnx_embedder
+
+            manager = self.index_manager
+            if not onnx_embedder.is_exported(manager.model_id):
+                onnx_embedder.export(self.settings.index.model, manager.embedder)
+        return report
 
     def search(
         self,
@@ -267,7 +297,7 @@ class Memory:
         kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
         if mode == "keyword":
             return Signals(kw_top, np.zeros(len(kw_top)), kw_all[kw_top])
-        qvec = self.index_manager.embedder.embed([query])[0]
+        qvec = self.index_manager.query_embedder.embed([query])[0]
         vectors = loaded.vectors
         sem_all = vectors.all_scores(qvec)
         if sem_all is not None:
@@ -522,6 +552,25 @@ class Memory:
 
 
 # ---------------------------------------------------------------------- helpers
+
+_SHARED: dict[tuple[object, ...], Memory] = {}
+
+
+def shared_memory(workspace: str | Path | None = None) -> Memory:
+    """One Memory per workspace and settings in this process, so a long-lived process
+    (the watch daemon) keeps its model and index warm across requests."""
+    root = resolve_workspace(workspace)
+    try:
+        toml_stamp: object = (root / "memcli.toml").stat().st_mtime_ns
+    except OSError:
+        toml_stamp = None
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
+    key = (str(root), toml_stamp, env)
+    if key not in _SHARED:
+        for old in [k for k in _SHARED if k[0] == str(root)]:
+            del _SHARED[old]  # settings changed: start over with the new ones
+        _SHARED[key] = Memory(root)
+    return _SHARED[key]
 
 
 def _expired(entry: Entry, now: dt.datetime) -> bool:

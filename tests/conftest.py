@@ -38,10 +38,25 @@ def runner() -> CliRunner:
     return CliRunner()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    """One user cache (ONNX export) for the whole run, set before any other fixture:
+    exporting takes seconds, and tests must not touch the developer's cache."""
+    path = tmp_path_factory.mktemp("xdg-cache")
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(path)
+    yield path
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's own workspace or settings."""
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session_cache: Path) -> None:
+    """No test reads the developer's own workspace, settings or caches."""
     for key in list(os.environ):
         if key.startswith("MEMCLI_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))

@@ -21,8 +21,9 @@ def imported_modules(*args: str, cwd: Path | None = None) -> set[str]:
         "    pass\n"
         "print('\\n' + json.dumps(sorted(m.split('.')[0] for m in sys.modules)))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return set(json.loads(result.stdout.strip().splitlines()[-1]))
 

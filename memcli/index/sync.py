@@ -29,6 +29,7 @@ from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 
 INDEX_VERSION = 1
+SMALL_UPDATE = 64  # at most this many new texts go through the query embedder
 #: what reading a damaged index file can raise (faiss raises RuntimeError)
 DAMAGED = (OSError, ValueError, KeyError, RuntimeError, EOFError, zipfile.BadZipFile)
 Progress = Callable[[int, int], None]
@@ -114,6 +115,8 @@ class IndexManager:
         settings: IndexSettings,
         embedder_factory: Callable[[], Embedder],
         notify: Callable[[str], None] | None = None,
+        query_factory: Callable[[], Embedder | None] | None = None,
+        after_bulk: Callable[[Embedder], None] | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -122,6 +125,10 @@ class IndexManager:
         self.lock = store.state_dir / "locks" / "index.lock"
         self._factory = embedder_factory
         self._embedder: Embedder | None = None
+        self._query_factory = query_factory
+        self._query: Embedder | None = None
+        self._after_bulk = after_bulk
+        self._loaded: tuple[str, LoadedIndex] | None = None
         self.notify = notify or (lambda message: None)
 
     @property
@@ -129,6 +136,15 @@ class IndexManager:
         if self._embedder is None:
             self._embedder = self._factory()
         return self._embedder
+
+    @property
+    def query_embedder(self) -> Embedder:
+        """The embedder for queries and small updates: the ONNX fast path when it is
+        available, else the bulk embedder."""
+        if self._query is None:
+            fast = self._query_factory() if self._query_factory else None
+            self._query = fast or self.embedder
+        return self._query
 
     @property
     def model_id(self) -> str:
@@ -224,7 +240,7 @@ class IndexManager:
                 f"{h}:{text_hash(keyword_text(e))[:16]}"
                 for e, (_, h) in zip(unique, pairs, strict=True)
             ]
-            embedder = self.embedder
+            embedder = self.query_embedder if self._query_factory else self.embedder
             cache = EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim)
             plan = plan_sync(
                 old,
@@ -266,14 +282,20 @@ class IndexManager:
     def _embed_missing(
         self, cache: EmbeddingCache, texts: list[str], hashes: list[str], progress: Progress | None
     ) -> None:
+        if not texts:
+            return
+        small = len(texts) <= SMALL_UPDATE
+        embedder = self.query_embedder if small else self.embedder
         batch = max(1, self.settings.batch_size) * 4
         done = 0
         for start in range(0, len(texts), batch):
             chunk = texts[start : start + batch]
-            cache.add(hashes[start : start + batch], self.embedder.embed(chunk))
+            cache.add(hashes[start : start + batch], embedder.embed(chunk))
             done += len(chunk)
             if progress:
                 progress(done, len(texts))
+        if embedder is self.embedder and self._after_bulk:
+            self._after_bulk(embedder)
 
     def _write_generation(
         self,
@@ -327,6 +349,8 @@ class IndexManager:
         if manifest is None or manifest.get("corrupt"):
             raise ValueError("no index")
         generation = manifest["generation"]
+        if self._loaded and self._loaded[0] == generation:
+            return self._loaded[1]
         vectors = VectorIndex.load(
             self.dir / f"vectors-{generation}.faiss", self.settings.hnsw_ef_search
         )
@@ -334,7 +358,9 @@ class IndexManager:
         ids, hashes = manifest["ids"], manifest["hashes"]
         if vectors.size != len(ids) or keywords.size != len(ids):
             raise ValueError("index files disagree with the manifest")
-        return LoadedIndex(ids, hashes, vectors, keywords, manifest["model"])
+        loaded = LoadedIndex(ids, hashes, vectors, keywords, manifest["model"])
+        self._loaded = (generation, loaded)
+        return loaded
 
 
 def _unique_entries(entries: Sequence[Entry]) -> list[Entry]:

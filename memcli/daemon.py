@@ -1,0 +1,181 @@
+"""The daemon side of the fast path: while `memcli watch` runs, it answers `search`,
+`inject` and `get` from other memcli processes over a Unix socket in `.memcli/`.
+
+A request carries the client's argv, cwd, stdin and terminal shape; the daemon runs the
+very same CLI code on them with its warm Memory and returns exit code, stdout and stderr,
+so output is identical to running in-process. Only requests for this workspace are
+served; the socket is created user-only (0600).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memcli.daemon_protocol import MAX_REQUEST, socket_path
+from memcli.fastpath import parse_argv
+
+
+class DaemonServer:
+    """A threaded Unix-socket server; `handler(request) -> response dict`."""
+
+    def __init__(self, root: Path, handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self.root = root
+        self.path = socket_path(root)
+        self.handler = handler
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.started = time.time()
+        self.requests = 0
+
+    def start(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if self.path.exists():
+            if _answers(self.path):
+                raise RuntimeError(f"another memcli watch already serves {self.root}")
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # stale socket of a crashed daemon
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old_umask = os.umask(0o077)
+        try:
+            sock.bind(str(self.path))
+        finally:
+            os.umask(old_umask)
+        os.chmod(self.path, 0o600)
+        sock.listen(16)
+        sock.settimeout(0.2)
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, name="memcli-daemon", daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        assert self._sock is not None
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30)
+            try:
+                data = b""
+                while not data.endswith(b"\n"):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                    if len(data) > MAX_REQUEST:
+                        raise ValueError("request too large")
+                request = json.loads(data.decode("utf-8"))
+                if not isinstance(request, dict):
+                    raise ValueError("request must be an object")
+                self.requests += 1
+                response = self.handler(request)
+            except Exception as exc:  # noqa: BLE001 - a bad request must not kill the daemon
+                response = {"error": f"{type(exc).__name__}: {exc}"}
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(response).encode("utf-8") + b"\n")
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+        if self._thread is not None:
+            self._thread.join(timeout=2)
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def _answers(path: Path) -> bool:
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(0.5)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
+class CliRunnerHandler:
+    """Runs client requests through the real Typer app, one at a time."""
+
+    def __init__(self, root: Path, status: Callable[[], dict[str, Any]]) -> None:
+        self.root = root.resolve()
+        self.status = status
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request.get("op") == "status":
+            return {"status": self.status()}
+        argv = request.get("argv")
+        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+            return {"error": "argv must be a list of strings"}
+        workspace = request.get("workspace")
+        if not workspace or Path(workspace).resolve() != self.root:
+            return {"error": "this daemon serves another workspace"}
+        parsed = parse_argv(argv)
+        if parsed is None:
+            return {"error": "this command is not served by the daemon"}
+        with self._lock:
+            return run_cli(argv, request)
+
+
+def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
+    """Run the CLI in this process with the client's cwd, stdin and terminal."""
+    import sys
+
+    from rich.console import Console
+
+    from memcli import cli, render
+
+    out, err = io.StringIO(), io.StringIO()
+    tty = bool(request.get("tty"))
+    width = int(request.get("width") or 80)
+    saved = (render._out, render._err, sys.stdin, os.getcwd())
+    render._out = Console(
+        file=out, force_terminal=tty, width=width, highlight=False, soft_wrap=True
+    )
+    render._err = Console(file=err, force_terminal=False, highlight=False, soft_wrap=True)
+    sys.stdin = io.StringIO(request.get("stdin") or "")
+    code = 0
+    try:
+        os.chdir(request.get("cwd") or saved[3])
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                returned = cli.app(args=argv, standalone_mode=False, prog_name="memcli")
+                code = returned if isinstance(returned, int) else 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+            except Exception as exc:  # noqa: BLE001 - same as the in-process CLI's click handling
+                code = _click_exit_code(exc, err)
+    finally:
+        render._out, render._err, sys.stdin = saved[0], saved[1], saved[2]
+        os.chdir(saved[3])
+    return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+def _click_exit_code(exc: Exception, err: io.StringIO) -> int:
+    exit_code = getattr(exc, "exit_code", None)
+    show = getattr(exc, "show", None)
+    if callable(show):
+        show(file=err)
+    if isinstance(exit_code, int):
+        return exit_code
+    raise exc

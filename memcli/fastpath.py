@@ -1,0 +1,123 @@
+"""The `memcli` entry point. Before importing the Typer app (≈100 ms) it asks a running
+`memcli watch` daemon to answer `search`, `inject` and `get`; when none answers (no
+daemon, stale socket, crashed daemon) it runs the command in-process as usual.
+
+Standard library only up to the hand-off, so a served command costs one Python start-up
+and a socket round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+
+SERVED = ("search", "inject", "get")
+
+
+def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
+    """(workspace flag, command, rest) for a daemon-servable call, else None."""
+    workspace = None
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        arg = argv[i]
+        if arg in ("-w", "--workspace") and i + 1 < len(argv):
+            workspace = argv[i + 1]
+            i += 2
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+            i += 1
+        else:
+            return None  # --traceback, --help, anything unusual: run in-process
+    if i >= len(argv) or argv[i] not in SERVED:
+        return None
+    rest = argv[i + 1 :]
+    if "--help" in rest:
+        return None
+    return workspace, argv[i], rest
+
+
+def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
+    """Exit code after the daemon answered, or None to run in-process."""
+    if os.environ.get("MEMCLI_NO_DAEMON"):
+        return None
+    if any(k.startswith("MEMCLI_") and k != "MEMCLI_WORKSPACE" for k in os.environ):
+        return None  # settings from the environment may differ from the daemon's
+    parsed = parse_argv(argv)
+    if parsed is None:
+        return None
+    workspace_flag, _command, rest = parsed
+    from memcli.daemon_protocol import socket_path
+    from memcli.store.workspace import resolve_workspace
+
+    try:
+        root = resolve_workspace(workspace_flag)
+    except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
+        return None
+    path = socket_path(root)
+    if not path.exists():
+        return None
+    request = {
+        "argv": argv,
+        "workspace": str(root),
+        "cwd": os.getcwd(),
+        "stdin": sys.stdin.read() if "-" in rest else None,
+        "tty": sys.stdout.isatty(),
+        "width": shutil.get_terminal_size((80, 24)).columns,
+    }
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.settimeout(1.0)
+        sock.connect(str(path))
+        sock.settimeout(timeout)
+        sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(1 << 20)
+            if not chunk:
+                break
+            data += chunk
+        response = json.loads(data.decode("utf-8"))
+    except (OSError, ValueError):
+        response = None
+    finally:
+        sock.close()
+    if not isinstance(response, dict) or "code" not in response:
+        if request["stdin"] is not None:  # already read: hand it to the in-process run
+            sys.stdin = _Replay(request["stdin"])
+        return None
+    sys.stdout.write(response.get("stdout", ""))
+    sys.stderr.write(response.get("stderr", ""))
+    return int(response["code"])
+
+
+class _Replay:
+    """stdin already consumed for the daemon, replayed for the in-process run."""
+
+    def __init__(self, text: str) -> None:
+        import io
+
+        self._buffer = io.StringIO(text)
+
+    def read(self, *args: int) -> str:
+        return self._buffer.read(*args)
+
+    def isatty(self) -> bool:
+        return False
+
+
+def main() -> None:
+    code = try_daemon(sys.argv[1:])
+    if code is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)  # skip interpreter teardown: nothing else to clean up
+    from memcli.cli import app
+
+    app(prog_name="memcli")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The fast query path: the same sentence-transformers model exported once to ONNX and run
+with onnxruntime + tokenizers, so a search in a fresh process imports no torch.
+
+The export (mean pooling and L2 normalization included) happens locally, once, into the
+user cache (`$XDG_CACHE_HOME/memcli/onnx/`), the first time torch is loaded anyway
+(indexing); it is checked against sentence-transformers (cosine ≥ 0.999) before use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+EXPORT_CHECK_TEXTS = ["How should I write Python tests?", "喜欢用中文讨论架构设计", "ok"]
+MIN_COSINE = 0.999
+
+
+def cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memcli" / "onnx"
+
+
+def export_dir(model_id: str) -> Path:
+    return cache_root() / re.sub(r"[^A-Za-z0-9]+", "-", model_id).strip("-")
+
+
+def model_source_dir(model_setting: str) -> Path:
+    if model_setting.strip():
+        return Path(model_setting.strip())
+    from memcli.index.embedder import bundled_model_path
+
+    return Path(bundled_model_path())
+
+
+def is_exported(model_id: str) -> bool:
+    return (export_dir(model_id) / "model.onnx").is_file() and (
+        export_dir(model_id) / "meta.json"
+    ).is_file()
+
+
+class OnnxEmbedder:
+    """Embeds with onnxruntime; same vectors as sentence-transformers (cos ≥ 0.999)."""
+
+    def __init__(self, model_id: str, model_setting: str = "") -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        directory = export_dir(model_id)
+        meta = json.loads((directory / "meta.json").read_text())
+        self.model_id = model_id
+        self.dim = int(meta["dim"])
+        source = model_source_dir(model_setting)
+        self._tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(int(meta.get("max_seq_length", 256)))
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = min(4, os.cpu_count() or 1)
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(directory / "model.onnx"), options, providers=["CPUExecutionProvider"]
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            encoding = self._tokenizer.encode(text)
+            feed = {
+                "input_ids": np.array([encoding.ids], dtype=np.int64),
+                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
+                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+            }
+            out[row] = self._session.run(None, feed)[0][0]
+        return out
+
+
+def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTransformerEmbedder
+    """Export the model behind `reference` (a loaded SentenceTransformerEmbedder) to ONNX,
+    verify it, and keep it only if it matches. Returns True when an export is in place."""
+    model_id = reference.model_id
+    if is_exported(model_id):
+        return True
+    try:
+        import torch
+        from transformers import AutoModel
+    except ImportError:
+        return False
+    directory = export_dir(model_id)
+    directory.mkdir(parents=True, exist_ok=True)
+    source = model_source_dir(model_setting)
+    tmp = directory / f"model.{os.getpid()}.onnx.tmp"
+    try:
+        model = AutoModel.from_pretrained(str(source))
+        model.eval()
+
+        class Pooled(torch.nn.Module):
+            def __init__(self, inner: torch.nn.Module) -> None:
+                super().__init__()
+                self.inner = inner
+
+            def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
+                hidden = self.inner(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    token_type_ids=token_type_ids,
+                ).last_hidden_state
+                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+                pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+        ids = torch.ones((1, 8), dtype=torch.long)
+        axes = {0: "batch", 1: "sequence"}
+        import warnings
+
+        with warnings.catch_warnings(), contextlib.redirect_stderr(open(os.devnull, "w")):  # noqa: SIM115
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                Pooled(model),
+                (ids, ids, torch.zeros_like(ids)),
+                str(tmp),
+                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                output_names=["embedding"],
+                dynamic_axes={
+                    "input_ids": axes,
+                    "attention_mask": axes,
+                    "token_type_ids": axes,
+                    "embedding": {0: "batch"},
+                },
+                opset_version=17,
+                dynamo=False,
+            )
+        max_len = getattr(reference._load(), "max_seq_length", 256) or 256
+        meta = {"model": model_id, "dim": reference.dim, "max_seq_length": int(max_len)}
+        os.replace(tmp, directory / "model.onnx")
+        (directory / "meta.json.tmp").write_text(json.dumps(meta))
+        os.replace(directory / "meta.json.tmp", directory / "meta.json")
+        candidate = OnnxEmbedder(model_id, model_setting)
+        expected = reference.embed(EXPORT_CHECK_TEXTS)
+        got = candidate.embed(EXPORT_CHECK_TEXTS)
+        if float((expected * got).sum(axis=1).min()) < MIN_COSINE:
+            raise ValueError("exported model does not match")
+        return True
+    except Exception:  # noqa: BLE001 - the fast path is optional; fall back to torch
+        for name in ("model.onnx", "meta.json", tmp.name):
+            with contextlib.suppress(OSError):
+                (directory / name).unlink()
+        return False

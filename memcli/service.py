@@ -1,0 +1,120 @@
+"""`memcli watch`: keep the index current as files change, and serve the fast path.
+
+Wires a Watcher (debounced file events) and a DaemonServer (socket requests) to one warm
+Memory. Batches and requests take turns under one lock.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memcli.daemon import CliRunnerHandler, DaemonServer
+from memcli.errors import MemcliError
+from memcli.memory import shared_memory
+from memcli.watch import Watcher
+
+
+class WatchService:
+    def __init__(self, workspace: str | Path | None, log: Callable[[str], None]) -> None:
+        self.memory = shared_memory(workspace)
+        self.root = self.memory.root
+        self.log = log
+        self.lock = threading.Lock()
+        self.started = time.time()
+        self.batches = 0
+        self.last_batch: dict[str, Any] | None = None
+        handler = CliRunnerHandler(self.root, self.status)
+        self.server = DaemonServer(self.root, self._locked(handler))
+        self.watcher = Watcher(self.root, self.on_batch)
+
+    def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
+        def run(request: dict) -> dict:
+            if request.get("op") == "status":
+                return handler(request)
+            with self.lock:
+                return handler(request)
+
+        return run
+
+    def start(self) -> None:
+        self.memory._ready()
+        started = time.perf_counter()
+        report = self.memory.index()
+        self.memory.index_manager.query_embedder.embed(["warm up"])
+        self.log(
+            f"indexed {report.total} entries ({report.embedded} embedded) in "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms; watching {self.root}"
+        )
+        self.server.start()
+        self.watcher.start()
+        self.log(f"serving search, inject and get on {self.server.path}")
+
+    def on_batch(self, paths: list[str]) -> None:
+        started = time.perf_counter()
+        with self.lock:
+            if "memcli.toml" in paths:
+                self.memory = shared_memory(self.root)
+            try:
+                for name in paths:
+                    if name.endswith(".md") and (self.root / name).is_file():
+                        for problem in self.memory.store.load(name).problems:
+                            self.log(f"warning: {problem} (the rest is indexed)")
+                report = self.memory.index_manager.sync()
+            except MemcliError as exc:
+                self.log(f"error: {exc}")
+                return
+        elapsed = (time.perf_counter() - started) * 1000
+        self.batches += 1
+        self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
+        self.log(
+            f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
+            f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
+        )
+
+    def status(self) -> dict[str, Any]:
+        manifest = self.memory.index_manager.read_manifest() or {}
+        return {
+            "pid": os.getpid(),
+            "workspace": str(self.root),
+            "socket": str(self.server.path),
+            "uptime_s": round(time.time() - self.started, 1),
+            "entries": len(manifest.get("ids", [])),
+            "batches": self.batches,
+            "requests": self.server.requests,
+            "last_batch": self.last_batch,
+        }
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.server.stop()
+
+
+def query_status(root: Path) -> dict[str, Any] | None:
+    """Ask a running watcher for its status; None when none answers."""
+    import json
+    import socket
+
+    from memcli.daemon_protocol import socket_path
+
+    path = socket_path(root)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(2.0)
+    try:
+        sock.connect(str(path))
+        sock.sendall(b'{"op": "status"}\n')
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        return json.loads(data.decode()).get("status")
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()

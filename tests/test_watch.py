@@ -1,0 +1,287 @@
+"""The watcher, the daemon fast path and the ONNX query path, with real processes, a
+real watchdog observer on a real directory, the real model and real FAISS."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.daemon_protocol import socket_path
+from memcli.index import onnx_embedder
+from memcli.index.embedder import BUNDLED_MODEL_ID, SentenceTransformerEmbedder
+from memcli.memory import Memory
+from memcli.watch import Debouncer, is_relevant
+
+pytestmark = pytest.mark.slow
+HEAVY = {"torch", "sentence_transformers", "transformers"}
+
+
+# ------------------------------------------------------------------ pure parts
+
+
+def test_relevant_paths(tmp_path: Path) -> None:
+    root = tmp_path
+    for name in (
+        "memory.md",
+        "learnings.md",
+        "archive.md",
+        "memcli.toml",
+        "episodes/2026-11-01.md",
+    ):
+        assert is_relevant(root / name, root), name
+    for name in (
+        ".memcli/index/manifest.json",
+        ".memory.md.swp",
+        "memory.md~",
+        "4913",
+        ".#memory.md",
+        "notes.md",
+        "episodes/x/y.md",
+        "memory.md.tmp",
+        "../memory.md",
+    ):
+        assert not is_relevant(root / name, root), name
+
+
+def test_debouncer_batches_bursts() -> None:
+    d = Debouncer(quiet=0.1, max_wait=1.0)
+    d.add("memory.md", 0.0)
+    d.add("memory.md", 0.05)
+    d.add("learnings.md", 0.08)
+    assert d.ready(0.1) is None
+    assert d.ready(0.2) == ["learnings.md", "memory.md"]
+    assert d.ready(0.3) is None
+    for t in range(0, 20):  # a never-ending burst still flushes after max_wait
+        d.add("memory.md", t * 0.06)
+        if t * 0.06 >= 1.0:
+            assert d.ready(t * 0.06) == ["memory.md"]
+            break
+
+
+# ------------------------------------------------------------------ ONNX
+
+
+@pytest.fixture(scope="module")
+def exported() -> SentenceTransformerEmbedder:
+    reference = SentenceTransformerEmbedder()
+    assert onnx_embedder.export("", reference)
+    return reference
+
+
+def test_onnx_matches_sentence_transformers(exported: SentenceTransformerEmbedder) -> None:
+    fast = onnx_embedder.OnnxEmbedder(BUNDLED_MODEL_ID)
+    texts = ["How should I write Python tests?", "数据库迁移要先在预发环境验证", "a " * 400, "🍵"]
+    cosine = (exported.embed(texts) * fast.embed(texts)).sum(axis=1)
+    assert float(cosine.min()) >= 0.999
+
+
+def imports_of(code: str, *args: str, cwd: Path | None = None) -> tuple[set[str], str]:
+    script = (
+        code
+        + "\nimport sys, json\nprint('\\nMODULES=' + json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        env=dict(os.environ),
+    )
+    assert result.returncode == 0, result.stderr
+    marker = result.stdout.rindex("MODULES=")
+    return set(json.loads(result.stdout[marker + 8 :])), result.stdout[:marker]
+
+
+def test_cold_search_imports_no_torch(workspace: Path, exported) -> None:
+    Memory(workspace, notify=lambda m: None).index()
+    code = (
+        "import sys\nfrom memcli.cli import app\n"
+        "try:\n    app(args=['-w', sys.argv[1], 'search', 'python tests', '-n', '1'], "
+        "standalone_mode=False)\nexcept SystemExit:\n    pass"
+    )
+    modules, out = imports_of(code, str(workspace))
+    assert "m8f3a2c1" in out
+    assert not modules & HEAVY, modules & HEAVY
+    assert "onnxruntime" in modules and "faiss" in modules
+
+
+# ------------------------------------------------------------------ watcher + daemon
+
+
+def start_watch(ws: Path) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(ws), "watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        status = subprocess.run(
+            [sys.executable, "-m", "memcli", "-w", str(ws), "watch", "--status", "--json"],
+            capture_output=True,
+            text=True,
+        )
+        if status.returncode == 0:
+            return proc
+        assert proc.poll() is None, proc.stdout.read()
+        time.sleep(0.3)
+    proc.kill()
+    raise AssertionError("watch did not start")
+
+
+def memcli(ws: Path, *args: str, env: dict | None = None, stdin: str | None = None):
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(ws), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        input=stdin,
+        env=env or dict(os.environ),
+    )
+
+
+def search_ids(ws: Path, query: str, env: dict | None = None) -> list[str]:
+    result = memcli(ws, "search", query, "--json", "--no-touch", env=env)
+    assert result.returncode == 0, result.stderr
+    return [h["id"] for h in json.loads(result.stdout)]
+
+
+def wait_for(predicate, timeout: float = 15.0) -> None:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def watched(workspace: Path, exported):
+    proc = start_watch(workspace)
+    yield workspace, proc
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+
+
+def test_observer_follows_create_edit_delete(watched) -> None:
+    ws, proc = watched
+    memory = ws / "memory.md"
+    # create: append an entry in place
+    with memory.open("a") as handle:
+        handle.write("- Backups run nightly at 02:00 UTC <!-- id=mbackup1 -->\n")
+    wait_for(lambda: "mbackup1" in search_ids(ws, "nightly backups"))
+    # edit like an editor: write a temp file, then rename it over the original
+    tmp = ws / ".memory.md.swp"
+    tmp.write_text(
+        memory.read_text().replace(
+            "Backups run nightly at 02:00 UTC", "Backups run hourly on the replica"
+        )
+    )
+    os.replace(tmp, memory)
+    wait_for(lambda: "mbackup1" in search_ids(ws, "hourly replica backups")[:1])
+    # delete the entry
+    memory.write_text(
+        memory.read_text().replace("- Backups run hourly on the replica <!-- id=mbackup1 -->\n", "")
+    )
+    wait_for(lambda: "mbackup1" not in search_ids(ws, "hourly replica backups"))
+    # a new episodes file, then its deletion
+    (ws / "episodes").mkdir()
+    day = ws / "episodes" / "2026-11-22.md"
+    day.write_text("- Met Dana about the quarterly roadmap <!-- id=e1 -->\n")
+    wait_for(lambda: "e1" in search_ids(ws, "quarterly roadmap meeting"))
+    day.unlink()
+    wait_for(lambda: "e1" not in search_ids(ws, "quarterly roadmap meeting"))
+    # the manifest agrees with the files once the watcher settled
+    manifest = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
+    assert sorted(manifest["ids"]) == sorted(
+        e.id for e in Memory(ws).entries(include_archived=True)
+    )
+
+
+def test_bad_edit_is_reported_and_the_rest_indexed(watched) -> None:
+    ws, proc = watched
+    memory = ws / "memory.md"
+    memory.write_text(
+        memory.read_text() + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n"
+    )
+    wait_for(lambda: "mtea" in search_ids(ws, "green tea"))
+    wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"] >= 1)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "memory.md:" in output and "imp='lots'" in output
+
+
+def test_daemon_and_in_process_give_identical_results(watched) -> None:
+    ws, _ = watched
+    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    for args in (
+        ["search", "python tests", "--explain", "--no-touch"],
+        ["search", "数据库迁移", "--json", "--no-touch"],
+        ["inject", "-q", "How to optimize my Next.js app?", "--max-tokens", "200"],
+        ["get", "m8f3a2c1", "--json"],
+        ["get", "nope"],
+    ):
+        via_daemon = memcli(ws, *args)
+        in_process = memcli(ws, *args, env=no_daemon)
+        assert via_daemon.returncode == in_process.returncode, args
+        assert via_daemon.stdout == in_process.stdout, args
+        assert via_daemon.stderr == in_process.stderr, args
+    piped = memcli(ws, "inject", "-", "--max-tokens", "120", stdin="docker images")
+    assert piped.returncode == 0 and "Docker" in piped.stdout
+    status = json.loads(memcli(ws, "watch", "--status", "--json").stdout)
+    assert status["requests"] >= 6
+
+
+def test_daemon_client_imports_nothing_heavy(watched) -> None:
+    ws, _ = watched
+    code = (
+        "import sys\nfrom memcli.fastpath import try_daemon\n"
+        "code = try_daemon(['-w', sys.argv[1], 'search', 'python tests', '-n', '1'])\n"
+        "assert code == 0, code"
+    )
+    modules, out = imports_of(code, str(ws))
+    assert "m8f3a2c1" in out
+    assert not modules & (HEAVY | {"numpy", "faiss", "onnxruntime", "typer", "rich"}), modules
+
+
+def test_killed_daemon_leaves_a_working_fallback(watched) -> None:
+    ws, proc = watched
+    proc.kill()
+    proc.wait(timeout=10)
+    assert socket_path(ws).exists()  # a stale socket is left behind
+    result = memcli(ws, "search", "pytest fixtures", "--json", "--no-touch")
+    assert result.returncode == 0 and json.loads(result.stdout)[0]["id"] == "m8f3a2c1"
+    again = start_watch(ws)  # a new watcher replaces the stale socket
+    try:
+        assert json.loads(memcli(ws, "watch", "--status", "--json").stdout)["pid"] == again.pid
+    finally:
+        again.send_signal(signal.SIGINT)
+        assert again.wait(timeout=30) == 0
+
+
+def test_socket_is_user_only(watched) -> None:
+    ws, _ = watched
+    assert (socket_path(ws).stat().st_mode & 0o777) == 0o600
+
+
+def test_status_without_watcher(workspace: Path) -> None:
+    result = memcli(workspace, "watch", "--status")
+    assert result.returncode == 1 and "no memcli watch is running" in result.stderr
+
+
+def test_embeddings_cache_is_used_by_watcher(watched) -> None:
+    ws, _ = watched
+    vectors = list((ws / ".memcli" / "cache").glob("*.npy"))
+    assert vectors and np.load(vectors[0]).shape[1] == 384
