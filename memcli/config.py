@@ -45,6 +45,7 @@ class IndexSettings:
     """Embedding model and vector index shape."""
 
     model: str = ""  # "" = the bundled all-MiniLM-L6-v2
+    onnx: bool = True  # query embeddings through the ONNX export (no torch per process)
     ann_threshold: int = 20000
     hnsw_m: int = 32
     hnsw_ef_search: int = 128

@@ -10,6 +10,7 @@ served; the socket is created user-only (0600).
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -143,7 +144,7 @@ def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
 
     from rich.console import Console
 
-    from memcli import cli, render
+    from memcli import render
 
     out, err = io.StringIO(), io.StringIO()
     tty = bool(request.get("tty"))
@@ -159,7 +160,7 @@ def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
         os.chdir(request.get("cwd") or saved[3])
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             try:
-                returned = cli.app(args=argv, standalone_mode=False, prog_name="memcli")
+                returned = _command().main(args=argv, standalone_mode=False, prog_name="memcli")
                 code = returned if isinstance(returned, int) else 0
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else 1
@@ -169,6 +170,15 @@ def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
         render._out, render._err, sys.stdin = saved[0], saved[1], saved[2]
         os.chdir(saved[3])
     return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+
+
+@functools.lru_cache(maxsize=1)
+def _command():  # noqa: ANN202 - the Click command Typer builds (costly to rebuild per request)
+    import typer.main
+
+    from memcli import cli
+
+    return typer.main.get_command(cli.app)
 
 
 def _click_exit_code(exc: Exception, err: io.StringIO) -> int:

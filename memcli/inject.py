@@ -13,6 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from memcli.errors import ValidationError
 from memcli.models import Entry, section_title
@@ -36,7 +37,7 @@ _WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
 MAX_FILL_TRIES = 64
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Candidate:
     entry: Entry
     score: float
@@ -92,11 +93,14 @@ def escape_markdown(text: str) -> str:
 
 def render_item(entry: Entry, fmt: str) -> str:
     """One entry as it appears in the block (with its trailing newline)."""
+    return _render_item(entry.id, entry.text, fmt)
+
+
+@lru_cache(maxsize=200_000)
+def _render_item(entry_id: str, text: str, fmt: str) -> str:
     if fmt == "xml":
-        return (
-            f'<entry id="{html.escape(entry.id)}">{html.escape(entry.text, quote=False)}</entry>\n'
-        )
-    lines = escape_markdown(entry.text).split("\n")
+        return f'<entry id="{html.escape(entry_id)}">{html.escape(text, quote=False)}</entry>\n'
+    lines = escape_markdown(text).split("\n")
     return "- " + "\n".join([lines[0]] + ["  " + x if x.strip() else "" for x in lines[1:]]) + "\n"
 
 

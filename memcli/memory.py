@@ -58,6 +58,16 @@ class AddResult:
 
 
 @dataclass(frozen=True)
+class SearchView:
+    """Entries in index order and what ranking derives from them."""
+
+    ordered: list[Entry]
+    neighbours: dict[int, list[int]]
+    reflected: set[str]
+    not_archived: np.ndarray
+
+
+@dataclass(frozen=True)
 class EntryDetail:
     """An entry with its access statistics (seed 001 get_memory_detail)."""
 
@@ -95,6 +105,7 @@ class Memory:
         self._embedder_factory = embedder_factory
         self._notify = notify or _notice_stderr
         self._index: IndexManager | None = None
+        self._view: tuple[tuple[object, ...], SearchView] | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -124,7 +135,7 @@ class Memory:
                 from memcli.index import onnx_embedder
 
                 model_id = model_id_for(settings.model)
-                if not onnx_embedder.is_exported(model_id):
+                if not settings.onnx or not onnx_embedder.is_exported(model_id):
                     return None
                 try:
                     return onnx_embedder.OnnxEmbedder(model_id, settings.model)
@@ -134,7 +145,8 @@ class Memory:
             def export_after_bulk(embedder: Embedder) -> None:
                 from memcli.index import onnx_embedder
 
-                onnx_embedder.export(settings.model, embedder)
+                if settings.onnx:
+                    onnx_embedder.export(settings.model, embedder)
 
             self._index = IndexManager(
                 self.store,
@@ -209,7 +221,7 @@ class Memory:
         """Bring the index up to date (from scratch with rebuild)."""
         self._ready()
         report = self.index_manager.sync(rebuild=rebuild, progress=progress)
-        if self._embedder_factory is None:
+        if self._embedder_factory is None and self.settings.index.onnx:
             from memcli.index import onnx_embedder
 
             manager = self.index_manager
@@ -233,7 +245,7 @@ class Memory:
         progress: Progress | None = None,
     ) -> list[Hit]:
         """Ranked entries for `query` (see memcli.search for the formula)."""
-        from memcli.search import check_mode, neighbour_map, rank
+        from memcli.search import check_mode, rank
 
         if query is None or not query.strip():
             raise ValidationError("the search query is empty", hint="give some words to search for")
@@ -242,25 +254,23 @@ class Memory:
         limit = cfg.limit if limit is None else limit
         if limit < 1:
             raise ValidationError(f"--limit must be at least 1 (got {limit})")
-        store = self._ready()
-        for _ in range(5):  # a file may change between loading the index and parsing it
-            loaded = self.index_manager.ensure(progress=progress)
-            by_id = {e.id: e for e in store.entries(include_archived=True)}
-            if all(i in by_id for i in loaded.ids):
-                break
+        loaded, view = self._search_view(progress)
+        ordered = view.ordered
+        if include_archived and not (types or since or until or keywords):
+            allowed = np.ones(len(ordered), dtype=bool)
+        elif not (types or since or until or keywords):
+            allowed = view.not_archived
         else:
-            raise ConflictError("the workspace kept changing during the search; try again")
-        ordered = [by_id[i] for i in loaded.ids]
-        allowed_entries = filter_entries(
-            [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],
-            types=types,
-            since=since,
-            until=until,
-            keywords=keywords,
-        )
-        allowed = np.zeros(len(ordered), dtype=bool)
-        allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
-        neighbours = neighbour_map(ordered) if cfg.neighbour_weight > 0 else None
+            allowed_entries = filter_entries(
+                [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],
+                types=types,
+                since=since,
+                until=until,
+                keywords=keywords,
+            )
+            allowed = np.zeros(len(ordered), dtype=bool)
+            allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
+        neighbours = view.neighbours if cfg.neighbour_weight > 0 else None
         signals = self._signals(query, mode, loaded, allowed, neighbours)
         hits = rank(
             ordered,
@@ -269,7 +279,7 @@ class Memory:
             mode=mode,
             now=utc_now(),
             access=self.access.load(),
-            reflected=reflected_ids(ordered),
+            reflected=view.reflected,
             neighbours=neighbours,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
@@ -277,6 +287,40 @@ class Memory:
         if touch and hits:
             self.access.touch(h.entry.id for h in hits)
         return hits
+
+    def _search_view(self, progress: Progress | None) -> tuple[LoadedIndex, SearchView]:
+        """The current index and the entries in index order, with what ranking derives
+        from them; reused while neither the index nor the files change."""
+        from memcli.search import neighbour_map
+
+        store = self._ready()
+        for _ in range(5):  # a file may change between loading the index and parsing it
+            loaded = self.index_manager.ensure(progress=progress)
+            docs = [store.load(name) for name in store.entry_files(include_archived=True)]
+            key = (loaded, *docs)  # the objects themselves: ids could be reused
+            if (
+                self._view is not None
+                and len(self._view[0]) == len(key)
+                and all(a is b for a, b in zip(self._view[0], key, strict=True))
+            ):
+                return loaded, self._view[1]
+            by_id: dict[str, Entry] = {}
+            for doc in docs:
+                for entry in doc.entries():
+                    by_id.setdefault(entry.id, entry)
+            if all(i in by_id for i in loaded.ids):
+                break
+        else:
+            raise ConflictError("the workspace kept changing during the search; try again")
+        ordered = [by_id[i] for i in loaded.ids]
+        view = SearchView(
+            ordered=ordered,
+            neighbours=neighbour_map(ordered),
+            reflected=reflected_ids(ordered),
+            not_archived=np.array([e.file != ARCHIVE_FILE for e in ordered], dtype=bool),
+        )
+        self._view = (key, view)
+        return loaded, view
 
     def _signals(
         self,

@@ -6,6 +6,7 @@ import datetime as dt
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 
 MEMORY_FILE = "memory.md"
 LEARNINGS_FILE = "learnings.md"
@@ -104,6 +105,7 @@ def format_time(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+@lru_cache(maxsize=65536)
 def parse_time(value: str) -> dt.datetime:
     """Parse a date or date-time from metadata or a flag. Naive values are taken as UTC.
 
@@ -142,38 +144,38 @@ class Entry:
     meta: dict[str, str] = field(default_factory=dict)
     id_explicit: bool = False
 
-    @property
+    @cached_property
     def importance(self) -> float:
         return float(self.meta.get("imp", DEFAULT_IMPORTANCE))
 
-    @property
+    @cached_property
     def confidence(self) -> float:
         return float(self.meta.get("conf", DEFAULT_CONFIDENCE))
 
-    @property
+    @cached_property
     def keywords(self) -> list[str]:
         raw = self.meta.get("kw", "")
         return [k.strip() for k in raw.split(",") if k.strip()]
 
-    @property
+    @cached_property
     def source(self) -> str | None:
         return self.meta.get("src") or None
 
-    @property
+    @cached_property
     def pinned(self) -> bool:
         return self.meta.get("pin", "").lower() in ("1", "true", "yes")
 
-    @property
+    @cached_property
     def created(self) -> dt.datetime | None:
         raw = self.meta.get("created")
         return parse_time(raw) if raw else None
 
-    @property
+    @cached_property
     def updated(self) -> dt.datetime | None:
         raw = self.meta.get("updated")
         return parse_time(raw) if raw else None
 
-    @property
+    @cached_property
     def expires(self) -> dt.datetime | None:
         raw = self.meta.get("expires")
         return parse_time(raw) if raw else None

@@ -69,8 +69,8 @@ class Watcher:
         self,
         root: Path,
         on_batch: Callable[[list[str]], None],
-        quiet: float = 0.15,
-        max_wait: float = 1.0,
+        quiet: float = 0.05,
+        max_wait: float = 0.5,
     ) -> None:
         self.root = root.resolve()
         self.on_batch = on_batch

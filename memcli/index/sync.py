@@ -129,6 +129,8 @@ class IndexManager:
         self._query: Embedder | None = None
         self._after_bulk = after_bulk
         self._loaded: tuple[str, LoadedIndex] | None = None
+        self._manifest: tuple[tuple[int, int, int], dict] | None = None
+        self._token_memo: dict[str, list[str]] = {}
         self.notify = notify or (lambda message: None)
 
     @property
@@ -158,12 +160,24 @@ class IndexManager:
         return self.dir / "manifest.json"
 
     def read_manifest(self) -> dict | None:
+        """The manifest (memoized while the file's stat is unchanged; read-only)."""
+        path = self._manifest_path()
         try:
-            data = json.loads(self._manifest_path().read_text(encoding="utf-8"))
+            st = path.stat()
+            stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
+            if self._manifest is not None and self._manifest[0] == stamp:
+                return self._manifest[1]
+            data = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
             return {"corrupt": True}
+        checked = self._check_manifest(data)
+        if not checked.get("corrupt"):
+            self._manifest = (stamp, checked)
+        return checked
+
+    def _check_manifest(self, data: object) -> dict:
         required = ("model", "dim", "generation", "files", "ids", "hashes", "keys")
         if (
             not isinstance(data, dict)
@@ -249,7 +263,7 @@ class IndexManager:
             )
             same_order = manifest is not None and manifest.get("ids") == [i for i, _ in pairs]
             if plan.is_noop and same_order and not rebuild:
-                manifest["files"] = signature
+                manifest = {**manifest, "files": signature}
                 self._write_manifest(manifest)
                 return SyncReport(0, 0, 0, len(pairs), 0, False, None)
             texts = {h: embed_text(e) for e, (_, h) in zip(unique, pairs, strict=True)}
@@ -314,7 +328,7 @@ class IndexManager:
         VectorIndex.build(
             vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
         ).save(self.dir / f"vectors-{generation}.faiss")
-        KeywordIndex.build([tokenize(keyword_text(e)) for e in entries]).save(
+        KeywordIndex.build([self._tokens(keyword_text(e)) for e in entries]).save(
             self.dir / f"keyword-{generation}.npz"
         )
         old = self.read_manifest() or {}
@@ -338,6 +352,15 @@ class IndexManager:
             for name in (f"vectors-{previous}.faiss", f"keyword-{previous}.npz"):
                 with contextlib.suppress(OSError):
                     (self.dir / name).unlink()
+
+    def _tokens(self, text: str) -> list[str]:
+        """Keyword tokens, memoized: a long-lived watcher re-tokenizes only new text."""
+        tokens = self._token_memo.get(text)
+        if tokens is None:
+            if len(self._token_memo) > 500_000:
+                self._token_memo.clear()
+            tokens = self._token_memo[text] = tokenize(text)
+        return tokens
 
     def _write_manifest(self, manifest: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -473,16 +473,19 @@ def _entry_from_lines(
 ) -> Entry:
     first = _strip_eol(entry_lines[0])[len(marker) :]
     meta: dict[str, str] = {}
-    match = _META_RE.search(first)
+    match = _META_RE.search(first) if "<!--" in first else None
     if match:
         parsed = parse_meta(match.group("body"))
         if parsed is not None:
             validate_meta(parsed)
             meta = parsed
             first = first[: match.start()]
-    continuation = textwrap.dedent("".join(_strip_eol(x) + "\n" for x in entry_lines[1:]))
-    text_lines = [first.rstrip()] + [x.rstrip() for x in continuation.split("\n")]
-    text = "\n".join(text_lines).strip("\n")
+    if len(entry_lines) == 1:
+        text = first.rstrip()
+    else:
+        continuation = textwrap.dedent("".join(_strip_eol(x) + "\n" for x in entry_lines[1:]))
+        text_lines = [first.rstrip()] + [x.rstrip() for x in continuation.split("\n")]
+        text = "\n".join(text_lines).strip("\n")
     if not text.strip():
         raise ValueError("this list item has no text")
     explicit = "id" in meta

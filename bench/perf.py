@@ -1,0 +1,220 @@
+"""Latency and throughput of whole memcli processes on generated workspaces.
+
+    python bench/perf.py [--sizes 1000,10000,100000] [--runs 20] [--json]
+
+For each size: full index build (entries/s, against the raw model throughput measured in
+the same run), peak memory, `memcli search` wall time with the watcher running (daemon
+fast path) and without it (ONNX query path, index current), `memcli inject --max-tokens
+2000` with the watcher, and the time from editing one entry to seeing it in search
+results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
+process) is measured in the same run for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from bench.generate import contexts, generate  # noqa: E402
+
+QUERIES = contexts(50, seed=5)
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed_runs(cmd: list[str], runs: int, env: dict[str, str]) -> dict[str, float]:
+    walls = []
+    for i in range(runs):
+        args = [a.replace("{q}", QUERIES[i % len(QUERIES)]) for a in cmd]
+        started = time.perf_counter()
+        result = subprocess.run(args, capture_output=True, text=True, env=env)
+        walls.append((time.perf_counter() - started) * 1000)
+        if result.returncode != 0:
+            raise RuntimeError(f"{' '.join(args)} failed: {result.stderr}")
+    return {"p50_ms": round(statistics.median(walls), 1), "p95_ms": round(pct(walls, 0.95), 1)}
+
+
+def memcli_cmd(ws: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "memcli", "-w", str(ws), *args]
+
+
+def build(ws: Path) -> dict[str, float]:
+    """Index from scratch in a child process; raw model throughput in the same process."""
+    code = f"""
+import json, resource, sys, time
+sys.path.insert(0, {str(ROOT)!r})
+from memcli.memory import Memory
+from memcli.index.embedder import SentenceTransformerEmbedder
+mem = Memory({str(ws)!r}, notify=lambda m: None)
+entries = mem.entries(include_archived=True)
+embedder = mem.index_manager.embedder
+from memcli.index import onnx_embedder
+onnx_embedder.export("", embedder)  # one-time, not part of the build figure
+sample = [e.text for e in entries[:3000]]
+embedder.embed(sample[:64])
+t = time.perf_counter(); embedder.embed(sample); raw = len(sample) / (time.perf_counter() - t)
+t = time.perf_counter(); report = mem.index(rebuild=True); seconds = time.perf_counter() - t
+print(json.dumps({{"entries": report.total, "build_s": round(seconds, 1),
+                  "entries_per_s": round(report.total / seconds, 1),
+                  "raw_model_per_s": round(raw, 1),
+                  "peak_rss_mb": round(
+                      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}}))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    data = json.loads(out.stdout.strip().splitlines()[-1])
+    data["build_vs_raw_pct"] = round(100 * data["entries_per_s"] / data["raw_model_per_s"], 1)
+    return data
+
+
+def start_watch(ws: Path, env: dict[str, str]) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        memcli_cmd(ws, "watch"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+    )
+    deadline = time.time() + 600
+    while time.time() < deadline:
+        if (
+            subprocess.run(
+                memcli_cmd(ws, "watch", "--status"), capture_output=True, env=env
+            ).returncode
+            == 0
+        ):
+            return proc
+        time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("watch did not start")
+
+
+def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[str, float]:
+    """Rewrite one entry (editor-style temp file + rename) and poll the daemon until a
+    search for its new words returns it."""
+    from memcli.fastpath import try_daemon
+
+    memory = ws / "memory.md"
+    delays = []
+    for trial in range(trials):
+        text = memory.read_text()
+        start = text.index("\n- ") + 1
+        end = text.index("\n", start)
+        token = f"zebracorn{trial}x"
+        line = text[start:end]
+        new_line = f"- {token} quartz migration note" + line[line.index(" <!--") :]
+        tmp = ws / ".memory.md.tmp"
+        tmp.write_text(text[:start] + new_line + text[end:])
+        started = time.perf_counter()
+        os.replace(tmp, memory)
+        while True:
+            import contextlib
+            import io
+
+            buffer = io.StringIO()
+            with contextlib.redirect_stdout(buffer):
+                code = try_daemon(
+                    ["-w", str(ws), "search", token, "--mode", "keyword", "-n", "1", "--no-touch"]
+                )
+            if code == 0 and token in buffer.getvalue():
+                break
+            if time.perf_counter() - started > 30:
+                raise RuntimeError("edit never became searchable")
+            time.sleep(0.005)
+        delays.append((time.perf_counter() - started) * 1000)
+    return {"p50_ms": round(statistics.median(delays), 1), "max_ms": round(max(delays), 1)}
+
+
+def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
+    ws = generate(tmp / f"ws-{size}", size)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    result: dict[str, object] = {"size": size, "build": build(ws)}
+    result["search_no_watcher"] = timed_runs(
+        memcli_cmd(ws, "search", "{q}", "--no-touch"), runs, env
+    )
+    plain = dict(env, MEMCLI_NO_DAEMON="1", MEMCLI_INDEX_ONNX="0")
+    result["search_plain_path"] = timed_runs(
+        memcli_cmd(ws, "search", "{q}", "--no-touch"), max(3, runs // 4), plain
+    )
+    result["inject_plain_path"] = timed_runs(
+        memcli_cmd(ws, "inject", "-q", "{q}", "--max-tokens", "2000"), max(3, runs // 4), plain
+    )
+    proc = start_watch(ws, env)
+    try:
+        result["search_watcher"] = timed_runs(
+            memcli_cmd(ws, "search", "{q}", "--no-touch"), runs, env
+        )
+        result["inject_watcher"] = timed_runs(
+            memcli_cmd(ws, "inject", "-q", "{q}", "--max-tokens", "2000"), runs, env
+        )
+        result["edit_to_searchable"] = edit_to_searchable(ws, env)
+        status = subprocess.run(
+            memcli_cmd(ws, "watch", "--status", "--json"), capture_output=True, text=True, env=env
+        )
+        pid = json.loads(status.stdout)["pid"]
+        with open(f"/proc/{pid}/status") as handle:
+            rss = next(line for line in handle if line.startswith("VmHWM"))
+        result["watcher_peak_rss_mb"] = round(int(rss.split()[1]) / 1024)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=60)
+    for name in ("search", "inject"):
+        plain_ms = result[f"{name}_plain_path"]["p50_ms"]  # type: ignore[index]
+        fast_ms = result[f"{name}_watcher"]["p50_ms"]  # type: ignore[index]
+        result[f"{name}_plain_over_watcher"] = round(plain_ms / fast_ms, 1)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for size in (int(s) for s in args.sizes.split(",")):
+            results.append(measure(size, args.runs, Path(tmp)))
+            if not args.json:
+                print(json.dumps(results[-1]), file=sys.stderr)
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return 0
+    rows = [
+        ("index build entries/s", lambda r: r["build"]["entries_per_s"]),
+        ("raw model entries/s", lambda r: r["build"]["raw_model_per_s"]),
+        ("build vs raw model %", lambda r: r["build"]["build_vs_raw_pct"]),
+        ("index build s", lambda r: r["build"]["build_s"]),
+        ("build peak RSS MB", lambda r: r["build"]["peak_rss_mb"]),
+        ("watcher peak RSS MB", lambda r: r["watcher_peak_rss_mb"]),
+        ("search, watcher p50/p95 ms", lambda r: _pair(r["search_watcher"])),
+        ("search, no watcher p50/p95 ms", lambda r: _pair(r["search_no_watcher"])),
+        ("search, plain path p50/p95 ms", lambda r: _pair(r["search_plain_path"])),
+        ("inject 2000, watcher p50/p95 ms", lambda r: _pair(r["inject_watcher"])),
+        ("inject 2000, plain path p50/p95", lambda r: _pair(r["inject_plain_path"])),
+        ("plain / watcher (search)", lambda r: r["search_plain_over_watcher"]),
+        ("plain / watcher (inject)", lambda r: r["inject_plain_over_watcher"]),
+        ("edit -> searchable p50/max ms", lambda r: _pair(r["edit_to_searchable"], "max_ms")),
+    ]
+    print(f"{'':34}" + "".join(f"{r['size']:>16,}" for r in results))
+    for label, get in rows:
+        print(f"{label:34}" + "".join(f"{str(get(r)):>16}" for r in results))
+    return 0
+
+
+def _pair(data: dict, second: str = "p95_ms") -> str:
+    return f"{data['p50_ms']:.0f}/{data[second]:.0f}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
