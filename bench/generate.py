@@ -107,7 +107,8 @@ def generate(path: Path, count: int, seed: int = 1) -> Path:
         meta = f"id=g{i:06d} imp={importance} created=2026-{month:02d}-{day:02d}"
         if rng.random() < 0.01:
             meta += " pin=true"
-        buckets.setdefault((name, section), []).append(f"- {sentence(rng)} <!-- {meta} -->")
+        text = f"{sentence(rng)} (ticket OPS-{i})"  # every text unique: no free cache hits
+        buckets.setdefault((name, section), []).append(f"- {text} <!-- {meta} -->")
     for name, sections in SECTIONS.items():
         lines = [f"# {name[:-3].title()}", ""]
         for section in sections:

@@ -65,6 +65,7 @@ class SearchView:
     neighbours: dict[int, list[int]]
     reflected: set[str]
     not_archived: np.ndarray
+    by_confidence: list[Entry]  # not archived, most confident first (file order on ties)
 
 
 @dataclass(frozen=True)
@@ -318,6 +319,9 @@ class Memory:
             neighbours=neighbour_map(ordered),
             reflected=reflected_ids(ordered),
             not_archived=np.array([e.file != ARCHIVE_FILE for e in ordered], dtype=bool),
+            by_confidence=sorted(
+                (e for e in ordered if e.file != ARCHIVE_FILE), key=lambda e: -e.confidence
+            ),
         )
         self._view = (key, view)
         return loaded, view
@@ -382,25 +386,53 @@ class Memory:
         budget = cfg.max_tokens if max_tokens is None else max_tokens
         counter = get_counter(encoding or cfg.encoding)
         now = utc_now()
-        entries = [e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)]
         if context is not None and context.strip():
-            hits = self.search(context, types=types, limit=max(1, len(entries)), touch=False)
-            relevance = {h.entry.id: h.score for h in hits}
+            hits = self.search(context, types=types, limit=10_000, touch=False)
+            _, view = self._search_view(None)
+            wanted = {check_type(t) for t in types or []}
             scores = {
-                e.id: cfg.similarity_weight * relevance.get(e.id, 0.0)
-                + cfg.confidence_weight * e.confidence
-                for e in entries
+                h.entry.id: cfg.similarity_weight * h.score
+                + cfg.confidence_weight * h.entry.confidence
+                for h in hits
+                if not _expired(h.entry, now)
             }
+            candidates = [
+                Candidate(h.entry, scores[h.entry.id], _priority(h.entry))
+                for h in hits
+                if h.entry.id in scores
+            ]
+            # Entries the search did not return score on confidence alone: take them in
+            # that order until they could fill the budget several times over, plus every
+            # pinned entry and correction.
+            spare = 0
+            for entry in view.by_confidence:
+                if (
+                    entry.id in scores
+                    or (wanted and entry.type not in wanted)
+                    or _expired(entry, now)
+                ):
+                    continue
+                priority = _priority(entry)
+                if spare > 4 * budget and not priority:
+                    continue
+                candidates.append(
+                    Candidate(entry, cfg.confidence_weight * entry.confidence, priority)
+                )
+                spare += len(entry.text) // 3 + 2
         else:
+            entries = [
+                e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)
+            ]
             access = self.access.load()
             half_life = self.settings.search.half_life_days
-            scores = {
-                e.id: e.importance * e.confidence * recency(e, access.get(e.id), now, half_life)
+            candidates = [
+                Candidate(
+                    e,
+                    e.importance * e.confidence * recency(e, access.get(e.id), now, half_life),
+                    _priority(e),
+                )
                 for e in entries
-            }
-        candidates = [
-            Candidate(e, scores[e.id], e.pinned or e.type == "correction") for e in entries
-        ]
+            ]
         return pack(candidates, budget, counter, fmt, cfg.reserved_share)
 
     # ------------------------------------------------------------------ writing
@@ -615,6 +647,11 @@ def shared_memory(workspace: str | Path | None = None) -> Memory:
             del _SHARED[old]  # settings changed: start over with the new ones
         _SHARED[key] = Memory(root)
     return _SHARED[key]
+
+
+def _priority(entry: Entry) -> bool:
+    """Pinned entries and corrections go first into an inject block."""
+    return entry.pinned or entry.type == "correction"
 
 
 def _expired(entry: Entry, now: dt.datetime) -> bool:

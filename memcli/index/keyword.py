@@ -33,25 +33,24 @@ class KeywordIndex:
     def build(
         cls, token_lists: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
     ) -> KeywordIndex:
-        postings: dict[str, list[tuple[int, int]]] = {}
-        doc_len = np.zeros(len(token_lists), dtype=np.float32)
-        for position, tokens in enumerate(token_lists):
-            doc_len[position] = len(tokens)
-            for term, count in Counter(tokens).items():
-                postings.setdefault(term, []).append((position, count))
-        vocab = {term: i for i, term in enumerate(postings)}
+        vocab: dict[str, int] = {}
+        term_ids: list[int] = []
+        doc_len = np.fromiter(
+            (len(t) for t in token_lists), dtype=np.float32, count=len(token_lists)
+        )
+        for tokens in token_lists:
+            term_ids.extend([vocab.setdefault(term, len(vocab)) for term in tokens])
+        terms = np.asarray(term_ids, dtype=np.int64)
+        docs_of_tokens = np.repeat(
+            np.arange(len(token_lists), dtype=np.int64), doc_len.astype(np.int64)
+        )
+        # One (term, doc) pair per posting with its count, sorted by term then document.
+        pairs, tfs = np.unique(terms * (len(token_lists) + 1) + docs_of_tokens, return_counts=True)
+        posting_terms = pairs // (len(token_lists) + 1)
+        docs = (pairs % (len(token_lists) + 1)).astype(np.int32)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-        total = sum(len(p) for p in postings.values())
-        docs = np.empty(total, dtype=np.int32)
-        tfs = np.empty(total, dtype=np.float32)
-        cursor = 0
-        for i, plist in enumerate(postings.values()):
-            for position, count in plist:
-                docs[cursor] = position
-                tfs[cursor] = count
-                cursor += 1
-            indptr[i + 1] = cursor
-        return cls(vocab, indptr, docs, tfs, doc_len, k1, b)
+        np.cumsum(np.bincount(posting_terms, minlength=len(vocab)), out=indptr[1:])
+        return cls(vocab, indptr, docs, tfs.astype(np.float32), doc_len, k1, b)
 
     @property
     def size(self) -> int:

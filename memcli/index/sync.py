@@ -254,7 +254,7 @@ class IndexManager:
                 f"{h}:{text_hash(keyword_text(e))[:16]}"
                 for e, (_, h) in zip(unique, pairs, strict=True)
             ]
-            embedder = self.query_embedder if self._query_factory else self.embedder
+            embedder = self.embedder  # identity only: the model loads when it embeds
             cache = EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim)
             plan = plan_sync(
                 old,
@@ -300,7 +300,7 @@ class IndexManager:
             return
         small = len(texts) <= SMALL_UPDATE
         embedder = self.query_embedder if small else self.embedder
-        batch = max(1, self.settings.batch_size) * 4
+        batch = max(1, self.settings.batch_size) * 16  # big chunks: the model sorts by length
         done = 0
         for start in range(0, len(texts), batch):
             chunk = texts[start : start + batch]
