@@ -117,41 +117,61 @@ def rank(
     else:
         total = settings.semantic_weight + settings.keyword_weight or 1.0
         relevance = (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
-    by_position = {int(p): i for i, p in enumerate(signals.positions)}
+    positions = signals.positions.astype(np.int64)
     if neighbours and settings.neighbour_weight > 0:
-        own = relevance.copy()
-        for i, p in enumerate(signals.positions):
-            near = [own[by_position[n]] for n in neighbours.get(int(p), []) if n in by_position]
-            if near:
-                relevance[i] = own[i] + settings.neighbour_weight * max(near)
-    hits = []
-    for i, p in enumerate(signals.positions):
-        if mode == "keyword" and signals.keyword[i] <= 0:
-            continue
-        entry = entries[int(p)]
-        rel = float(relevance[i])
-        if entry.id in reflected:
-            rel *= 1.0 - settings.reflected_penalty
-        rec = recency(entry, access.get(entry.id), now, settings.half_life_days)
-        components = {
-            "semantic": float(signals.semantic[i]),
-            "keyword": float(signals.keyword[i]),
-            "relevance": rel,
-            "recency": rec,
-            "importance": entry.importance,
-            "confidence": entry.confidence,
-        }
-        score = (
-            settings.relevance_weight * rel
-            + settings.recency_weight * rec
-            + settings.importance_weight * entry.importance
-            + settings.confidence_weight * entry.confidence
+        relevance = relevance + settings.neighbour_weight * _best_neighbour(
+            relevance, positions, neighbours, len(entries)
         )
-        if score < min_score:
-            continue
-        hits.append(Hit(entry, score, components))
-    hits.sort(key=lambda h: (-h.score, h.entry.file, h.entry.line))
-    return hits[:limit]
+    candidates = [entries[int(p)] for p in positions]
+    penalty = np.array([e.id in reflected for e in candidates], dtype=bool)
+    relevance = np.where(penalty, relevance * (1.0 - settings.reflected_penalty), relevance)
+    importance = np.array([e.importance for e in candidates])
+    confidence = np.array([e.confidence for e in candidates])
+    rec = np.array([recency(e, access.get(e.id), now, settings.half_life_days) for e in candidates])
+    scores = (
+        settings.relevance_weight * relevance
+        + settings.recency_weight * rec
+        + settings.importance_weight * importance
+        + settings.confidence_weight * confidence
+    )
+    keep = scores >= min_score
+    if mode == "keyword":
+        keep &= signals.keyword > 0
+    order = sorted(
+        np.flatnonzero(keep),
+        key=lambda i: (-scores[i], candidates[i].file, candidates[i].line),
+    )[:limit]
+    return [
+        Hit(
+            candidates[i],
+            float(scores[i]),
+            {
+                "semantic": float(signals.semantic[i]),
+                "keyword": float(signals.keyword[i]),
+                "relevance": float(relevance[i]),
+                "recency": float(rec[i]),
+                "importance": float(importance[i]),
+                "confidence": float(confidence[i]),
+            },
+        )
+        for i in order
+    ]
+
+
+def _best_neighbour(
+    own: np.ndarray, positions: np.ndarray, neighbours: dict[int, list[int]], size: int
+) -> np.ndarray:
+    """For each candidate, the highest relevance among its neighbours that are candidates
+    too (0 when none is)."""
+    slot = np.full(size, -1, dtype=np.int64)
+    slot[positions] = np.arange(len(positions))
+    best = np.zeros(len(positions))
+    for i, p in enumerate(positions.tolist()):
+        for n in neighbours.get(p, ()):
+            j = slot[n]
+            if j >= 0 and own[j] > best[i]:
+                best[i] = own[j]
+    return best
 
 
 def neighbour_map(entries: Sequence[Entry]) -> dict[int, list[int]]:
