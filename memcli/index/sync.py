@@ -325,12 +325,12 @@ class IndexManager:
         self.dir.mkdir(parents=True, exist_ok=True)
         generation = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         s = self.settings
-        VectorIndex.build(
+        vector_index = VectorIndex.build(
             vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
-        ).save(self.dir / f"vectors-{generation}.faiss")
-        KeywordIndex.build([self._tokens(keyword_text(e)) for e in entries]).save(
-            self.dir / f"keyword-{generation}.npz"
         )
+        vector_index.save(self.dir / f"vectors-{generation}.faiss")
+        keyword_index = KeywordIndex.build([self._tokens(keyword_text(e)) for e in entries])
+        keyword_index.save(self.dir / f"keyword-{generation}.npz")
         old = self.read_manifest() or {}
         manifest = {
             "version": INDEX_VERSION,
@@ -343,6 +343,13 @@ class IndexManager:
             "keys": keys,
         }
         self._write_manifest(manifest)
+        # Keep what was just built: this process need not read it back from disk.
+        self._loaded = (
+            generation,
+            LoadedIndex(
+                manifest["ids"], manifest["hashes"], vector_index, keyword_index, embedder.model_id
+            ),
+        )
         previous = old.get("generation")
         for stale in self.dir.glob("*-*.*"):
             if generation not in stale.name and (previous is None or previous not in stale.name):
