@@ -31,7 +31,6 @@ BOM = "\ufeff"
 _ITEM_RE = re.compile(r"^(?P<marker>[-*+][ \t]+)(?P<rest>.*)$")
 _HEADING_RE = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<title>.*?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})")
-_META_RE = re.compile(r"[ \t]*<!--(?P<body>(?:(?!-->).)*)-->[ \t]*$")
 _TOKEN_RE = re.compile(r'\s*(?P<key>[A-Za-z_][\w-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
 _NEEDS_QUOTES = re.compile(r'[\s"\\]|-->')
 
@@ -324,10 +323,22 @@ class Document:
 def _head_text(first_line: str, marker: str) -> str:
     """The first line's text without bullet, metadata comment or line end."""
     rest = _strip_eol(first_line)[len(marker) :]
-    match = _META_RE.search(rest)
-    if match and parse_meta_safe(match.group("body")) is not None:
-        rest = rest[: match.start()]
+    start, body = _trailing_comment(rest)
+    if body is not None and parse_meta_safe(body) is not None:
+        rest = rest[:start]
     return rest.rstrip()
+
+
+def _trailing_comment(line: str) -> tuple[int, str | None]:
+    """(start, inside) of the HTML comment that ends the line, or (-1, None)."""
+    stripped = line.rstrip(" \t")
+    if not stripped.endswith("-->"):
+        return -1, None
+    start = stripped.rfind("<!--")
+    if start < 0:
+        return -1, None
+    body = stripped[start + 4 : -3]
+    return (start, body) if "-->" not in body else (-1, None)
 
 
 def parse_meta_safe(body: str) -> dict[str, str] | None:
@@ -389,7 +400,8 @@ def parse(text: str, filename: str) -> Document:
     while i < len(lines):
         line = lines[i]
         content = _strip_eol(line)
-        fence_match = _FENCE_RE.match(content)
+        first_char = content.lstrip(" \t")[:1]
+        fence_match = _FENCE_RE.match(content) if first_char in ("`", "~") else None
         if fence is not None:
             raw.append(line)
             if (
@@ -405,7 +417,7 @@ def parse(text: str, filename: str) -> Document:
             raw.append(line)
             i += 1
             continue
-        heading = _HEADING_RE.match(content)
+        heading = _HEADING_RE.match(content) if first_char == "#" else None
         if heading:
             level = len(heading.group("hashes"))
             if level == 1:
@@ -416,7 +428,7 @@ def parse(text: str, filename: str) -> Document:
             raw.append(line)
             i += 1
             continue
-        item = _ITEM_RE.match(content)
+        item = _ITEM_RE.match(content) if content[:1] in ("-", "*", "+") else None
         if not item:
             raw.append(line)
             i += 1
@@ -438,9 +450,7 @@ def parse(text: str, filename: str) -> Document:
         entry_lines = lines[i:end]
         line_no = i + 1
         try:
-            entry = _entry_from_lines(
-                entry_lines, item.group("marker"), current_type, filename, line_no
-            )
+            text, meta = _text_and_meta(entry_lines, item.group("marker"))
         except ValueError as exc:
             doc.problems.append(
                 ParseError(
@@ -454,10 +464,13 @@ def parse(text: str, filename: str) -> Document:
             raw.extend(entry_lines)
             i = end
             continue
-        if not entry.id_explicit:
-            occurrence = seen_derived.get(entry.text, 0)
-            seen_derived[entry.text] = occurrence + 1
-            entry = replace(entry, id=derived_id(prefix, entry.text, occurrence))
+        if "id" in meta:
+            entry = Entry(meta["id"], text, current_type, filename, line_no, meta, True)
+        else:
+            occurrence = seen_derived.get(text, 0)
+            seen_derived[text] = occurrence + 1
+            entry_id = derived_id(prefix, text, occurrence)
+            entry = Entry(entry_id, text, current_type, filename, line_no, meta, False)
         flush_raw(line_no)
         doc.blocks.append(
             EntryBlock(entry_lines, line_no, entry, item.group("marker"), current_section)
@@ -468,18 +481,18 @@ def parse(text: str, filename: str) -> Document:
     return doc
 
 
-def _entry_from_lines(
-    entry_lines: list[str], marker: str, entry_type: str, filename: str, line_no: int
-) -> Entry:
+def _text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, str]]:
+    """An item's text (continuation lines dedented) and its metadata comment, if any.
+    Raises ValueError for malformed metadata or an empty item."""
     first = _strip_eol(entry_lines[0])[len(marker) :]
     meta: dict[str, str] = {}
-    match = _META_RE.search(first) if "<!--" in first else None
-    if match:
-        parsed = parse_meta(match.group("body"))
+    start, body = _trailing_comment(first)
+    if body is not None:
+        parsed = parse_meta(body)
         if parsed is not None:
             validate_meta(parsed)
             meta = parsed
-            first = first[: match.start()]
+            first = first[:start]
     if len(entry_lines) == 1:
         text = first.rstrip()
     else:
@@ -488,16 +501,7 @@ def _entry_from_lines(
         text = "\n".join(text_lines).strip("\n")
     if not text.strip():
         raise ValueError("this list item has no text")
-    explicit = "id" in meta
-    return Entry(
-        id=meta.get("id", ""),
-        text=text,
-        type=entry_type,
-        file=filename,
-        line=line_no,
-        meta=meta,
-        id_explicit=explicit,
-    )
+    return text, meta
 
 
 def _dominant_eol(lines: list[str]) -> str:
