@@ -372,6 +372,7 @@ def watch(
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, terminate)
+    signal.signal(signal.SIGINT, terminate)  # also when started with SIGINT ignored (`cmd &`)
     try:
         service.start()
     except RuntimeError as exc:

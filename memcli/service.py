@@ -43,6 +43,7 @@ class WatchService:
 
     def start(self) -> None:
         self.memory._ready()
+        self.memory.index_manager.keep_cache_in_memory = True
         started = time.perf_counter()
         report = self.memory.index()
         self.memory.index_manager.query_embedder.embed(["warm up"])
@@ -58,7 +59,9 @@ class WatchService:
         started = time.perf_counter()
         with self.lock:
             if "memcli.toml" in paths:
+                self.memory.index_manager.flush()
                 self.memory = shared_memory(self.root)
+                self.memory.index_manager.keep_cache_in_memory = True
             try:
                 for name in paths:
                     if name.endswith(".md") and (self.root / name).is_file():
@@ -92,6 +95,8 @@ class WatchService:
     def stop(self) -> None:
         self.watcher.stop()
         self.server.stop()
+        with self.lock:
+            self.memory.index_manager.flush()
 
 
 def query_status(root: Path) -> dict[str, Any] | None:

@@ -115,6 +115,7 @@ class EmbeddingCache:
         self._rows: dict[str, int] = {}
         self._matrix = np.zeros((0, dim), dtype=np.float32)
         self._dirty = False
+        self.unsaved = 0  # rows added since the last save
         self._load()
 
     def _load(self) -> None:
@@ -139,6 +140,7 @@ class EmbeddingCache:
             self._rows[key] = start + offset
         self._matrix = np.vstack([self._matrix, vectors.astype(np.float32)])
         self._dirty = True
+        self.unsaved += len(hashes)
 
     def get(self, hashes: Sequence[str]) -> np.ndarray:
         rows = [self._rows[h] for h in hashes]
@@ -162,3 +164,4 @@ class EmbeddingCache:
         tmp_keys.write_text(json.dumps(list(self._rows)))
         tmp_keys.replace(self.keys_path)
         self._dirty = False
+        self.unsaved = 0

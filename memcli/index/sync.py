@@ -131,6 +131,9 @@ class IndexManager:
         self._loaded: tuple[str, LoadedIndex] | None = None
         self._manifest: tuple[tuple[int, int, int], dict] | None = None
         self._token_memo: dict[str, list[str]] = {}
+        self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
+        #: a watcher keeps the embedding cache in memory and saves it in batches
+        self.keep_cache_in_memory = False
         self.notify = notify or (lambda message: None)
 
     @property
@@ -255,7 +258,7 @@ class IndexManager:
                 for e, (_, h) in zip(unique, pairs, strict=True)
             ]
             embedder = self.embedder  # identity only: the model loads when it embeds
-            cache = EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim)
+            cache = self._embedding_cache(embedder)
             plan = plan_sync(
                 old,
                 [(i, k) for (i, _), k in zip(pairs, keys, strict=True)],
@@ -269,7 +272,8 @@ class IndexManager:
             texts = {h: embed_text(e) for e, (_, h) in zip(unique, pairs, strict=True)}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
             hashes = [h for _, h in pairs]
-            cache.save(hashes)
+            if cache.unsaved > SMALL_UPDATE or not self.keep_cache_in_memory:
+                cache.save(hashes)  # a watcher saves small additions in batches (flush)
             self._write_generation(unique, pairs, keys, cache.get(hashes), signature, embedder)
             if notice:
                 self.notify(f"{notice}; rebuilt it from the Markdown ({len(pairs)} entries)")
@@ -282,6 +286,18 @@ class IndexManager:
                 rebuild or not old,
                 notice,
             )
+
+    def _embedding_cache(self, embedder: Embedder) -> EmbeddingCache:
+        key = (embedder.model_id, embedder.dim)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim))
+        return self._cache[1]
+
+    def flush(self) -> None:
+        """Save embeddings a long-lived process kept in memory."""
+        manifest = self.read_manifest()
+        if self._cache is not None and manifest and not manifest.get("corrupt"):
+            self._cache[1].save(manifest["hashes"])
 
     def _read_entries(self) -> tuple[list[Entry], dict[str, list[int]]]:
         """Entries and the file signature they were read under (re-read if a file
