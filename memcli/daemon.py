@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.daemon_protocol import MAX_REQUEST, socket_path
+from memcli.daemon_protocol import read_line, socket_path
 from memcli.fastpath import parse_argv
 
 
@@ -73,14 +73,7 @@ class DaemonServer:
         with conn:
             conn.settimeout(30)
             try:
-                data = b""
-                while not data.endswith(b"\n"):
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    data += chunk
-                    if len(data) > MAX_REQUEST:
-                        raise ValueError("request too large")
+                data = read_line(conn)
                 request = json.loads(data.decode("utf-8"))
                 if not isinstance(request, dict):
                     raise ValueError("request must be an object")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 import tempfile
 from pathlib import Path
 
@@ -20,3 +21,16 @@ def socket_path(root: Path) -> Path:
         return preferred
     digest = hashlib.sha256(os.fsencode(str(Path(root).resolve()))).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}" / f"{digest}.sock"
+
+
+def read_line(sock: socket.socket, limit: int = MAX_REQUEST) -> bytes:
+    """One newline-terminated message (requests and answers are one JSON line each)."""
+    data = b""
+    while not data.endswith(b"\n"):
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            break
+        data += chunk
+        if len(data) > limit:
+            raise ValueError("message too large")
+    return data

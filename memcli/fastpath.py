@@ -13,6 +13,7 @@ import os
 import shutil
 import socket
 import sys
+from pathlib import Path
 
 SERVED = ("search", "inject", "get")
 
@@ -49,13 +50,17 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     if parsed is None:
         return None
     workspace_flag, _command, rest = parsed
-    from memcli.daemon_protocol import socket_path
-    from memcli.store.workspace import resolve_workspace
+    from memcli.daemon_protocol import read_line, socket_path
 
-    try:
-        root = resolve_workspace(workspace_flag)
-    except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
-        return None
+    if workspace_flag:  # the common agent case; skips importing the resolution rules
+        root = Path(workspace_flag).expanduser().resolve()
+    else:
+        from memcli.store.workspace import resolve_workspace
+
+        try:
+            root = resolve_workspace(None)
+        except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
+            return None
     path = socket_path(root)
     if not path.exists():
         return None
@@ -73,12 +78,7 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
         sock.connect(str(path))
         sock.settimeout(timeout)
         sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(1 << 20)
-            if not chunk:
-                break
-            data += chunk
+        data = read_line(sock, limit=1 << 30)
         response = json.loads(data.decode("utf-8"))
     except (OSError, ValueError):
         response = None

@@ -104,7 +104,7 @@ def query_status(root: Path) -> dict[str, Any] | None:
     import json
     import socket
 
-    from memcli.daemon_protocol import socket_path
+    from memcli.daemon_protocol import read_line, socket_path
 
     path = socket_path(root)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -112,12 +112,7 @@ def query_status(root: Path) -> dict[str, Any] | None:
     try:
         sock.connect(str(path))
         sock.sendall(b'{"op": "status"}\n')
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            data += chunk
+        data = read_line(sock, limit=1 << 20)
         return json.loads(data.decode()).get("status")
     except (OSError, ValueError):
         return None

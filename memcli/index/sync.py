@@ -272,7 +272,7 @@ class IndexManager:
             texts = {h: embed_text(e) for e, (_, h) in zip(unique, pairs, strict=True)}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
             hashes = [h for _, h in pairs]
-            if cache.unsaved > SMALL_UPDATE or not self.keep_cache_in_memory:
+            if cache.unsaved > SMALL_UPDATE or not old or not self.keep_cache_in_memory:
                 cache.save(hashes)  # a watcher saves small additions in batches (flush)
             self._write_generation(unique, pairs, keys, cache.get(hashes), signature, embedder)
             if notice:

@@ -65,14 +65,7 @@ def decode_text(data: bytes, path: Path) -> str:
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename; readers see the old or the new file."""
-    tmp = _prepare(path, text)
-    try:
-        os.replace(tmp, path)
-    except OSError as exc:
-        _discard(tmp)
-        raise MemcliError(
-            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
-        ) from None
+    _commit(_prepare(path, text), path)
 
 
 def _prepare(path: Path, text: str) -> str:
