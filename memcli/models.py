@@ -45,8 +45,6 @@ HEADING_TYPES: dict[str, str] = {
     "episodes": "episode",
 }
 
-#: metadata keys memcli itself understands; any other key is kept as it is.
-KNOWN_META_KEYS = ("id", "imp", "conf", "created", "updated", "kw", "src", "pin", "expires")
 
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 1.0

@@ -58,15 +58,15 @@ class SyncPlan:
 
 
 def plan_sync(
-    old: dict[str, str], new: Sequence[tuple[str, str]], missing: Callable[[list[str]], list[str]]
+    old: dict[str, str], new: Sequence[tuple[str, str]], to_embed: Sequence[str]
 ) -> SyncPlan:
     """old: id -> content key held by the index; new: (id, content key) of the current
-    entries; missing(keys) -> the keys whose embeddings must be computed."""
+    entries; to_embed: text hashes the embedding cache lacks."""
     new_map = dict(new)
     added = [i for i in new_map if i not in old]
     changed = [i for i, h in new_map.items() if i in old and old[i] != h]
     removed = [i for i in old if i not in new_map]
-    return SyncPlan(added, changed, removed, missing([h for _, h in new]))
+    return SyncPlan(added, changed, removed, list(to_embed))
 
 
 @dataclass(frozen=True)
@@ -262,7 +262,7 @@ class IndexManager:
             plan = plan_sync(
                 old,
                 [(i, k) for (i, _), k in zip(pairs, keys, strict=True)],
-                lambda _keys: cache.missing([h for _, h in pairs]),
+                cache.missing([h for _, h in pairs]),
             )
             same_order = manifest is not None and manifest.get("ids") == [i for i, _ in pairs]
             if plan.is_noop and same_order and not rebuild:
