@@ -1,0 +1,58 @@
+"""Settings precedence: flag (override) > MEMCLI_* environment > memcli.toml > default."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memcli.config import Settings, load_settings
+from memcli.errors import ConfigError
+from memcli.memory import Memory
+from tests.fakes import HashingEmbedder
+
+
+def test_defaults_without_file(tmp_path: Path) -> None:
+    assert load_settings(tmp_path, env={}) == Settings()
+
+
+def test_precedence(tmp_path: Path) -> None:
+    (tmp_path / "memcli.toml").write_text("[search]\nhalf_life_days = 7\nlimit = 3\n")
+    assert load_settings(tmp_path, env={}).search.half_life_days == 7.0
+    env = {"MEMCLI_SEARCH_HALF_LIFE_DAYS": "14"}
+    settings = load_settings(tmp_path, env=env)
+    assert settings.search.half_life_days == 14.0 and settings.search.limit == 3
+    flagged = load_settings(tmp_path, env=env, overrides={"search": {"half_life_days": 1.5}})
+    assert flagged.search.half_life_days == 1.5
+    assert load_settings(tmp_path, env={"MEMCLI_INDEX_ONNX": "0"}).index.onnx is False
+
+
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        ("[search]\nhalf_lif = 3\n", "unknown setting search.half_lif"),
+        ("[search]\nlimit = 'ten'\n", "is not a valid int"),
+        ("[search\n", "memcli.toml"),
+        ("search = 3\n", "[search] must be a table"),
+    ],
+)
+def test_bad_settings_name_the_key(tmp_path: Path, toml: str, message: str) -> None:
+    (tmp_path / "memcli.toml").write_text(toml)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        load_settings(tmp_path, env={})
+
+
+def test_toml_weights_reach_search(workspace: Path) -> None:
+    (workspace / "memcli.toml").write_text('[search]\nlimit = 2\nmode = "keyword"\n')
+    mem = Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
+    hits = mem.search("python", touch=False)
+    assert len(hits) == 2 and all(h.components["semantic"] == 0 for h in hits)
+
+
+def test_progress_is_reported_for_big_indexes(empty_workspace: Path) -> None:
+    lines = "".join(f"- generated fact number {i} about topic {i % 17}\n" for i in range(700))
+    (empty_workspace / "memory.md").write_text("# Memory\n\n## Facts\n" + lines)
+    calls: list[tuple[int, int]] = []
+    mem = Memory(empty_workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
+    report = mem.index(progress=lambda done, total: calls.append((done, total)))
+    assert report.total == 700 and calls and calls[-1] == (700, 700)
