@@ -12,3 +12,4 @@ memcli stats
 memcli list --type preference
 memcli search "How should I write Python tests?" --limit 5
 memcli search "数据库迁移" --limit 3
+memcli inject -q "How to optimize my Next.js app?" --max-tokens 200
