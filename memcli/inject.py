@@ -3,7 +3,8 @@
 `pack` is pure: given ranked candidates, a budget and a token counter it picks entries
 greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
 newlines), skipping entries that do not fit and trying smaller ones. Pinned entries and
-corrections go first, within a reserved share of the budget.
+corrections go first, within a reserved share of the budget; those that do not fit
+there compete for the rest of the budget ahead of the others.
 """
 
 from __future__ import annotations
@@ -186,8 +187,9 @@ def pack(
     for i, candidate in enumerate(ranked):
         if candidate.priority:
             try_add(i, reserve_limit)
-    for i, candidate in enumerate(ranked):
-        if not candidate.priority:
+    first_pass = set(chosen)
+    for i in range(len(ranked)):  # then everything else (priority entries lead) by score
+        if i not in first_pass:
             try_add(i, budget)
 
     # Exact count of the real text; estimates can be off by a token at joins.

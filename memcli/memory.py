@@ -66,6 +66,7 @@ class SearchView:
     reflected: set[str]
     not_archived: np.ndarray
     by_confidence: list[Entry]  # not archived, most confident first (file order on ties)
+    priority: list[Entry]  # not archived, pinned or corrections
 
 
 @dataclass(frozen=True)
@@ -322,6 +323,7 @@ class Memory:
             by_confidence=sorted(
                 (e for e in ordered if e.file != ARCHIVE_FILE), key=lambda e: -e.confidence
             ),
+            priority=[e for e in ordered if e.file != ARCHIVE_FILE and _priority(e)],
         )
         self._view = (key, view)
         return loaded, view
@@ -406,19 +408,26 @@ class Memory:
             # pinned entry and correction.
             spare = 0
             for entry in view.by_confidence:
+                if spare > 4 * budget:
+                    break
                 if (
                     entry.id in scores
                     or (wanted and entry.type not in wanted)
                     or _expired(entry, now)
                 ):
                     continue
-                priority = _priority(entry)
-                if spare > 4 * budget and not priority:
-                    continue
                 candidates.append(
-                    Candidate(entry, cfg.confidence_weight * entry.confidence, priority)
+                    Candidate(entry, cfg.confidence_weight * entry.confidence, _priority(entry))
                 )
                 spare += len(entry.text) // 3 + 2
+            taken = {c.entry.id for c in candidates}
+            for entry in view.priority:  # pinned entries and corrections, always
+                if entry.id in taken or (wanted and entry.type not in wanted):
+                    continue
+                if not _expired(entry, now):
+                    candidates.append(
+                        Candidate(entry, cfg.confidence_weight * entry.confidence, True)
+                    )
         else:
             entries = [
                 e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)

@@ -207,3 +207,17 @@ def test_cli_inject_sources_and_errors(runner: CliRunner, workspace: Path, tmp_p
     result = runner.invoke(app, [*base, "--messages", str(bad)])
     assert result.exit_code == 1 and "not JSON" in result.stderr
     assert runner.invoke(app, [*base, "--format", "yaml"]).exit_code == 1
+
+
+@pytest.mark.slow
+def test_pinned_and_corrections_always_included_with_context(workspace: Path) -> None:
+    from memcli.memory import Memory
+
+    mem = Memory(workspace, notify=lambda m: None)
+    pinned = mem.add("Never deploy on Fridays", type="preference", pin=True).entry
+    for budget in (60, 300, 2000):
+        packed = mem.inject("How should I write Python tests?", max_tokens=budget)
+        ids = [c.entry.id for c in packed.chosen]
+        assert ids[:2] == sorted(ids[:2], key=lambda i: i != pinned.id) and pinned.id in ids
+        assert "m3a6d0c9" in ids  # the correction
+        assert packed.tokens <= budget
