@@ -117,7 +117,11 @@ def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTra
         axes = {0: "batch", 1: "sequence"}
         import warnings
 
-        with warnings.catch_warnings(), contextlib.redirect_stderr(open(os.devnull, "w")):  # noqa: SIM115
+        with (
+            warnings.catch_warnings(),
+            open(os.devnull, "w") as devnull,
+            contextlib.redirect_stderr(devnull),
+        ):
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 Pooled(model),
