@@ -388,6 +388,14 @@ def watch(
     render.info("stopped; the index is consistent with the files")
 
 
+@app.command()
+def mcp() -> None:
+    """Serve memory to MCP hosts over stdio (search, get, add, inject, forget)."""
+    from memcli.mcp_server import serve
+
+    serve(state.workspace)
+
+
 def main() -> None:
     """Console entry point."""
     app()
