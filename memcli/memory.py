@@ -20,6 +20,7 @@ from memcli.errors import ConflictError, NotFoundError, ValidationError
 from memcli.index.access import Access, AccessStats
 from memcli.index.embedder import Embedder
 from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
+from memcli.keywords import extract_keywords
 from memcli.models import (
     ARCHIVE_FILE,
     Entry,
@@ -466,6 +467,7 @@ class Memory:
         store = self._ready()
         now = format_time(utc_now())
         wanted = normalize_text(text)
+        auto_keywords = [] if keywords else extract_keywords(text)
 
         for entry in store.entries():
             if normalize_text(entry.text) == wanted:
@@ -492,8 +494,8 @@ class Memory:
             if confidence is not None:
                 meta["conf"] = fmt_unit(confidence)
             meta["created"] = now
-            if keywords:
-                meta["kw"] = ",".join(keywords)
+            if keywords or auto_keywords:
+                meta["kw"] = ",".join(keywords or auto_keywords)
             if source:
                 meta["src"] = source
             if pin:

@@ -293,3 +293,22 @@ def test_json_output_is_only_json_on_stdout(runner: CliRunner, workspace: Path) 
 def test_help_and_usage_exit_codes(runner: CliRunner) -> None:
     assert runner.invoke(app, ["--help"]).exit_code == 0
     assert runner.invoke(app, ["list", "--bogus"]).exit_code == 2
+
+
+def test_keywords_extracted_when_none_given(runner: CliRunner, empty_workspace: Path) -> None:
+    entry = as_json(
+        invoke(
+            runner,
+            empty_workspace,
+            "add",
+            "Deploys go through GitHub Actions to Kubernetes",
+            "--json",
+        )
+    )["entry"]
+    assert entry["keywords"][:3] == ["github", "actions", "kubernetes"]
+    given = as_json(
+        invoke(runner, empty_workspace, "add", "Uses Redis 7", "-k", "cache", "--json")
+    )["entry"]
+    assert given["keywords"] == ["cache"]
+    chinese = as_json(invoke(runner, empty_workspace, "add", "喜欢喝茶", "--json"))["entry"]
+    assert chinese["keywords"] == [] and "kw" not in chinese["meta"]

@@ -1,0 +1,40 @@
+"""Local keyword extraction for entries added without keywords (seed 001 §3.2, offline).
+
+Picks up to `limit` distinctive words in order of appearance: technical tokens first
+(with digits, dots, capitals), then other words of four letters or more; stop words are
+skipped. Chinese/Japanese text gets none here (no segmenter is bundled): the keyword
+index already finds it through character bigrams.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.index.tokenize import STOP_WORDS
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9.+#-]*[A-Za-z0-9+#]")
+_GENERIC_WORDS = (
+    "prefers prefer likes like uses use using used always never usually often first then "
+    "instead when with from into about after before should would could every some"
+)
+_GENERIC = frozenset(_GENERIC_WORDS.split())
+
+
+def extract_keywords(text: str, limit: int = 5) -> list[str]:
+    technical: list[str] = []
+    plain: list[str] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        lower = word.lower()
+        if lower in STOP_WORDS or lower in _GENERIC or lower.isdigit():
+            continue
+        is_technical = (
+            any(c.isdigit() for c in word)
+            or any(c in ".+#" for c in word)
+            or any(c.isupper() for c in word[1:])
+            or (word[0].isupper() and match.start() > 0)
+        )
+        bucket = technical if is_technical else plain
+        if lower not in technical and lower not in plain and (is_technical or len(word) >= 4):
+            bucket.append(lower)
+    return (technical + plain)[:limit]
