@@ -91,6 +91,11 @@ class Settings:
     add: AddSettings = field(default_factory=AddSettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    #: groups of equivalent words from the [synonyms] table (case-folded)
+    synonyms: tuple[tuple[str, ...], ...] = ()
+
+
+SECTIONS = ("search", "index", "add", "inject", "llm")
 
 
 def load_settings(
@@ -107,8 +112,14 @@ def load_settings(
             table = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
+    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"})
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown table [{unknown[0]}]",
+            hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
+        )
     sections: dict[str, Any] = {}
-    for section in dataclasses.fields(Settings):
+    for section in (f for f in dataclasses.fields(Settings) if f.name in SECTIONS):
         cls = section.default_factory()  # type: ignore[misc]
         values: dict[str, Any] = {}
         given = table.get(section.name, {})
@@ -130,7 +141,23 @@ def load_settings(
             if value is not None:
                 values[key] = value
         sections[section.name] = dataclasses.replace(cls, **values)
-    return Settings(**sections)
+    return Settings(**sections, synonyms=_synonym_groups(table.get("synonyms", {}), path))
+
+
+def _synonym_groups(table: Any, path: Path) -> tuple[tuple[str, ...], ...]:
+    """`word = ["other", "words"]` lines -> groups of equivalent, case-folded words."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [synonyms] must be a table of word = [synonyms]")
+    groups = []
+    for word, others in table.items():
+        if isinstance(others, str):
+            others = [others]
+        if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
+            raise ConfigError(f"{path}: synonyms.{word} must be a list of words")
+        group = tuple(dict.fromkeys(w.strip().casefold() for w in [word, *others] if w.strip()))
+        if len(group) > 1:
+            groups.append(group)
+    return tuple(groups)
 
 
 def _coerce(default: Any, value: Any, where: str) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import secrets
 import sys
 from collections import Counter
@@ -185,7 +186,12 @@ class Memory:
     ) -> list[Entry]:
         """Entries in file order, filtered by type, creation time and keyword."""
         return filter_entries(
-            self.entries(include_archived), types=types, since=since, until=until, keywords=keywords
+            self.entries(include_archived),
+            types=types,
+            since=since,
+            until=until,
+            keywords=keywords,
+            synonyms=self.settings.synonyms,
         )
 
     def get(self, entry_id: str) -> EntryDetail:
@@ -270,6 +276,7 @@ class Memory:
                 since=since,
                 until=until,
                 keywords=keywords,
+                synonyms=self.settings.synonyms,
             )
             allowed = np.zeros(len(ordered), dtype=bool)
             allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
@@ -344,7 +351,8 @@ class Memory:
         cfg = self.settings.search
         pool = cfg.candidate_pool
         loaded.keywords.k1, loaded.keywords.b = cfg.bm25_k1, cfg.bm25_b
-        kw_all = np.where(allowed, loaded.keywords.scores(query), 0.0)
+        keyword_query = expand_query(query, self.settings.synonyms)
+        kw_all = np.where(allowed, loaded.keywords.scores(keyword_query), 0.0)
         kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
         if mode == "keyword":
             return Signals(kw_top, np.zeros(len(kw_top)), kw_all[kw_top])
@@ -792,14 +800,16 @@ def filter_entries(
     since: str | dt.datetime | None = None,
     until: str | dt.datetime | None = None,
     keywords: Sequence[str] | None = None,
+    synonyms: tuple[tuple[str, ...], ...] = (),
 ) -> list[Entry]:
-    """Entries matching every given filter (types: any of; keywords: all of)."""
+    """Entries matching every given filter (types: any of; keywords: all of, each
+    satisfied by the keyword or one of its synonyms)."""
     wanted_types = {check_type(t) for t in types or []}
     since_t = _as_time(since, "--since")
     until_t = _as_time(until, "--until")
     if until_t is not None and isinstance(until, str) and len(until.strip()) == 10:
         until_t += dt.timedelta(days=1)  # a date means "through the end of that day"
-    wanted_kw = [k.casefold() for k in clean_keywords(keywords)]
+    wanted_kw = [set(synonyms_of(k.casefold(), synonyms)) for k in clean_keywords(keywords)]
     result = []
     for entry in entries:
         if wanted_types and entry.type not in wanted_types:
@@ -814,10 +824,36 @@ def filter_entries(
                 continue
         if wanted_kw:
             have = {k.casefold() for k in entry.keywords}
-            if not all(k in have for k in wanted_kw):
+            if not all(alternatives & have for alternatives in wanted_kw):
                 continue
         result.append(entry)
     return result
+
+
+def synonyms_of(word: str, groups: tuple[tuple[str, ...], ...]) -> list[str]:
+    """`word` and every word that shares a synonym group with it."""
+    result = [word]
+    for group in groups:
+        if word in group:
+            result.extend(w for w in group if w not in result)
+    return result
+
+
+def expand_query(query: str, groups: tuple[tuple[str, ...], ...]) -> str:
+    """The query plus the synonyms of the words (or phrases) it contains."""
+
+    def words(text: str) -> str:
+        return " " + " ".join(_WORDS.findall(text.casefold())) + " "
+
+    folded = words(query)
+    extra: list[str] = []
+    for group in groups:
+        if any(words(w) in folded for w in group):
+            extra.extend(w for w in group if w not in extra)
+    return " ".join([query, *extra])
+
+
+_WORDS = re.compile(r"\w+")
 
 
 def _as_time(value: str | dt.datetime | None, flag: str) -> dt.datetime | None:

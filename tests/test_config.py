@@ -56,3 +56,26 @@ def test_progress_is_reported_for_big_indexes(empty_workspace: Path) -> None:
     mem = Memory(empty_workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
     report = mem.index(progress=lambda done, total: calls.append((done, total)))
     assert report.total == 700 and calls and calls[-1] == (700, 700)
+
+
+def test_synonyms_expand_keyword_queries_and_filters(workspace: Path) -> None:
+    (workspace / "memcli.toml").write_text(
+        '[synonyms]\nk8s = ["kubernetes"]\n"background jobs" = ["celery"]\n'
+    )
+    mem = Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
+    assert mem.settings.synonyms == (("k8s", "kubernetes"), ("background jobs", "celery"))
+    hits = mem.search("k8s", mode="keyword", touch=False)
+    assert hits and hits[0].entry.id == "m9b2d4f6"  # "...to a Kubernetes cluster..."
+    assert mem.search("background jobs", mode="keyword", touch=False)[0].entry.id == "m4c8e1a3"
+    (workspace / "memory.md").write_text(
+        (workspace / "memory.md")
+        .read_text()
+        .replace("kw=deploy,kubernetes,ci", "kw=deploy,kubernetes")
+    )
+    assert [e.id for e in mem.list(keywords=["k8s"])] == ["m9b2d4f6"]
+    (workspace / "memcli.toml").write_text("[synonyms]\nk8s = 3\n")
+    with pytest.raises(ConfigError, match="synonyms.k8s must be a list"):
+        Memory(workspace).settings  # noqa: B018
+    (workspace / "memcli.toml").write_text("[serch]\nlimit = 3\n")
+    with pytest.raises(ConfigError, match=r"unknown table \[serch\]"):
+        Memory(workspace).settings  # noqa: B018
