@@ -389,6 +389,32 @@ def watch(
 
 
 @app.command()
+def extract(
+    messages: Path = typer.Option(..., "--messages", help="Transcript: JSON list or JSONL."),
+    source: str | None = typer.Option(
+        None, "--source", help="Conversation id (default: file name)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the decisions, write nothing."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remember the explicit statements of a conversation (ADD / UPDATE / NOOP each)."""
+    from memcli.messages import load_messages
+
+    decisions = _memory().extract(
+        load_messages(messages), source=source or messages.stem, dry_run=dry_run
+    )
+    if json_out:
+        render.emit_json([d.to_dict() for d in decisions])
+        return
+    if not decisions:
+        render.info("no explicit statements to remember")
+    for d in decisions:
+        render.info(f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}")
+    if dry_run:
+        render.note("dry run: nothing was written")
+
+
+@app.command()
 def mcp() -> None:
     """Serve memory to MCP hosts over stdio (search, get, add, inject, forget)."""
     from memcli.mcp_server import serve

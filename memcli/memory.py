@@ -38,6 +38,7 @@ from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
 
 if TYPE_CHECKING:
+    from memcli.extract import Decision
     from memcli.inject import Packed
     from memcli.search import Hit, Signals
 
@@ -452,6 +453,38 @@ class Memory:
                 for e in entries
             ]
         return pack(candidates, budget, counter, fmt, cfg.reserved_share)
+
+    # ------------------------------------------------------------------ extract
+
+    def extract(
+        self, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
+    ) -> list[Decision]:
+        """Turn a conversation into entries (offline rules), deciding ADD / UPDATE / NOOP
+        for each explicit statement; with dry_run nothing is written."""
+        from memcli.extract import Decision, candidates, plan
+
+        decisions = plan(candidates(messages), self.entries())
+        if dry_run:
+            return decisions
+        applied = []
+        for decision in decisions:
+            c = decision.candidate
+            if decision.action == "ADD":
+                entry = self.add(c.text, type=c.type, importance=c.importance, source=source).entry
+                applied.append(Decision("ADD", c, entry.id, decision.reason))
+            elif decision.action == "UPDATE" and decision.entry_id:
+                current = self.get(decision.entry_id).entry
+                sources = ",".join(s for s in [current.source, source] if s) or None
+                entry = self.edit(
+                    decision.entry_id,
+                    text=c.text,
+                    importance=max(current.importance, c.importance),
+                    source=sources,
+                )
+                applied.append(Decision("UPDATE", c, entry.id, decision.reason))
+            else:
+                applied.append(decision)
+        return applied
 
     # ------------------------------------------------------------------ writing
 

@@ -1,0 +1,116 @@
+"""Extraction of memories from English and Chinese transcripts, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.extract import candidates, plan
+from memcli.memory import Memory
+from memcli.models import Entry
+
+EN = [
+    {"role": "system", "content": "You are helpful"},
+    {
+        "role": "user",
+        "content": "Please remember that the staging database lives on db-stage-2. "
+        "I prefer pytest over unittest for Python tests.",
+    },
+    {"role": "assistant", "content": "Noted. I prefer nothing."},
+    {"role": "user", "content": "My favourite editor is Helix. Maybe I like tabs, not sure."},
+    {"role": "tool", "content": "I prefer tool output"},
+    {
+        "role": "user",
+        "content": [{"type": "text", "text": "Actually, the on-call rotation is one week long."}],
+    },
+]
+ZH = [
+    {"role": "user", "content": "记住：周五下午不发布。我喜欢用中文讨论架构设计，代码注释用英文。"},
+    {"role": "assistant", "content": "好的"},
+    {"role": "user", "content": "不对，应该是周四下午以后不发布。我可能喜欢深色主题。"},
+]
+
+
+def test_candidates_are_explicit_user_statements() -> None:
+    found = {(c.type, c.text) for c in candidates(EN)}
+    assert found == {
+        ("fact", "The staging database lives on db-stage-2"),
+        ("preference", "Prefers pytest over unittest for Python tests"),
+        ("fact", "User's favourite editor is Helix"),
+        ("correction", "The on-call rotation is one week long"),
+    }  # hedged "maybe I like tabs" and assistant/tool messages are not kept
+    zh = {(c.type, c.text) for c in candidates(ZH)}
+    assert zh == {
+        ("fact", "周五下午不发布"),
+        ("preference", "喜欢用中文讨论架构设计，代码注释用英文"),
+        ("correction", "应该是周四下午以后不发布"),
+    }
+    assert all(c.importance >= 0.7 for c in candidates(EN) + candidates(ZH))
+
+
+def test_plan_add_update_noop() -> None:
+    existing = [
+        Entry(
+            "m1",
+            "Prefers pytest over unittest for Python tests, with fixtures",
+            "preference",
+            "memory.md",
+            1,
+            {},
+        ),
+        Entry("m2", "User's favourite editor is Vim", "fact", "memory.md", 2, {}),
+    ]
+    decisions = {d.candidate.text: d for d in plan(candidates(EN), existing)}
+    assert decisions["Prefers pytest over unittest for Python tests"].action == "NOOP"
+    helix = decisions["User's favourite editor is Helix"]
+    assert helix.action == "UPDATE" and helix.entry_id == "m2"
+    assert decisions["The on-call rotation is one week long"].action == "ADD"
+
+
+def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
+    runner = CliRunner()
+    transcript = tmp_path / "conv-42.json"
+    transcript.write_text(json.dumps(EN))
+    before = (workspace / "memory.md").read_bytes()
+    dry = runner.invoke(
+        app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--dry-run", "--json"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert {d["action"] for d in json.loads(dry.stdout)} <= {"ADD", "NOOP", "UPDATE"}
+    assert (workspace / "memory.md").read_bytes() == before  # dry run writes nothing
+    first = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        ).stdout
+    )
+    added = [d for d in first if d["action"] == "ADD"]
+    assert len(added) >= 3
+    mem = Memory(workspace)
+    stored = mem.get(added[0]["id"]).entry
+    assert stored.source == "conv-42" and stored.importance >= 0.7
+    second = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        ).stdout
+    )
+    assert {d["action"] for d in second} == {"NOOP"}
+    zh = tmp_path / "zh.jsonl"
+    zh.write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in ZH))
+    result = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(zh), "--json"]
+        ).stdout
+    )
+    by_text = {d["text"]: d["action"] for d in result}
+    assert by_text["喜欢用中文讨论架构设计，代码注释用英文"] == "NOOP"  # already in the sample
+    assert by_text["周五下午不发布"] == "ADD" and by_text["应该是周四下午以后不发布"] == "ADD"
+    assert "应该是周四下午以后不发布" in (workspace / "memory.md").read_text()
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    before = (workspace / "memory.md").read_bytes()
+    failed = runner.invoke(app, ["-w", str(workspace), "extract", "--messages", str(bad)])
+    assert failed.exit_code == 1 and "not JSON" in failed.stderr
+    assert (workspace / "memory.md").read_bytes() == before
