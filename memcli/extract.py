@@ -152,3 +152,44 @@ def plan(found: Sequence[Candidate], existing: Sequence[Entry]) -> list[Decision
         else:
             decisions.append(Decision("ADD", candidate, None, "new"))
     return decisions
+
+
+LLM_SYSTEM = (
+    "You extract long-term memories about the user from a conversation. Return a JSON "
+    'object {"memories": [{"text": str, "type": one of preference, fact, pattern, '
+    'correction, skill, lesson, "importance": number 0-1}]}. Only lasting, explicit '
+    "information; write each memory as a short third-person statement; importance 0.9 for "
+    "things the user asked to remember or corrected, lower for passing remarks."
+)
+TYPES = ("preference", "fact", "pattern", "correction", "skill", "lesson")
+
+
+def llm_candidates(messages: Sequence[dict], llm) -> list[Candidate]:  # noqa: ANN001 - LLMClient
+    """Candidates scored by the LLM; raises LLMError on an answer of the wrong shape."""
+    from memcli.llm import LLMError
+
+    transcript = "\n".join(
+        f"{m.get('role')}: {message_text(m)}"
+        for m in messages
+        if m.get("role") in ("user", "human", "assistant", "ai") and not m.get("tool_calls")
+    )
+    answer = llm.chat_json(LLM_SYSTEM, transcript)
+    items = answer.get("memories") if isinstance(answer, dict) else None
+    if not isinstance(items, list):
+        raise LLMError('the LLM answer has no "memories" list; nothing was changed')
+    found, seen = [], set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise LLMError("an LLM memory has no text; nothing was changed")
+        try:
+            importance = float(item.get("importance", 0))
+        except (TypeError, ValueError):
+            raise LLMError(
+                "an LLM memory has a non-numeric importance; nothing was changed"
+            ) from None
+        entry_type = item.get("type") if item.get("type") in TYPES else "fact"
+        text = " ".join(item["text"].split())
+        if text and importance >= KEEP_AT and normalize_text(text) not in seen:
+            seen.add(normalize_text(text))
+            found.append(Candidate(text, entry_type, round(min(importance, 1.0), 2), "(llm)"))
+    return found

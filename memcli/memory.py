@@ -459,11 +459,15 @@ class Memory:
     def extract(
         self, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
     ) -> list[Decision]:
-        """Turn a conversation into entries (offline rules), deciding ADD / UPDATE / NOOP
-        for each explicit statement; with dry_run nothing is written."""
-        from memcli.extract import Decision, candidates, plan
+        """Turn a conversation into entries (the configured LLM, else offline rules),
+        deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
+        An LLM failure raises before anything is written."""
+        from memcli.extract import Decision, candidates, llm_candidates, plan
+        from memcli.llm import client_from
 
-        decisions = plan(candidates(messages), self.entries())
+        llm = client_from(self.settings.llm)
+        found = llm_candidates(messages, llm) if llm else candidates(messages)
+        decisions = plan(found, self.entries())
         if dry_run:
             return decisions
         applied = []

@@ -114,3 +114,65 @@ def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
     failed = runner.invoke(app, ["-w", str(workspace), "extract", "--messages", str(bad)])
     assert failed.exit_code == 1 and "not JSON" in failed.stderr
     assert (workspace / "memory.md").read_bytes() == before
+
+
+def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
+    import pytest
+
+    from tests.llm_server import FakeLLM
+
+    runner = CliRunner()
+    transcript = tmp_path / "conv-7.json"
+    transcript.write_text(json.dumps(EN))
+    with FakeLLM() as llm:
+        (workspace / "memcli.toml").write_text(llm.toml())
+        llm.answer = {
+            "memories": [
+                {"text": "Uses Helix as the main editor", "type": "preference", "importance": 0.8},
+                {"text": "Staging database host is db-stage-2", "type": "fact", "importance": 0.95},
+                {"text": "Mentioned the weather", "type": "fact", "importance": 0.2},
+            ]
+        }
+        result = runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        decisions = json.loads(result.stdout)
+        assert [(d["action"], d["text"]) for d in decisions] == [
+            ("ADD", "Uses Helix as the main editor"),
+            ("ADD", "Staging database host is db-stage-2"),
+        ]  # importance 0.2 dropped
+        request = llm.requests[-1]
+        assert request["path"] == "/v1/chat/completions"
+        assert request["body"]["model"] == "test-model"
+        assert "I prefer tool output" not in request["body"]["messages"][1]["content"]
+        assert Memory(workspace).get(decisions[0]["id"]).entry.source == "conv-7"
+        again = json.loads(
+            runner.invoke(
+                app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+            ).stdout
+        )
+        assert {d["action"] for d in again} == {"NOOP"}
+
+        before = {p.name: p.read_bytes() for p in workspace.glob("*.md")}
+        for mode, message in (
+            ("garbage", "not JSON"),
+            ("500", "HTTP 500"),
+            ("slow", "cannot reach"),
+        ):
+            llm.mode = mode
+            failed = runner.invoke(
+                app, ["-w", str(workspace), "extract", "--messages", str(transcript)]
+            )
+            assert failed.exit_code == 1, (mode, failed.output)
+            assert message in failed.stderr and "nothing was changed" in failed.stderr
+            assert {p.name: p.read_bytes() for p in workspace.glob("*.md")} == before
+        llm.mode = "ok"
+        llm.answer = {"memories": "not a list"}
+        failed = runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript)]
+        )
+        assert failed.exit_code == 1 and "memories" in failed.stderr
+    with pytest.raises(Exception, match="needs base_url"):
+        (workspace / "memcli.toml").write_text('[llm]\nprovider = "openai"\n')
+        Memory(workspace).extract(EN)
