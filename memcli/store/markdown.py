@@ -56,26 +56,24 @@ def _eol_of(line: str) -> str:
     return ""
 
 
+def _file_kind(filename: str) -> str:
+    """memory, learnings, episode or other, from a workspace-relative name."""
+    name = filename.replace("\\", "/")
+    if name.startswith(EPISODES_DIR + "/"):
+        return "episode"
+    return {MEMORY_FILE: "memory", LEARNINGS_FILE: "learnings"}.get(
+        name.rsplit("/", 1)[-1], "other"
+    )
+
+
 def default_type_for(filename: str) -> str:
     """Type of items that sit before the first `##` heading of a file."""
-    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if base == LEARNINGS_FILE:
-        return "lesson"
-    if filename.replace("\\", "/").startswith(EPISODES_DIR + "/"):
-        return "episode"
-    return "fact"
+    return {"learnings": "lesson", "episode": "episode"}.get(_file_kind(filename), "fact")
 
 
 def id_prefix_for(filename: str) -> str:
     """First letter of ids minted for entries of this file."""
-    base = filename.replace("\\", "/").rsplit("/", 1)[-1]
-    if base == MEMORY_FILE:
-        return "m"
-    if base == LEARNINGS_FILE:
-        return "l"
-    if filename.startswith(EPISODES_DIR + "/"):
-        return "e"
-    return "m"
+    return {"learnings": "l", "episode": "e"}.get(_file_kind(filename), "m")
 
 
 def derived_id(prefix: str, text: str, occurrence: int = 0) -> str:
