@@ -45,12 +45,8 @@ RULES: list[tuple[re.Pattern[str], str, float, str]] = [
     ),
     (re.compile(r"\bi always\s+(?P<x>.+)", re.I), "pattern", 0.75, "Always {x}"),
     (re.compile(r"\b(?:lesson learned|next time)[:,]?\s+(?P<x>.+)", re.I), "lesson", 0.8, "{x}"),
-    (
-        re.compile(r"\bi (?:work|live) (?P<p>at|in|for) (?P<x>.+)", re.I),
-        "fact",
-        0.75,
-        "Works or lives {p} {x}",
-    ),
+    (re.compile(r"\bi work (?P<p>at|in|for|on) (?P<x>.+)", re.I), "fact", 0.75, "Works {p} {x}"),
+    (re.compile(r"\bi live (?P<p>in|at|near) (?P<x>.+)", re.I), "fact", 0.75, "Lives {p} {x}"),
     (
         re.compile(r"\bmy (?P<k>[a-z][\w ]{0,30}?) is (?P<x>.+)", re.I),
         "fact",
