@@ -415,6 +415,107 @@ def extract(
 
 
 @app.command()
+def compress(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan as a diff only."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    target_tokens: int | None = typer.Option(
+        None, "--target-tokens", help="Archive more, least retained first, until both files fit."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Merge duplicates, drop superseded and faded entries, consolidate old ones.
+
+    Shows the plan as a unified diff; applies it with --yes or after a prompt on a
+    terminal. Everything removed goes to archive.md (`memcli restore ID`)."""
+    mem = _memory()
+    plan = mem.plan_compress(target_tokens=target_tokens)
+    _show_plan(mem, plan, json_out, "compress")
+    if plan.is_empty or dry_run:
+        if json_out:
+            render.emit_json({**plan.to_dict(), "diff": mem.diff(plan), "applied": None})
+        elif dry_run:
+            render.note("dry run: nothing was written")
+        return
+    _confirm_and_apply(mem, plan, yes, json_out, "compress")
+
+
+@app.command()
+def reflect(
+    force: bool = typer.Option(False, "--force", help="Reflect even if the trigger is not met."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the insights, write nothing."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Write insights (reflections / lessons citing their evidence) about recent entries."""
+    mem = _memory()
+    trigger, plan = mem.plan_reflect(force=force)
+    applied = None if dry_run or plan.is_empty else mem.apply(plan)
+    if json_out:
+        data: dict[str, Any] = {"trigger": trigger.to_dict(), **plan.to_dict()}
+        data["applied"] = applied.to_dict() if applied else None
+        render.emit_json(data)
+        return
+    if not trigger.due and not force:
+        render.info(f"no reflection due: {trigger.reason} (--force to reflect anyway)")
+        return
+    if plan.is_empty:
+        render.info("no new themes to reflect on")
+    for write in plan.writes:
+        e = write.entry
+        render.info(f"{e.type} {e.id} ({e.file}, evidence {e.source}): {e.text}")
+    for note in plan.notes:
+        render.note(note)
+    if dry_run:
+        render.note("dry run: nothing was written")
+
+
+@app.command()
+def log(
+    text: str = typer.Argument(..., metavar="TEXT", help="What happened, or - for stdin."),
+    importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
+    keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
+    entry = _memory().log(_stdin_or(text), importance=importance, keywords=keywords)
+    if json_out:
+        render.emit_json(entry.to_dict())
+    else:
+        render.info(f"logged {entry.id} in {entry.file}")
+
+
+def _show_plan(mem: Any, plan: Any, json_out: bool, what: str) -> None:
+    if json_out:
+        return
+    if plan.is_empty:
+        render.info(f"{what}: nothing to do")
+    else:
+        render.diff(mem.diff(plan))
+        for action in plan.actions:
+            render.info(f"{action.kind:12} {action.summary}")
+    for note in plan.notes:
+        render.note(note)
+
+
+def _confirm_and_apply(mem: Any, plan: Any, yes: bool, json_out: bool, what: str) -> None:
+    if not yes:
+        if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
+            raise MemcliError(
+                f"{what} was not applied: pass --yes to apply it (nothing was changed)",
+                hint="--dry-run shows the plan without this message",
+            )
+        if not typer.confirm(f"apply these {len(plan.actions)} change(s)?", default=False):
+            render.info("nothing was changed")
+            return
+    applied = mem.apply(plan)
+    if json_out:
+        render.emit_json({**plan.to_dict(), "applied": applied.to_dict()})
+        return
+    render.info(f"{what}: wrote {len(applied.written)} entr(ies), archived {len(applied.archived)}")
+    if applied.skipped:
+        render.note(f"left alone (changed meanwhile): {', '.join(applied.skipped)}")
+
+
+@app.command()
 def mcp() -> None:
     """Serve memory to MCP hosts over stdio (search, get, add, inject, forget)."""
     from memcli.mcp_server import serve

@@ -33,6 +33,7 @@ class SearchSettings:
     importance_weight: float = 0.05
     confidence_weight: float = 0.02
     half_life_days: float = 30.0
+    episode_half_life_days: float = 7.0  # episodic notes fade faster
     reflected_penalty: float = 0.5
     neighbour_weight: float = 0.4
     candidate_pool: int = 200
@@ -85,17 +86,50 @@ class LLMSettings:
 
 
 @dataclass(frozen=True)
+class CompressSettings:
+    """`compress`: duplicates, contradictions, forgetting (seed 002), consolidation."""
+
+    duplicate_threshold: float = 0.95
+    contradiction_similarity: float = 0.75
+    forget_base: float = 0.9
+    forget_strength: float = 1.5
+    forget_threshold: float = 0.1
+    episode_decay: float = 3.0  # episodes fade this many times faster
+    consolidate_age_days: float = 30.0
+    consolidate_max_access: int = 1
+    consolidate_similarity: float = 0.7
+    consolidate_min_size: int = 3
+    episode_age_days: float = 7.0
+    auto: bool = False  # run after add/extract
+
+
+@dataclass(frozen=True)
+class ReflectSettings:
+    """`reflect`: when it triggers and how it finds themes (DESIGN §6)."""
+
+    importance_sum: float = 4.0
+    min_entries: int = 2
+    cooldown_hours: float = 1.0
+    theme_similarity: float = 0.55
+    max_insights: int = 3
+    window: int = 50  # recent entries considered when forced with nothing new
+    auto: bool = False  # run after add/extract when the trigger is met
+
+
+@dataclass(frozen=True)
 class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
     add: AddSettings = field(default_factory=AddSettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
+    compress: CompressSettings = field(default_factory=CompressSettings)
+    reflect: ReflectSettings = field(default_factory=ReflectSettings)
     #: groups of equivalent words from the [synonyms] table (case-folded)
     synonyms: tuple[tuple[str, ...], ...] = ()
 
 
-SECTIONS = ("search", "index", "add", "inject", "llm")
+SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect")
 
 
 def load_settings(

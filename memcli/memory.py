@@ -24,6 +24,8 @@ from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
 from memcli.keywords import extract_keywords
 from memcli.models import (
     ARCHIVE_FILE,
+    LEARNINGS_FILE,
+    MEMORY_FILE,
     Entry,
     file_for_type,
     format_time,
@@ -38,15 +40,11 @@ from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
 
 if TYPE_CHECKING:
+    from memcli.changes import Applied, Plan
     from memcli.extract import Decision
     from memcli.inject import Packed
+    from memcli.reflect import Trigger
     from memcli.search import Hit, Signals
-
-ARCHIVE_KEYS = ("archived", "reason", "from", "type", "replaced_by")
-ARCHIVE_HEADER = (
-    "# Archive\n\nEntries that forget, compress or merge removed. "
-    "`memcli restore ID` brings one back.\n\n## Archived\n"
-)
 
 
 @dataclass(frozen=True)
@@ -391,7 +389,7 @@ class Memory:
         recency (seed 003). Pinned entries and corrections come first.
         """
         from memcli.inject import Candidate, pack
-        from memcli.search import recency
+        from memcli.search import half_life, recency
         from memcli.tokens import get_counter
 
         cfg = self.settings.inject
@@ -443,11 +441,13 @@ class Memory:
                 e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)
             ]
             access = self.access.load()
-            half_life = self.settings.search.half_life_days
+            search_cfg = self.settings.search
             candidates = [
                 Candidate(
                     e,
-                    e.importance * e.confidence * recency(e, access.get(e.id), now, half_life),
+                    e.importance
+                    * e.confidence
+                    * recency(e, access.get(e.id), now, half_life(e, search_cfg)),
                     _priority(e),
                 )
                 for e in entries
@@ -489,6 +489,199 @@ class Memory:
             else:
                 applied.append(decision)
         return applied
+
+    # ------------------------------------------------------------------ compress, reflect, log
+
+    def _live_entries(self) -> list[Entry]:
+        """Entries of memory.md, learnings.md and episodes/, first of each id."""
+        seen: dict[str, Entry] = {}
+        for entry in self.entries():
+            seen.setdefault(entry.id, entry)
+        return list(seen.values())
+
+    def _id_maker(self) -> Callable[[str], str]:
+        """file -> a fresh id (prefix of that file) not used anywhere in the workspace."""
+        taken = self.entries(include_archived=True)
+
+        def make(file: str) -> str:
+            entry_id = new_id(taken, id_prefix_for(file))
+            taken.append(Entry(entry_id, "", "fact", file, 0))
+            return entry_id
+
+        return make
+
+    def plan_compress(self, *, target_tokens: int | None = None) -> Plan:
+        """What compress would do (DESIGN §5); nothing is written. An LLM, when
+        configured, writes the consolidated entries; its failure raises LLMError."""
+        from memcli.changes import preview
+        from memcli.compress import Context, plan_compress
+        from memcli.llm import client_from
+        from memcli.store.markdown import render_entry_lines
+        from memcli.tokens import get_counter
+
+        if target_tokens is not None and target_tokens < 0:
+            raise ValidationError(f"--target-tokens must be 0 or more (got {target_tokens})")
+        store = self._ready()
+        self.index_manager.ensure()
+        entries = self._live_entries()
+        vectors = self.index_manager.vectors_for(entries)
+        llm = client_from(self.settings.llm, self._env)
+        ctx = Context(
+            self.settings.compress,
+            utc_now(),
+            self._id_maker(),
+            self.access.load(),
+            (lambda members: llm_summary(llm, members)) if llm else None,
+        )
+        counter = get_counter(self.settings.inject.encoding)
+
+        def tokens_after(plan: Plan) -> int:
+            texts = preview(store, plan)
+            return sum(
+                counter.count(texts[n][1] if n in texts else store.load(n).serialize())
+                for n in (MEMORY_FILE, LEARNINGS_FILE)
+            )
+
+        def entry_tokens(entry: Entry) -> int:
+            return counter.count("".join(render_entry_lines(entry.text, entry.meta, "\n")))
+
+        return plan_compress(
+            entries,
+            vectors,
+            ctx,
+            target_tokens=target_tokens,
+            tokens_after=tokens_after,
+            entry_tokens=entry_tokens,
+        )
+
+    def diff(self, plan: Plan) -> str:
+        """A plan as a unified diff of the files it would change."""
+        from memcli.changes import unified_diff
+
+        return unified_diff(self._ready(), plan)
+
+    def apply(self, plan: Plan) -> Applied:
+        """Write a plan: archive copies first, entries that changed meanwhile left alone;
+        access counts of merged entries are added to the entry that replaced them."""
+        from memcli.changes import apply
+
+        applied = apply(self._ready(), plan)
+        written = set(applied.written)
+        for target, sources in plan.access_merges:
+            if target in written:
+                self.access.merge(target, [s for s in sources if s in applied.archived])
+        return applied
+
+    def compress(self, *, target_tokens: int | None = None, dry_run: bool = False) -> Plan:
+        """Plan and (unless dry_run) apply compress; returns the plan."""
+        plan = self.plan_compress(target_tokens=target_tokens)
+        if not dry_run and not plan.is_empty:
+            self.apply(plan)
+        return plan
+
+    def plan_reflect(self, *, force: bool = False) -> tuple[Trigger, Plan]:
+        """Whether reflection is due, and the insights it would write (DESIGN §6)."""
+        from memcli.changes import Plan
+        from memcli.llm import client_from
+        from memcli.reflect import (
+            check_trigger,
+            extractive_insights,
+            is_insight,
+            last_reflection,
+            llm_insights,
+            plan_reflect,
+            recent,
+        )
+
+        self._ready()
+        cfg = self.settings.reflect
+        entries = self._live_entries()
+        now = utc_now()
+        trigger = check_trigger(entries, now, cfg)
+        if not trigger.due and not force:
+            return trigger, Plan()
+        if force:  # the latest entries, whether or not they are new
+            dated = sorted(recent(entries, None), key=lambda e: e.created)
+            undated = [e for e in entries if not is_insight(e) and e.created is None]
+            pool = (undated + dated)[-cfg.window :]
+        else:
+            new = sorted(recent(entries, last_reflection(entries)), key=lambda e: e.created)
+            pool = new[-cfg.window :]
+        llm = client_from(self.settings.llm, self._env)
+        if llm is None:
+            insights = extractive_insights(pool, self.index_manager.vectors_for(pool), cfg)
+        else:
+            others = [e for e in entries if not is_insight(e)]
+            vectors = self.index_manager.vectors_for(others)
+
+            def retrieve(question: str) -> list[Entry]:
+                qvec = self.index_manager.query_embedder.embed([question])[0]
+                best = np.argsort(-(vectors @ qvec))[:8]
+                return [others[int(i)] for i in best]
+
+            insights = llm_insights(pool, llm, retrieve, cfg)
+        return trigger, plan_reflect(insights, entries, now, self._id_maker())
+
+    def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
+        """Plan and (unless dry_run) write reflections; returns the trigger and plan."""
+        trigger, plan = self.plan_reflect(force=force)
+        if not dry_run and not plan.is_empty:
+            self.apply(plan)
+        return trigger, plan
+
+    def log(
+        self,
+        text: str,
+        *,
+        importance: float | None = None,
+        keywords: Sequence[str] | None = None,
+    ) -> Entry:
+        """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
+        from memcli.models import EPISODES_DIR
+        from memcli.store.markdown import parse
+
+        text = clean_text(text)
+        check_unit("importance", importance)
+        self._ready()
+        now = utc_now()
+        day = now.astimezone().date().isoformat()
+        name = f"{EPISODES_DIR}/{day}.md"
+        (self.root / EPISODES_DIR).mkdir(exist_ok=True)
+        entry_id = new_id(self.entries(include_archived=True), id_prefix_for(name))
+        meta = {"id": entry_id, "created": format_time(now)}
+        if importance is not None:
+            meta["imp"] = fmt_unit(importance)
+        kws = clean_keywords(keywords) or extract_keywords(text)
+        if kws:
+            meta["kw"] = ",".join(kws)
+        entry = Entry(entry_id, text, "episode", name, 0, meta, True)
+
+        def append(doc: Document) -> Entry:
+            if not doc.blocks:
+                doc.blocks = parse(f"# {day}\n\n## Episodes\n", name).blocks
+            found = doc.find(entry_id)
+            return found.entry if found else doc.insert_entry(entry)
+
+        return self.store.update(name, append)
+
+    def after_write(self) -> list[str]:
+        """The automatic reflect / compress of memcli.toml ([reflect] auto, [compress]
+        auto) after add or extract; returns what they did. Failures become notices."""
+        from memcli.errors import MemcliError
+
+        done: list[str] = []
+        try:
+            if self.settings.reflect.auto:
+                trigger, plan = self.reflect()
+                if plan.writes:
+                    done.append(f"reflect: {len(plan.writes)} insight(s)")
+            if self.settings.compress.auto:
+                plan = self.compress()
+                if not plan.is_empty:
+                    done.append(f"compress: {len(plan.actions)} action(s)")
+        except MemcliError as exc:
+            self._notify(f"automatic reflect/compress skipped: {exc.message}")
+        return done
 
     # ------------------------------------------------------------------ writing
 
@@ -629,24 +822,13 @@ class Memory:
     ) -> Entry:
         """Move an entry to archive.md (restorable). Archive first, then remove: a crash
         in between leaves a copy in both places, never in neither."""
+        from memcli.changes import add_to_archive, archived_copy
+
         found = self._find(entry_id)
         now = format_time(utc_now())
-        meta = dict(found.meta)
-        meta["id"] = found.id
-        meta.update({"archived": now, "reason": reason, "from": found.file, "type": found.type})
-        if replaced_by:
-            meta["replaced_by"] = replaced_by
-        archived = replace(found, type="archived", file=ARCHIVE_FILE, meta=meta, id_explicit=True)
-
-        def add_to_archive(doc: Document) -> Entry:
-            if not doc.blocks:
-                doc.blocks = _archive_skeleton(doc)
-            existing = doc.find(found.id)
-            if existing is not None:
-                return doc.replace_entry(found.id, archived)
-            return doc.insert_entry(archived)
-
-        self.store.update(ARCHIVE_FILE, add_to_archive)
+        self.store.update(
+            ARCHIVE_FILE, add_to_archive([archived_copy(found, reason, replaced_by, now)])
+        )
 
         def remove(doc: Document) -> Entry:
             if doc.find(found.id) is None:
@@ -666,6 +848,8 @@ class Memory:
                 hint="`memcli list --include-archived --type archived` shows archived ids",
             )
         old = block.entry
+        from memcli.changes import ARCHIVE_KEYS
+
         meta = {k: v for k, v in old.meta.items() if k not in ARCHIVE_KEYS}
         entry_type = old.meta.get("type") or "fact"
         target = old.meta.get("from") or file_for_type(entry_type)
@@ -735,15 +919,9 @@ def reflected_ids(entries: Sequence[Entry]) -> set[str]:
     """Ids that reflections cite as their evidence (they rank lower afterwards)."""
     ids: set[str] = set()
     for entry in entries:
-        if entry.type == "reflection" and entry.source:
+        if (entry.type == "reflection" or entry.meta.get("by") == "reflect") and entry.source:
             ids.update(s.strip() for s in entry.source.split(",") if s.strip())
     return ids
-
-
-def _archive_skeleton(doc: Document) -> list:
-    from memcli.store.markdown import parse
-
-    return parse(ARCHIVE_HEADER, doc.filename).blocks
 
 
 def clean_text(text: str) -> str:
@@ -900,3 +1078,21 @@ def _as_time(value: str | dt.datetime | None, flag: str) -> dt.datetime | None:
         return parse_time(value)
     except ValueError as exc:
         raise ValidationError(f"{flag}: {exc}") from None
+
+
+SUMMARY_SYSTEM = (
+    "You merge several memories about one person into one concise memory that keeps "
+    'every distinct detail. Answer with a JSON object {"text": str}.'
+)
+
+
+def llm_summary(llm, members: Sequence[Entry]) -> str:  # noqa: ANN001 - LLMClient
+    """An abstractive merge of `members`; LLMError on an answer of the wrong shape."""
+    from memcli.llm import LLMError
+
+    listing = "\n".join(f"- {' '.join(e.text.split())}" for e in members)
+    answer = llm.chat_json(SUMMARY_SYSTEM, listing)
+    text = answer.get("text") if isinstance(answer, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise LLMError('the LLM answer has no "text"; nothing was changed')
+    return " ".join(text.split())

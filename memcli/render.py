@@ -39,6 +39,17 @@ def error(message: str) -> None:
     _err.print(Text("error: ", style="bold red") + Text(message))
 
 
+def diff(text: str) -> None:
+    """A unified diff: coloured on a terminal, as is in a pipe."""
+    if not _out.is_terminal:
+        sys.stdout.write(text)
+        return
+    styles = {"+": "green", "-": "red", "@": "cyan"}
+    for line in text.splitlines():
+        style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
+        _out.print(Text(line, style=style))
+
+
 def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
     if not entries:
         info("no entries")

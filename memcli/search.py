@@ -92,6 +92,11 @@ def recency(entry: Entry, access: Access | None, now: dt.datetime, half_life_day
     return float(0.5 ** (age_days / max(half_life_days, 1e-6)))
 
 
+def half_life(entry: Entry, settings: SearchSettings) -> float:
+    """Days for recency to halve: episodic notes fade faster than other memories."""
+    return settings.episode_half_life_days if entry.type == "episode" else settings.half_life_days
+
+
 def rank(
     entries: Sequence[Entry],
     signals: Signals,
@@ -127,7 +132,7 @@ def rank(
     relevance = np.where(penalty, relevance * (1.0 - settings.reflected_penalty), relevance)
     importance = np.array([e.importance for e in candidates])
     confidence = np.array([e.confidence for e in candidates])
-    rec = np.array([recency(e, access.get(e.id), now, settings.half_life_days) for e in candidates])
+    rec = np.array([recency(e, access.get(e.id), now, half_life(e, settings)) for e in candidates])
     scores = (
         settings.relevance_weight * relevance
         + settings.recency_weight * rec

@@ -293,6 +293,16 @@ class IndexManager:
             self._cache = (key, EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim))
         return self._cache[1]
 
+    def vectors_for(self, entries: Sequence[Entry]) -> np.ndarray:
+        """Normalized embeddings of `entries`, in order: from the embedding cache, the
+        missing ones embedded (and cached) now."""
+        cache = self._embedding_cache(self.embedder)
+        texts = {text_hash(embed_text(e)): embed_text(e) for e in entries}
+        hashes = list(texts)
+        missing = cache.missing(hashes)
+        self._embed_missing(cache, [texts[h] for h in missing], missing, None)
+        return cache.get([text_hash(embed_text(e)) for e in entries])
+
     def flush(self) -> None:
         """Save embeddings a long-lived process kept in memory."""
         manifest = self.read_manifest()
