@@ -7,6 +7,7 @@ reads or writes files. Memory.compress shows the plan as a diff and applies it.
 from __future__ import annotations
 
 import datetime as dt
+import heapq
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -272,7 +273,13 @@ def _duplicates(
     pool = [e for e in entries if e.id not in taken]
     if len(pool) < 2:
         return
-    pairs = similar_pairs(np.stack([row[e.id] for e in pool]), ctx.settings.duplicate_threshold)
+    pairs = [
+        (i, j)
+        for i, j in similar_pairs(
+            np.stack([row[e.id] for e in pool]), ctx.settings.duplicate_threshold
+        )
+        if not conflicting_values(pool[i].text, pool[j].text)  # a contradiction, not a copy
+    ]
     by_text: dict[str, int] = {}
     for i, entry in enumerate(pool):
         key = normalize_text(entry.text)
@@ -373,10 +380,7 @@ def _consolidate(
         if len(same) < cfg.consolidate_min_size:
             continue
         matrix = np.stack([row[e.id] for e in same])
-        pairs = similar_pairs(matrix, cfg.consolidate_similarity)
-        for group in components(len(same), pairs):
-            if len(group) < cfg.consolidate_min_size:
-                continue
+        for group in star_groups(matrix, cfg.consolidate_similarity, cfg.consolidate_min_size):
             members = [same[i] for i in group]
             text = (
                 ctx.summarize(members)
@@ -385,6 +389,39 @@ def _consolidate(
             )
             _write_merged(plan, members, text, entry_type, file, ctx, "consolidated")
             taken.update(e.id for e in members)
+
+
+def star_groups(
+    vectors: np.ndarray, threshold: float, min_size: int, max_size: int = 10
+) -> list[list[int]]:
+    """Groups of ≥ min_size rows that are all similar (≥ threshold) to one central row,
+    taken until none is left: no chains of loosely related entries, and what remains
+    holds no further group (so a second run finds nothing new)."""
+    n = len(vectors)
+    neighbours: list[set[int]] = [set() for _ in range(n)]
+    for i, j in similar_pairs(vectors, threshold):
+        neighbours[i].add(j)
+        neighbours[j].add(i)
+    alive = [True] * n
+    heap = [(-(len(neighbours[i]) + 1), i) for i in range(n) if len(neighbours[i]) + 1 >= min_size]
+    heapq.heapify(heap)
+    groups: list[list[int]] = []
+    while heap:
+        size, center = heapq.heappop(heap)
+        if not alive[center]:
+            continue
+        near = [k for k in neighbours[center] if alive[k]]
+        if len(near) + 1 != -size:  # stale: members left with other groups
+            if len(near) + 1 >= min_size:
+                heapq.heappush(heap, (-(len(near) + 1), center))
+            continue
+        sims = vectors[near] @ vectors[center] if near else np.zeros(0)
+        chosen = [near[int(k)] for k in np.argsort(-sims, kind="stable")[: max_size - 1]]
+        group = sorted([center, *chosen])
+        groups.append(group)
+        for k in group:
+            alive[k] = False
+    return groups
 
 
 def _write_merged(
@@ -400,9 +437,10 @@ def _write_merged(
     meta = {
         "id": new_id,
         "imp": _fmt(max(e.importance for e in members)),
-        "conf": _fmt(min(e.confidence for e in members)),
         "created": format_time(ctx.now),
     }
+    if any("conf" in e.meta for e in members):
+        meta["conf"] = _fmt(min(e.confidence for e in members))
     keywords = _union_keywords(members)
     if keywords:
         meta["kw"] = ",".join(keywords)
@@ -465,7 +503,7 @@ def _episodes(
             days.setdefault(day, []).append(entry)
     for day, notes in sorted(days.items()):
         matrix = np.stack([row[e.id] for e in notes])
-        grouped = components(len(notes), similar_pairs(matrix, cfg.consolidate_similarity))
+        grouped = star_groups(matrix, cfg.consolidate_similarity, 2)
         in_group = {i for g in grouped for i in g}
         groups = grouped + [[i] for i in range(len(notes)) if i not in in_group]
         for group in sorted(groups, key=min):

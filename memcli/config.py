@@ -97,7 +97,7 @@ class CompressSettings:
     episode_decay: float = 3.0  # episodes fade this many times faster
     consolidate_age_days: float = 30.0
     consolidate_max_access: int = 1
-    consolidate_similarity: float = 0.7
+    consolidate_similarity: float = 0.55
     consolidate_min_size: int = 3
     episode_age_days: float = 7.0
     auto: bool = False  # run after add/extract

@@ -111,9 +111,7 @@ def theme_words(members: Sequence[Entry], limit: int = 3) -> list[str]:
     if len(shared) < limit:
         words: Counter[str] = Counter()
         for entry in members:
-            words.update(
-                {w for w in _WORD.findall(entry.text.casefold()) if w not in STOP_WORDS}
-            )
+            words.update({w for w in _WORD.findall(entry.text.casefold()) if w not in STOP_WORDS})
         shared += [w for w, c in words.most_common() if c >= 2 and w not in shared]
     if not shared:  # nothing in common by the letter: the keywords of the first
         shared = [k.casefold() for k in members[0].keywords]
