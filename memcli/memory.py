@@ -474,7 +474,7 @@ class Memory:
         for decision in decisions:
             c = decision.candidate
             if decision.action == "ADD":
-                entry = self.add(c.text, type=c.type, importance=c.importance, source=source).entry
+                entry = self._add(c.text, type=c.type, importance=c.importance, source=source).entry
                 applied.append(Decision("ADD", c, entry.id, decision.reason))
             elif decision.action == "UPDATE" and decision.entry_id:
                 current = self.get(decision.entry_id).entry
@@ -488,6 +488,8 @@ class Memory:
                 applied.append(Decision("UPDATE", c, entry.id, decision.reason))
             else:
                 applied.append(decision)
+        if any(d.action != "NOOP" for d in applied):
+            self.after_write()
         return applied
 
     # ------------------------------------------------------------------ compress, reflect, log
@@ -670,15 +672,19 @@ class Memory:
         from memcli.errors import MemcliError
 
         done: list[str] = []
+        if not (self.settings.reflect.auto or self.settings.compress.auto):
+            return done
         try:
             if self.settings.reflect.auto:
                 trigger, plan = self.reflect()
                 if plan.writes:
                     done.append(f"reflect: {len(plan.writes)} insight(s)")
+                    self._notify(f"reflected: {len(plan.writes)} insight(s) written")
             if self.settings.compress.auto:
                 plan = self.compress()
                 if not plan.is_empty:
                     done.append(f"compress: {len(plan.actions)} action(s)")
+                    self._notify(f"compressed: {len(plan.actions)} action(s) applied")
         except MemcliError as exc:
             self._notify(f"automatic reflect/compress skipped: {exc.message}")
         return done
@@ -696,7 +702,31 @@ class Memory:
         source: str | None = None,
         pin: bool = False,
     ) -> AddResult:
-        """Add an entry, or update the existing entry with the same normalized text."""
+        """Add an entry, or update the existing entry with the same normalized text;
+        then the automatic reflect / compress when memcli.toml turns them on."""
+        result = self._add(
+            text,
+            type=type,
+            importance=importance,
+            confidence=confidence,
+            keywords=keywords,
+            source=source,
+            pin=pin,
+        )
+        self.after_write()
+        return result
+
+    def _add(
+        self,
+        text: str,
+        *,
+        type: str = "fact",  # noqa: A002 - the CLI flag's name
+        importance: float | None = None,
+        confidence: float | None = None,
+        keywords: Sequence[str] | None = None,
+        source: str | None = None,
+        pin: bool = False,
+    ) -> AddResult:
         text = clean_text(text)
         entry_type = check_type(type)
         check_unit("importance", importance)
