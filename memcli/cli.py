@@ -311,6 +311,9 @@ def inject(
     types: list[str] | None = typer.Option(
         None, "--types", "--type", "-t", help="Only these types."
     ),
+    no_touch: bool = typer.Option(
+        False, "--no-touch", help="Do not count the chosen entries as accessed."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Print a token-budgeted memory block to put into a prompt."""
@@ -334,7 +337,12 @@ def inject(
     elif messages is not None:
         context = conversation_context(load_messages(messages))
     packed = _memory().inject(
-        context, max_tokens=max_tokens, encoding=encoding, fmt=fmt, types=types
+        context,
+        max_tokens=max_tokens,
+        encoding=encoding,
+        fmt=fmt,
+        types=types,
+        touch=not no_touch,
     )
     if not packed.exact:
         render.note("tiktoken is not installed: token counts are estimates")

@@ -381,13 +381,28 @@ class Memory:
         encoding: str | None = None,
         fmt: str = "markdown",
         types: Sequence[str] | None = None,
+        touch: bool = True,
     ) -> Packed:
         """A memory block of at most `max_tokens` tokens for a prompt.
 
         With context, entries rank by similarity_weight · search score against the context
         + confidence_weight · confidence (seed 000); without, by importance × confidence ×
-        recency (seed 003). Pinned entries and corrections come first.
+        recency (seed 003). Pinned entries and corrections come first. Entries that make
+        it into the block count as accessed (they were recalled), unless touch is False.
         """
+        packed = self._pack(context, max_tokens, encoding, fmt, types)
+        if touch and packed.chosen:
+            self.access.touch(c.entry.id for c in packed.chosen)
+        return packed
+
+    def _pack(
+        self,
+        context: str | None,
+        max_tokens: int | None,
+        encoding: str | None,
+        fmt: str,
+        types: Sequence[str] | None,
+    ) -> Packed:
         from memcli.inject import Candidate, pack
         from memcli.search import half_life, recency
         from memcli.tokens import get_counter

@@ -13,3 +13,6 @@ memcli list --type preference
 memcli search "How should I write Python tests?" --limit 5
 memcli search "数据库迁移" --limit 3
 memcli inject -q "How to optimize my Next.js app?" --max-tokens 200
+memcli log "Deploy of v2.3 failed: the migration locked the users table; next time run it on staging first"
+memcli reflect --force --dry-run
+memcli compress --dry-run

@@ -221,3 +221,19 @@ def test_pinned_and_corrections_always_included_with_context(workspace: Path) ->
         assert ids[:2] == sorted(ids[:2], key=lambda i: i != pinned.id) and pinned.id in ids
         assert "m3a6d0c9" in ids  # the correction
         assert packed.tokens <= budget
+
+
+def test_injected_entries_count_as_accessed(workspace: Path) -> None:
+    from memcli.index.access import AccessStats
+
+    runner = CliRunner()
+    stats = AccessStats(workspace / ".memcli")
+    quiet = runner.invoke(
+        app, ["-w", str(workspace), "inject", "--max-tokens", "300", "--no-touch", "--json"]
+    )
+    assert quiet.exit_code == 0, quiet.output
+    assert stats.load() == {}
+    result = runner.invoke(app, ["-w", str(workspace), "inject", "--max-tokens", "300", "--json"])
+    chosen = {e["id"] for e in json.loads(result.stdout)["entries"]}
+    assert chosen and set(stats.load()) == chosen
+    assert all(a.count == 1 for a in stats.load().values())
