@@ -993,6 +993,11 @@ def check_type(entry_type: str) -> str:
     return slug
 
 
+def _filter_type(entry_type: str) -> str:
+    """A type to filter by: any usable type, and "archived" (archive.md's entries)."""
+    return "archived" if slugify(entry_type or "") == "archived" else check_type(entry_type)
+
+
 def check_unit(name: str, value: float | None) -> None:
     if value is None:
         return
@@ -1064,7 +1069,7 @@ def filter_entries(
 ) -> list[Entry]:
     """Entries matching every given filter (types: any of; keywords: all of, each
     satisfied by the keyword or one of its synonyms)."""
-    wanted_types = {check_type(t) for t in types or []}
+    wanted_types = {_filter_type(t) for t in types or []}
     since_t = _as_time(since, "--since")
     until_t = _as_time(until, "--until")
     if until_t is not None and isinstance(until, str) and len(until.strip()) == 10:

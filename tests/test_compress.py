@@ -351,3 +351,22 @@ def test_log_writes_a_searchable_episode(workspace: Path, runner: CliRunner) -> 
     assert hits[0].entry.id == entry.id
     empty = runner.invoke(app, ["-w", str(workspace), "log", "  "])
     assert empty.exit_code == 1 and "empty" in empty.output
+
+
+def test_sample_workspace_round_trip(workspace: Path) -> None:
+    """compress on the sample, then restore everything: the entries are back as they were."""
+    original = {
+        name: {e.id: (e.text, e.meta) for e in Memory(workspace).store.load(name).entries()}
+        for name in ("memory.md", "learnings.md")
+    }
+    before_texts = texts_everywhere(workspace)
+    mem = Memory(workspace)
+    plan = mem.compress()
+    assert plan.removals  # the sample has entries older than the forgetting curve allows
+    assert all(text in texts_everywhere(workspace) for text in before_texts)
+    assert mem.plan_compress().is_empty
+    for entry in mem.list(include_archived=True, types=["archived"]):
+        mem.restore(entry.id)
+    for name, entries in original.items():
+        now = {e.id: (e.text, e.meta) for e in Memory(workspace).store.load(name).entries()}
+        assert now == entries
