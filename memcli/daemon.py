@@ -15,6 +15,7 @@ import io
 import json
 import os
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable
@@ -73,6 +74,8 @@ class DaemonServer:
         with conn:
             conn.settimeout(30)
             try:
+                if not _same_user(conn):
+                    raise PermissionError("the client runs as another user")
                 data = read_line(conn)
                 request = json.loads(data.decode("utf-8"))
                 if not isinstance(request, dict):
@@ -93,6 +96,16 @@ class DaemonServer:
             self._thread.join(timeout=2)
         with contextlib.suppress(OSError):
             self.path.unlink()
+
+
+def _same_user(conn: socket.socket) -> bool:
+    """The peer's uid (SO_PEERCRED) is ours; True where the OS cannot tell."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return True
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid == os.getuid()
 
 
 def _answers(path: Path) -> bool:
@@ -127,6 +140,10 @@ class CliRunnerHandler:
         parsed = parse_argv(argv)
         if parsed is None:
             return {"error": "this command is not served by the daemon"}
+        flag = parsed[0]
+        cwd = Path(request.get("cwd") or self.root)
+        if flag and (cwd / Path(flag).expanduser()).resolve() != self.root:
+            return {"error": "this daemon serves another workspace"}
         with self._lock:
             return run_cli(argv, request)
 

@@ -30,6 +30,7 @@ class ParseError(MemcliError):
         super().__init__(f"{path}:{line}: {message}", hint=hint)
         self.path = path
         self.line = line
+        self.skipped = True  # the entry is left out of reads (False: a warning only)
 
 
 class NotFoundError(MemcliError):

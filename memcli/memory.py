@@ -199,9 +199,16 @@ class Memory:
 
     def _find(self, entry_id: str, include_archived: bool = False) -> Entry:
         entry_id = entry_id.strip()
-        for entry in self.entries(include_archived):
-            if entry.id == entry_id:
-                return entry
+        found = [e for e in self.entries(include_archived) if e.id == entry_id]
+        live = [e for e in found if e.file != ARCHIVE_FILE]
+        if len(live) > 1:
+            raise ConflictError(
+                f"id {entry_id} is used by {len(live)} entries: "
+                + ", ".join(f"{e.file}:{e.line}" for e in live),
+                hint="give one of them another id (edit its <!-- id=... --> comment)",
+            )
+        if found:
+            return live[0] if live else found[0]
         where = "memory.md, learnings.md, episodes/" + (
             " or archive.md" if include_archived else ""
         )

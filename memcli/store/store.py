@@ -3,19 +3,29 @@ changing them through guarded atomic updates."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from memcli.errors import ParseError
+from memcli.errors import MemcliError, ParseError
 from memcli.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
 from memcli.store.files import guarded_update, read_text
 from memcli.store.markdown import Document, parse
 from memcli.store.workspace import STATE_DIR
 
 T = TypeVar("T")
+MAX_FILE_MB = 32  # a 100k-entry workspace is ~9 MB of memory.md
+
+
+def max_file_bytes() -> int:
+    """The largest Markdown file memcli reads (MEMCLI_MAX_FILE_MB overrides)."""
+    try:
+        return int(float(os.environ.get("MEMCLI_MAX_FILE_MB", MAX_FILE_MB)) * 10**6)
+    except ValueError:
+        return MAX_FILE_MB * 10**6
 
 
 @dataclass
@@ -37,6 +47,13 @@ class Store:
             names += sorted(f"{EPISODES_DIR}/{p.name}" for p in episodes.glob("*.md"))
         if include_archived:
             names.append(ARCHIVE_FILE)
+        for name in names:
+            path = self.root / name
+            if path.exists() and not path.is_file():
+                raise MemcliError(
+                    f"{path}: is a directory (or not a regular file), expected a Markdown file",
+                    hint="rename it out of the way; memcli creates the file when needed",
+                )
         return [n for n in names if (self.root / n).is_file()]
 
     def load(self, name: str, strict: bool = False) -> Document:
@@ -53,6 +70,13 @@ class Store:
             )
         except OSError:
             signature = None
+        if signature is not None and signature[0] > max_file_bytes():
+            raise MemcliError(
+                f"{path}: {signature[0] / 1e6:.0f} MB, above the {max_file_bytes() // 10**6} MB "
+                "memcli reads from one file; nothing was read or changed",
+                hint="split it (memory.md / learnings.md / episodes/), or set "
+                "MEMCLI_MAX_FILE_MB higher",
+            )
         cached = self._parsed.get(name)
         if signature is not None and cached is not None and cached[0] == signature:
             doc = cached[1]
@@ -75,6 +99,17 @@ class Store:
             for problem in doc.problems:
                 (warn or _warn_stderr)(problem)
             result.extend(doc.entries())
+        for entry_id, places in duplicate_ids(result).items():
+            first = places[0]
+            problem = ParseError(
+                first.file,
+                first.line,
+                f"id {entry_id} is also used at "
+                + ", ".join(f"{e.file}:{e.line}" for e in places[1:])
+                + "; give one of them another id",
+            )
+            problem.skipped = False
+            (warn or _warn_stderr)(problem)
         return result
 
     def update(self, name: str, change: Callable[[Document], T]) -> T:
@@ -86,6 +121,12 @@ class Store:
         """
 
         def on_text(text: str) -> tuple[str | None, T]:
+            if len(text) > max_file_bytes():
+                raise MemcliError(
+                    f"{self.root / name}: above the {max_file_bytes() // 10**6} MB memcli "
+                    "writes to one file; nothing was changed",
+                    hint="split it, or set MEMCLI_MAX_FILE_MB higher",
+                )
             doc = parse(text, name)
             if doc.problems:
                 raise doc.problems[0]
@@ -98,5 +139,15 @@ class Store:
         return guarded_update(self.root / name, lock, on_text)
 
 
+def duplicate_ids(entries: list[Entry]) -> dict[str, list[Entry]]:
+    """Ids used by more than one entry outside archive.md, with where they are."""
+    places: dict[str, list[Entry]] = {}
+    for entry in entries:
+        if entry.file != ARCHIVE_FILE:
+            places.setdefault(entry.id, []).append(entry)
+    return {i: p for i, p in places.items() if len(p) > 1}
+
+
 def _warn_stderr(problem: ParseError) -> None:
-    print(f"warning: {problem.message} (entry skipped)", file=sys.stderr)
+    skipped = " (entry skipped)" if getattr(problem, "skipped", True) else ""
+    print(f"warning: {problem.message}{skipped}", file=sys.stderr)
