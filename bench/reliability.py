@@ -497,6 +497,17 @@ def derived_state(work: Path) -> DerivedResult:
                 result.details.append(f"{damage} {rel}: {got[0][:1]}")
     shutil.rmtree(state)
     shutil.copytree(pristine, state)
+    (state / "access.json").write_text("{not json", encoding="utf-8")
+    result.cases += 1
+    warned = run("search", "python", "--no-touch")
+    got = answers()  # recency without the lost statistics may reorder: only check it answers
+    if warned.returncode == 0 and "access.json" in warned.stderr and all(len(g) == 5 for g in got):
+        result.recovered += 1  # statistics set aside as access.corrupt, counting restarts
+    else:
+        result.wrong += 1
+        result.details.append(f"corrupt access.json: {warned.stderr.strip()[-200:]}")
+    shutil.rmtree(state)
+    shutil.copytree(pristine, state)
     run("index", "--rebuild")
     result.access_kept_after_rebuild = (
         json.loads((state / "access.json").read_text()) == access_before

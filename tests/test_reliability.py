@@ -1,0 +1,54 @@
+"""Reliability (issue 8) at CI size: the same code as bench/reliability.py, asserting
+zero losses. Real processes, a real watcher, SIGKILL, real damaged files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import reliability
+
+
+@pytest.mark.slow
+def test_concurrent_writers_hand_edits_and_watcher_lose_nothing(tmp_path: Path) -> None:
+    result = reliability.concurrency(tmp_path, ops=12, hand=8)
+    assert result.acknowledged >= 12 * 2 and result.hand_edits == 16
+    assert (result.lost, result.duplicated, result.problems) == (0, 0, 0), result.details
+    assert result.index_consistent
+    assert result.errors == []
+
+
+@pytest.mark.slow
+def test_kill_minus_nine_never_tears_a_file(tmp_path: Path) -> None:
+    result = reliability.crashes(tmp_path, trials=8)
+    assert result.writes_acknowledged > 0  # the kills hit a working writer
+    assert (result.torn, result.lost) == (0, 0), result.details
+
+
+@pytest.mark.slow
+def test_damaged_derived_state_is_rebuilt(tmp_path: Path) -> None:
+    result = reliability.derived_state(tmp_path)
+    assert result.cases >= 10
+    assert result.recovered == result.cases, result.details
+    assert result.access_kept_after_rebuild
+
+
+def test_bad_input_gets_clear_errors_and_changes_nothing(tmp_path: Path) -> None:
+    result = reliability.bad_input(tmp_path)
+    assert result.cases >= 25
+    assert result.crashed == 0
+    assert result.passed == result.cases, result.details
+
+
+def test_fuzzed_markdown_and_metadata_round_trip() -> None:
+    counts = reliability.fuzz(300)
+    assert counts == {"markdown": 300, "metadata": 300}
+
+
+@pytest.mark.slow
+def test_security_boundaries(tmp_path: Path) -> None:
+    found = reliability.security(tmp_path)
+    assert found["socket_mode"] == "0o600"
+    assert found["daemon_refusals"] == found["daemon_requests"] == 4
+    assert found["inject_block_closings"] == {"markdown": 1, "xml": 1, "json": True}
