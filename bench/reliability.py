@@ -440,7 +440,7 @@ class DerivedResult:
 QUERIES = ["How should I write Python tests?", "数据库迁移", "Docker image size"]
 
 
-def derived_state(work: Path) -> DerivedResult:
+def derived_state(work: Path, queries: int = len(QUERIES)) -> DerivedResult:
     """Delete, truncate or corrupt each file of .memcli/ in turn: the next command must
     rebuild and answer as before; access statistics must survive an index rebuild."""
     root = fresh_workspace(work, with_index=True)
@@ -455,7 +455,7 @@ def derived_state(work: Path) -> DerivedResult:
 
     def answers() -> list[list[str]]:
         out = []
-        for query in QUERIES:
+        for query in QUERIES[:queries]:
             done = run("search", query, "--json", "--no-touch", "--limit", "5")
             if done.returncode != 0:
                 return [[f"exit {done.returncode}: {done.stderr.strip()[-200:]}"]]
@@ -572,6 +572,7 @@ def _full_disk() -> None:
 
 
 def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | None]]:
+    work.mkdir(parents=True, exist_ok=True)
     transcript = work / "not-json.json"
     transcript.write_text("this is { not json", encoding="utf-8")
     a_file = work / "a-file"
@@ -889,9 +890,13 @@ def main() -> None:
         work = Path(tmp)
         started = time.time()
         c = concurrency(work / "a", sizes["ops"], sizes["hand"])
+        print("concurrency:", c, flush=True)
         k = crashes(work / "b", sizes["trials"])
+        print("crashes:", k, flush=True)
         d = derived_state(work / "c")
+        print("derived:", d, flush=True)
         b = bad_input(work / "d")
+        print("bad input:", b, flush=True)
         f = fuzz(sizes["fuzz"])
         s = security(work / "e")
     rows = [
