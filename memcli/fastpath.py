@@ -114,6 +114,13 @@ def main() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # skip interpreter teardown: nothing else to clean up
+    from memcli import quick
+
+    code = quick.run(sys.argv[1:])  # search without a daemon: skips building Typer
+    if code is not None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     from memcli.cli import app
 
     app(prog_name="memcli")

@@ -11,6 +11,7 @@ import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,16 +59,37 @@ class AddResult:
         return {"action": self.action, "entry": self.entry.to_dict()}
 
 
-@dataclass(frozen=True)
 class SearchView:
-    """Entries in index order and what ranking derives from them."""
+    """Entries in index order and what ranking derives from them, each derived once and
+    only when asked for (a one-off search never needs the inject orderings)."""
 
-    ordered: list[Entry]
-    neighbours: dict[int, list[int]]
-    reflected: set[str]
-    not_archived: np.ndarray
-    by_confidence: list[Entry]  # not archived, most confident first (file order on ties)
-    priority: list[Entry]  # not archived, pinned or corrections
+    def __init__(self, ordered: list[Entry]) -> None:
+        self.ordered = ordered
+
+    @cached_property
+    def neighbours(self) -> dict[int, list[int]]:
+        from memcli.search import neighbour_map
+
+        return neighbour_map(self.ordered)
+
+    @cached_property
+    def reflected(self) -> set[str]:
+        return reflected_ids(self.ordered)
+
+    @cached_property
+    def not_archived(self) -> np.ndarray:
+        return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
+
+    @cached_property
+    def by_confidence(self) -> list[Entry]:
+        """Not archived, most confident first (file order on ties)."""
+        live = (e for e in self.ordered if e.file != ARCHIVE_FILE)
+        return sorted(live, key=lambda e: -e.confidence)
+
+    @cached_property
+    def priority(self) -> list[Entry]:
+        """Not archived, pinned or corrections."""
+        return [e for e in self.ordered if e.file != ARCHIVE_FILE and _priority(e)]
 
 
 @dataclass(frozen=True)
@@ -307,38 +329,35 @@ class Memory:
     def _search_view(self, progress: Progress | None) -> tuple[LoadedIndex, SearchView]:
         """The current index and the entries in index order, with what ranking derives
         from them; reused while neither the index nor the files change."""
-        from memcli.search import neighbour_map
 
         store = self._ready()
         for _ in range(5):  # a file may change between loading the index and parsing it
             loaded = self.index_manager.ensure(progress=progress)
-            docs = [store.load(name) for name in store.entry_files(include_archived=True)]
-            key = (loaded, *docs)  # the objects themselves: ids could be reused
+            snapshot = self.index_manager.snapshot_entries(loaded)
+            if snapshot is not None:  # the files are as indexed: no need to parse them
+                key: tuple[object, ...] = (loaded, snapshot)
+            else:
+                docs = [store.load(name) for name in store.entry_files(include_archived=True)]
+                key = (loaded, *docs)  # the objects themselves: ids could be reused
             if (
                 self._view is not None
                 and len(self._view[0]) == len(key)
                 and all(a is b for a, b in zip(self._view[0], key, strict=True))
             ):
                 return loaded, self._view[1]
+            if snapshot is not None:
+                ordered = snapshot
+                break
             by_id: dict[str, Entry] = {}
             for doc in docs:
                 for entry in doc.entries():
                     by_id.setdefault(entry.id, entry)
             if all(i in by_id for i in loaded.ids):
+                ordered = [by_id[i] for i in loaded.ids]
                 break
         else:
             raise ConflictError("the workspace kept changing during the search; try again")
-        ordered = [by_id[i] for i in loaded.ids]
-        view = SearchView(
-            ordered=ordered,
-            neighbours=neighbour_map(ordered),
-            reflected=reflected_ids(ordered),
-            not_archived=np.array([e.file != ARCHIVE_FILE for e in ordered], dtype=bool),
-            by_confidence=sorted(
-                (e for e in ordered if e.file != ARCHIVE_FILE), key=lambda e: -e.confidence
-            ),
-            priority=[e for e in ordered if e.file != ARCHIVE_FILE and _priority(e)],
-        )
+        view = SearchView(ordered)
         self._view = (key, view)
         return loaded, view
 

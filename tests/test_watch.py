@@ -111,7 +111,59 @@ def test_cold_search_imports_no_torch(workspace: Path, exported) -> None:
     modules, out = imports_of(code, str(workspace))
     assert "m8f3a2c1" in out
     assert not modules & HEAVY, modules & HEAVY
-    assert "onnxruntime" in modules and "faiss" in modules
+    assert "onnxruntime" in modules
+    assert "faiss" not in modules  # below ann_threshold the index is a NumPy matrix
+
+
+def test_quick_search_imports_neither_typer_nor_torch(workspace: Path, exported) -> None:
+    """The entry point's no-daemon search skips Typer (and pydantic) altogether."""
+    Memory(workspace, notify=lambda m: None).index()
+    code = (
+        "import sys\nfrom memcli import quick\n"
+        "code = quick.run(['-w', sys.argv[1], 'search', 'python tests', '-n', '1'])\n"
+        "assert code == 0, code"
+    )
+    modules, out = imports_of(code, str(workspace))
+    assert "m8f3a2c1" in out
+    assert not modules & (HEAVY | {"typer", "pydantic", "faiss"}), modules & (
+        HEAVY | {"typer", "pydantic", "faiss"}
+    )
+
+
+QUICK_CASES = [
+    ["search", "python tests"],
+    ["search", "python tests", "--json", "--explain", "-n", "3"],
+    ["search", "--type", "preference", "-t", "fact", "testing", "--json"],
+    ["search", "docker", "--keyword=docker", "--mode", "keyword", "--min-score", "0.1"],
+    ["search", "数据库迁移", "--limit=2", "--include-archived"],
+    ["search", "   "],
+    ["search", "x", "--since", "yesterday"],
+    ["search", "x", "--limit", "0"],
+    ["search", "x", "--limit", "many"],
+    ["search", "x", "--colour"],
+    ["search", "x", "--mode", "fuzzy"],
+    ["search"],
+]
+
+
+def test_quick_search_matches_the_typer_app(workspace: Path, exported) -> None:
+    Memory(workspace, notify=lambda m: None).index()
+    base = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    for args in QUICK_CASES:
+        argv = ["-w", str(workspace), *args, "--no-touch"] if len(args) > 1 else args
+        quick = memcli_raw(argv, base)
+        typer_app = memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1"))
+        assert (quick.returncode, quick.stdout, quick.stderr) == (
+            typer_app.returncode,
+            typer_app.stdout,
+            typer_app.stderr,
+        ), args
+
+
+def memcli_raw(argv: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, env=env
+    )
 
 
 # ------------------------------------------------------------------ watcher + daemon

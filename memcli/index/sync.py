@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import marshal
 import os
 import zipfile
 from collections.abc import Callable, Sequence
@@ -131,6 +132,7 @@ class IndexManager:
         self._loaded: tuple[str, LoadedIndex] | None = None
         self._manifest: tuple[tuple[int, int, int], dict] | None = None
         self._token_memo: dict[str, list[str]] = {}
+        self._snapshot: tuple[str, list[Entry]] | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         #: a watcher keeps the embedding cache in memory and saves it in batches
         self.keep_cache_in_memory = False
@@ -266,8 +268,15 @@ class IndexManager:
             )
             same_order = manifest is not None and manifest.get("ids") == [i for i, _ in pairs]
             if plan.is_noop and same_order and not rebuild:
-                manifest = {**manifest, "files": signature}
+                # same texts, but lines or metadata may have moved: a fresh snapshot
+                old_snapshot = manifest.get("entries")
+                generation = manifest["generation"]
+                snapshot = self._write_snapshot(unique, generation)
+                manifest = {**manifest, "files": signature, "entries": snapshot}
                 self._write_manifest(manifest)
+                if old_snapshot and old_snapshot != snapshot:
+                    with contextlib.suppress(OSError):
+                        (self.dir / old_snapshot).unlink()
                 return SyncReport(0, 0, 0, len(pairs), 0, False, None)
             texts = {h: embed_text(e) for e, (_, h) in zip(unique, pairs, strict=True)}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
@@ -354,7 +363,8 @@ class IndexManager:
         vector_index = VectorIndex.build(
             vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
         )
-        vector_index.save(self.dir / f"vectors-{generation}.faiss")
+        vectors_name = f"vectors-{generation}.{vector_index.suffix}"
+        vector_index.save(self.dir / vectors_name)
         keyword_index = KeywordIndex.build([self._tokens(keyword_text(e)) for e in entries])
         keyword_index.save(self.dir / f"keyword-{generation}.npz")
         old = self.read_manifest() or {}
@@ -367,6 +377,8 @@ class IndexManager:
             "ids": [i for i, _ in pairs],
             "hashes": [h for _, h in pairs],
             "keys": keys,
+            "vectors": vectors_name,
+            "entries": self._write_snapshot(entries, generation),
         }
         self._write_manifest(manifest)
         # Keep what was just built: this process need not read it back from disk.
@@ -382,9 +394,41 @@ class IndexManager:
                 with contextlib.suppress(OSError):
                     stale.unlink()
         if previous and previous != generation:
-            for name in (f"vectors-{previous}.faiss", f"keyword-{previous}.npz"):
+            for stale in self.dir.glob(f"*-{previous}*"):
                 with contextlib.suppress(OSError):
-                    (self.dir / name).unlink()
+                    stale.unlink()
+
+    def _write_snapshot(self, entries: Sequence[Entry], generation: str) -> str:
+        """The parsed entries (index order) as of the manifest's file signature, so a
+        one-off process whose files are unchanged need not parse the Markdown."""
+        name = f"entries-{generation}-{os.urandom(4).hex()}.marshal"
+        rows = [e.as_row() for e in entries]
+        tmp = self.dir / (name + ".tmp")
+        tmp.write_bytes(marshal.dumps(rows))
+        tmp.replace(self.dir / name)
+        return name
+
+    def snapshot_entries(self, loaded: LoadedIndex) -> list[Entry] | None:
+        """The entries of the current manifest's snapshot, aligned with `loaded.ids`
+        (memoized per snapshot file); None when there is none or it does not fit."""
+        manifest = self.read_manifest()
+        name = (manifest or {}).get("entries")
+        if not name or manifest.get("generation") != self._loaded_generation(loaded):
+            return None
+        if self._snapshot is not None and self._snapshot[0] == name:
+            return self._snapshot[1]
+        try:
+            rows = marshal.loads((self.dir / name).read_bytes())
+            entries = [Entry.from_row(row) for row in rows]
+        except (OSError, ValueError, EOFError, TypeError, IndexError):
+            return None
+        if [e.id for e in entries] != loaded.ids:
+            return None
+        self._snapshot = (name, entries)
+        return entries
+
+    def _loaded_generation(self, loaded: LoadedIndex) -> str | None:
+        return self._loaded[0] if self._loaded and self._loaded[1] is loaded else None
 
     def _tokens(self, text: str) -> list[str]:
         """Keyword tokens, memoized: a long-lived watcher re-tokenizes only new text."""
@@ -408,7 +452,8 @@ class IndexManager:
         if self._loaded and self._loaded[0] == generation:
             return self._loaded[1]
         vectors = VectorIndex.load(
-            self.dir / f"vectors-{generation}.faiss", self.settings.hnsw_ef_search
+            self.dir / manifest.get("vectors", f"vectors-{generation}.faiss"),
+            self.settings.hnsw_ef_search,
         )
         keywords = KeywordIndex.load(self.dir / f"keyword-{generation}.npz")
         ids, hashes = manifest["ids"], manifest["hashes"]

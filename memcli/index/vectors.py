@@ -1,4 +1,5 @@
-"""The FAISS vector index: exact inner product for small workspaces, HNSW above a size."""
+"""The vector index: an exact inner-product scan over a NumPy matrix for workspaces below
+`ann_threshold` (no FAISS import, one `.npy` read), FAISS HNSW above it."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import numpy as np
 
 
 class VectorIndex:
-    """Cosine search over L2-normalized vectors stored in FAISS, positions 0..n-1."""
+    """Cosine search over L2-normalized vectors, positions 0..n-1.
 
-    def __init__(self, index, kind: str) -> None:  # noqa: ANN001 - faiss.Index
+    kind "flat": `matrix` holds the vectors; kind "hnsw": `index` is a faiss.IndexHNSWFlat.
+    """
+
+    def __init__(self, index, kind: str, matrix: np.ndarray | None = None) -> None:  # noqa: ANN001 - faiss.Index
         self.index = index
         self.kind = kind
+        self.matrix = matrix
 
     @classmethod
     def build(
@@ -23,64 +28,81 @@ class VectorIndex:
         ef_construction: int = 80,
         ef_search: int = 128,
     ) -> VectorIndex:
+        n, dim = vectors.shape
+        if n < ann_threshold:
+            return cls(None, "flat", np.ascontiguousarray(vectors, dtype=np.float32))
         import faiss
 
-        n, dim = vectors.shape
-        if n >= ann_threshold:
-            index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            index.hnsw.efConstruction = ef_construction
-            index.hnsw.efSearch = ef_search
-            kind = "hnsw"
-        else:
-            index = faiss.IndexFlatIP(dim)
-            kind = "flat"
+        index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = ef_construction
+        index.hnsw.efSearch = ef_search
         if n:
             index.add(np.ascontiguousarray(vectors, dtype=np.float32))
-        return cls(index, kind)
+        return cls(index, "hnsw")
 
     @property
     def size(self) -> int:
+        if self.matrix is not None:
+            return int(self.matrix.shape[0])
         return int(self.index.ntotal)
 
+    @property
+    def suffix(self) -> str:
+        """File suffix the index is saved with."""
+        return "npy" if self.kind == "flat" else "faiss"
+
     def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k (scores, positions) for one query vector; positions -1 are padding."""
+        """Top-k (scores, positions) for one query vector, best first."""
         k = max(1, min(k, self.size))
         if self.size == 0:
             return np.zeros(0, dtype=np.float32), np.zeros(0, dtype=np.int64)
+        if self.matrix is not None:
+            scores = self.matrix @ query.astype(np.float32)
+            top = np.argpartition(-scores, k - 1)[:k]
+            top = top[np.argsort(-scores[top], kind="stable")]
+            return scores[top], top.astype(np.int64)
         scores, positions = self.index.search(query.reshape(1, -1).astype(np.float32), k)
         keep = positions[0] >= 0
         return scores[0][keep], positions[0][keep]
 
     def all_scores(self, query: np.ndarray) -> np.ndarray | None:
         """Exact cosine to every vector (flat indexes only; None for approximate ones)."""
-        if self.kind != "flat" or self.size == 0:
+        if self.matrix is None or self.size == 0:
             return None
-        import faiss
-
-        matrix = faiss.rev_swig_ptr(self.index.get_xb(), self.size * self.index.d)
-        matrix = np.asarray(matrix).reshape(self.size, self.index.d)
-        return matrix @ query.astype(np.float32)
+        return self.matrix @ query.astype(np.float32)
 
     def scores_for(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
         """Exact cosine to the vectors at `positions`."""
         if len(positions) == 0:
             return np.zeros(0, dtype=np.float32)
+        if self.matrix is not None:
+            return self.matrix[np.asarray(positions, dtype=np.int64)] @ query.astype(np.float32)
         vectors = np.vstack([self.index.reconstruct(int(p)) for p in positions])
         return vectors @ query.astype(np.float32)
 
     def save(self, path: Path) -> None:
-        import faiss
-
         tmp = path.with_name(path.name + ".tmp")
-        faiss.write_index(self.index, str(tmp))
+        if self.matrix is not None:
+            with open(tmp, "wb") as handle:
+                np.save(handle, self.matrix, allow_pickle=False)
+        else:
+            import faiss
+
+            faiss.write_index(self.index, str(tmp))
         tmp.replace(path)
 
     @classmethod
     def load(cls, path: Path, ef_search: int = 128) -> VectorIndex:
+        if path.suffix == ".npy":
+            matrix = np.load(path, allow_pickle=False)
+            if matrix.ndim != 2 or matrix.dtype != np.float32:
+                raise ValueError(f"{path}: not a float32 matrix")
+            return cls(None, "flat", matrix)
         import faiss
 
         index = faiss.read_index(str(path))
-        kind = "hnsw" if isinstance(index, faiss.IndexHNSW) else "flat"
-        if kind == "hnsw":
+        if isinstance(index, faiss.IndexHNSW):
             index.hnsw.efSearch = ef_search
-        return cls(index, kind)
+            return cls(index, "hnsw")
+        matrix = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d)  # an older flat index
+        return cls(None, "flat", np.array(matrix).reshape(index.ntotal, index.d))
