@@ -181,6 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    import compileall
+
+    # byte-compile memcli once, as an installed package is: otherwise every measured
+    # process (PYTHONDONTWRITEBYTECODE is set on this machine) compiles its modules anew
+    compileall.compile_dir(str(ROOT / "memcli"), quiet=1)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):

@@ -479,7 +479,25 @@ def parse(text: str, filename: str) -> Document:
     return doc
 
 
+_MEMO: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
+_MEMO_LIMIT = 300_000
+
+
 def _text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, str]]:
+    """An item's text and metadata, memoized by its lines: a long-lived watcher
+    re-parsing a big file after a small edit re-reads only the changed entries. (The
+    metadata dict is shared between equal entries; nothing changes it in place.)"""
+    key = (marker, *entry_lines)
+    found = _MEMO.get(key)
+    if found is None:
+        found = _read_text_and_meta(entry_lines, marker)
+        if len(_MEMO) >= _MEMO_LIMIT:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return found
+
+
+def _read_text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, str]]:
     """An item's text (continuation lines dedented) and its metadata comment, if any.
     Raises ValueError for malformed metadata or an empty item."""
     first = _strip_eol(entry_lines[0])[len(marker) :]
