@@ -315,7 +315,7 @@ class Memory:
             signals,
             settings=cfg,
             mode=mode,
-            now=utc_now(),
+            now=ranking_time(),
             access=self.access.load(),
             reflected=view.reflected,
             neighbours=neighbours,
@@ -436,7 +436,7 @@ class Memory:
         cfg = self.settings.inject
         budget = cfg.max_tokens if max_tokens is None else max_tokens
         counter = get_counter(encoding or cfg.encoding)
-        now = utc_now()
+        now = ranking_time()
         if context is not None and context.strip():
             hits = self.search(context, types=types, limit=10_000, touch=False)
             _, view = self._search_view(None)
@@ -958,6 +958,12 @@ def shared_memory(workspace: str | Path | None = None) -> Memory:
             del _SHARED[old]  # settings changed: start over with the new ones
         _SHARED[key] = Memory(root)
     return _SHARED[key]
+
+
+def ranking_time() -> dt.datetime:
+    """Now, to the minute: recency changes too little within a minute to matter, and two
+    processes answering the same query a few seconds apart print the same scores."""
+    return utc_now().replace(second=0)
 
 
 def _priority(entry: Entry) -> bool:

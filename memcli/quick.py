@@ -102,6 +102,9 @@ def run(argv: list[str]) -> int | None:
     options = parse_search(parsed[2])
     if options is None:
         return None
+    import gc
+
+    gc.disable()  # a one-off process: its few cycles die with it, its pauses would not
     return _search(parsed[0], options)
 
 

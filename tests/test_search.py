@@ -154,3 +154,23 @@ def test_cli_search_index_json(runner: CliRunner, workspace: Path) -> None:
     assert bad.exit_code == 1 and "unknown search mode" in bad.stderr
     empty = runner.invoke(app, ["-w", str(workspace), "search", " "])
     assert empty.exit_code == 1 and "query is empty" in empty.stderr
+
+
+def test_snapshot_follows_metadata_and_line_changes(workspace: Path, model) -> None:
+    """A one-off process reads entries from the index's snapshot instead of parsing; an
+    edit that keeps every text (importance, lines moved by prose) must still show."""
+    memory(workspace, model).index()
+    path = workspace / "memory.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("# Memory\n", "# Memory\n\nA new paragraph.\n", 1).replace(
+            "id=m8f3a2c1 imp=0.8", "id=m8f3a2c1 imp=0.3"
+        ),
+        encoding="utf-8",
+    )
+    fresh = memory(workspace, model)  # as a new process would
+    hit = fresh.search("pytest fixtures", limit=1, touch=False)[0]
+    assert hit.entry.id == "m8f3a2c1" and hit.entry.importance == 0.3
+    stored = next(e for e in fresh.entries() if e.id == "m8f3a2c1")
+    assert hit.entry.line == stored.line
+    assert fresh.index_manager.snapshot_entries(fresh.index_manager.ensure()) is not None

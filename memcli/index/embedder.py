@@ -136,9 +136,14 @@ class EmbeddingCache:
         if not len(hashes):
             return
         start = len(self._rows)
+        end = start + len(hashes)
+        if end > len(self._matrix):  # grow by half at least: one copy per many adds
+            grown = np.zeros((max(end, len(self._matrix) * 3 // 2), self.dim), dtype=np.float32)
+            grown[:start] = self._matrix[:start]
+            self._matrix = grown
+        self._matrix[start:end] = vectors.astype(np.float32)
         for offset, key in enumerate(hashes):
             self._rows[key] = start + offset
-        self._matrix = np.vstack([self._matrix, vectors.astype(np.float32)])
         self._dirty = True
         self.unsaved += len(hashes)
 
@@ -158,7 +163,7 @@ class EmbeddingCache:
             return
         self.vectors_path.parent.mkdir(parents=True, exist_ok=True)
         tmp_vec = self.vectors_path.with_name(self.vectors_path.name + ".tmp.npy")
-        np.save(tmp_vec, self._matrix)
+        np.save(tmp_vec, self._matrix[: len(self._rows)])
         tmp_vec.replace(self.vectors_path)
         tmp_keys = self.keys_path.with_name(self.keys_path.name + ".tmp")
         tmp_keys.write_text(json.dumps(list(self._rows)))

@@ -10,6 +10,7 @@ A missing, damaged or foreign (other model) index is rebuilt with a notice.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import marshal
@@ -43,7 +44,13 @@ def embed_text(entry: Entry) -> str:
 
 def keyword_text(entry: Entry) -> str:
     """What the keyword index sees for an entry: its text and its keywords."""
-    return entry.text + ("\n" + " ".join(entry.keywords) if entry.keywords else "")
+    return _keyword_text(entry.text, entry.meta.get("kw", ""))
+
+
+@functools.lru_cache(maxsize=200_000)
+def _keyword_text(text: str, kw: str) -> str:
+    words = [k.strip() for k in kw.split(",") if k.strip()]
+    return text + ("\n" + " ".join(words) if words else "")
 
 
 @dataclass(frozen=True)
