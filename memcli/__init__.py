@@ -6,12 +6,13 @@ Public API (imported lazily so that `import memcli` stays cheap):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (≈ 10 ms)
 __version__ = "0.1.0"
 __all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from memcli.errors import MemcliError, NotFoundError, ValidationError
     from memcli.memory import Memory
     from memcli.models import Entry

@@ -6,21 +6,34 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
-import tempfile
-from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MAX_REQUEST = 8 * 1024 * 1024
 _SOCKET_NAME = "daemon.sock"
 _MAX_PATH = 100  # AF_UNIX paths are limited to ~108 bytes
 
 
-def socket_path(root: Path) -> Path:
-    """`.memcli/daemon.sock`, or a short per-user path when that would be too long."""
-    preferred = Path(root).resolve() / ".memcli" / _SOCKET_NAME
-    if len(os.fsencode(str(preferred))) <= _MAX_PATH:
+def socket_file(root: str) -> str:
+    """`.memcli/daemon.sock` of the workspace at `root` (resolved), or a short per-user
+    path when that would be too long. os.path only: the client's start-up stays short."""
+    resolved = os.path.realpath(os.path.expanduser(root))
+    preferred = os.path.join(resolved, ".memcli", _SOCKET_NAME)
+    if len(os.fsencode(preferred)) <= _MAX_PATH:
         return preferred
-    digest = hashlib.sha256(os.fsencode(str(Path(root).resolve()))).hexdigest()[:16]
-    return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}" / f"{digest}.sock"
+    import tempfile
+
+    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"memcli-{os.getuid()}", f"{digest}.sock")
+
+
+def socket_path(root: str | Path) -> Path:
+    """socket_file as a Path (for the daemon side)."""
+    from pathlib import Path
+
+    return Path(socket_file(str(root)))
 
 
 def read_line(sock: socket.socket, limit: int = MAX_REQUEST) -> bytes:

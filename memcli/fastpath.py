@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import sys
-from pathlib import Path
 
 SERVED = ("search", "inject", "get")
 
@@ -50,10 +48,10 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     if parsed is None:
         return None
     workspace_flag, _command, rest = parsed
-    from memcli.daemon_protocol import read_line, socket_path
+    from memcli.daemon_protocol import read_line, socket_file
 
     if workspace_flag:  # the common agent case; skips importing the resolution rules
-        root = Path(workspace_flag).expanduser().resolve()
+        root = os.path.realpath(os.path.expanduser(workspace_flag))
     else:
         from memcli.store.workspace import resolve_workspace
 
@@ -61,8 +59,8 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
             root = resolve_workspace(None)
         except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
             return None
-    path = socket_path(root)
-    if not path.exists():
+    path = socket_file(str(root))
+    if not os.path.exists(path):
         return None
     request = {
         "argv": argv,
@@ -70,7 +68,7 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
         "cwd": os.getcwd(),
         "stdin": sys.stdin.read() if "-" in rest else None,
         "tty": sys.stdout.isatty(),
-        "width": shutil.get_terminal_size((80, 24)).columns,
+        "width": _terminal_width(),
     }
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -91,6 +89,20 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     sys.stdout.write(response.get("stdout", ""))
     sys.stderr.write(response.get("stderr", ""))
     return int(response["code"])
+
+
+def _terminal_width() -> int:
+    """shutil.get_terminal_size's answer, without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
 
 
 class _Replay:

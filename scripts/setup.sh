@@ -14,5 +14,6 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip show torch >/dev/null 2>&1 || .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+.venv/bin/python -m compileall -q memcli >/dev/null  # bytecode once, as an installed package has it
 echo "$want" > "$stamp"
