@@ -22,17 +22,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.daemon_protocol import read_line, socket_path
+from memcli.daemon_protocol import frame, read_line, socket_path
 from memcli.fastpath import parse_argv
 
 
 class DaemonServer:
     """A threaded Unix-socket server; `handler(request) -> response dict`."""
 
-    def __init__(self, root: Path, handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        handler: Callable[[dict[str, Any]], dict[str, Any]],
+        after_reply: Callable[[], None] | None = None,
+    ) -> None:
         self.root = root
         self.path = socket_path(root)
         self.handler = handler
+        self.after_reply = after_reply  # work the client need not wait for
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -83,9 +89,15 @@ class DaemonServer:
                 self.requests += 1
                 response = self.handler(request)
             except Exception as exc:  # noqa: BLE001 - a bad request must not kill the daemon
-                response = {"error": f"{type(exc).__name__}: {exc}"}
+                request, response = {}, {"error": f"{type(exc).__name__}: {exc}"}
+            if request.get("frame") is True and isinstance(response.get("code"), int):
+                payload = frame(response["code"], response["stdout"], response["stderr"])
+            else:
+                payload = json.dumps(response).encode("utf-8") + b"\n"
             with contextlib.suppress(OSError):
-                conn.sendall(json.dumps(response).encode("utf-8") + b"\n")
+                conn.sendall(payload)
+        if self.after_reply is not None:
+            self.after_reply()
 
     def stop(self) -> None:
         self._stop.set()

@@ -1,14 +1,14 @@
-"""What client and daemon agree on: where the socket lives and the size limits.
-Standard library only: the client imports this before anything else."""
+"""What client and daemon agree on: where the socket lives, the size limits and the
+framed answer to a command. Builtin modules only: the client imports this before
+anything else, and every import here is paid by every served command."""
 
 from __future__ import annotations
 
-import hashlib
 import os
-import socket
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    import socket
     from pathlib import Path
 
 MAX_REQUEST = 8 * 1024 * 1024
@@ -23,6 +23,7 @@ def socket_file(root: str) -> str:
     preferred = os.path.join(resolved, ".memcli", _SOCKET_NAME)
     if len(os.fsencode(preferred)) <= _MAX_PATH:
         return preferred
+    import hashlib
     import tempfile
 
     digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:16]
@@ -47,3 +48,46 @@ def read_line(sock: socket.socket, limit: int = MAX_REQUEST) -> bytes:
         if len(data) > limit:
             raise ValueError("message too large")
     return data
+
+
+def read_all(sock: socket.socket, limit: int) -> bytes:
+    """Everything until the other side closes (a framed answer)."""
+    chunks = []
+    size = 0
+    while True:
+        chunk = sock.recv(1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise ValueError("message too large")
+
+
+#: first word of a framed answer: `memcli1 <code> <stdout bytes> <stderr bytes>\n`
+#: followed by both outputs, so the client needs no JSON decoder
+FRAME_MAGIC = b"memcli1"
+
+
+def frame(code: int, stdout: str, stderr: str) -> bytes:
+    out, err = stdout.encode("utf-8", "surrogatepass"), stderr.encode("utf-8", "surrogatepass")
+    return b"%s %d %d %d\n%s%s" % (FRAME_MAGIC, code, len(out), len(err), out, err)
+
+
+def unframe(data: bytes) -> tuple[int, str, str] | None:
+    """(code, stdout, stderr) of a complete framed answer, else None."""
+    head, _, body = data.partition(b"\n")
+    parts = head.split()
+    if len(parts) != 4 or parts[0] != FRAME_MAGIC:
+        return None
+    try:
+        code, out_len, err_len = int(parts[1]), int(parts[2]), int(parts[3])
+    except ValueError:
+        return None
+    if len(body) != out_len + err_len:
+        return None
+    return (
+        code,
+        body[:out_len].decode("utf-8", "surrogatepass"),
+        body[out_len:].decode("utf-8", "surrogatepass"),
+    )

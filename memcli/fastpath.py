@@ -2,15 +2,15 @@
 `memcli watch` daemon to answer `search`, `inject` and `get`; when none answers (no
 daemon, stale socket, crashed daemon) it runs the command in-process as usual.
 
-Standard library only up to the hand-off, so a served command costs one Python start-up
-and a socket round trip.
+Builtin modules only up to the hand-off (`_socket` rather than socket, which pulls in
+enum and selectors; `_json`'s string encoder rather than json, which pulls in re; a
+framed answer that needs no decoder), so a served command costs one Python start-up and
+a socket round trip.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import socket
 import sys
 
 SERVED = ("search", "inject", "get")
@@ -48,7 +48,7 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     if parsed is None:
         return None
     workspace_flag, _command, rest = parsed
-    from memcli.daemon_protocol import read_line, socket_file
+    from memcli.daemon_protocol import read_all, socket_file, unframe
 
     if workspace_flag:  # the common agent case; skips importing the resolution rules
         root = os.path.realpath(os.path.expanduser(workspace_flag))
@@ -62,33 +62,48 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     path = socket_file(str(root))
     if not os.path.exists(path):
         return None
-    request = {
-        "argv": argv,
-        "workspace": str(root),
-        "cwd": os.getcwd(),
-        "stdin": sys.stdin.read() if "-" in rest else None,
-        "tty": sys.stdout.isatty(),
-        "width": _terminal_width(),
-    }
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stdin = sys.stdin.read() if "-" in rest else None
+    request = _request_json(argv, str(root), stdin)
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(1.0)
-        sock.connect(str(path))
+        sock.connect(path)
         sock.settimeout(timeout)
-        sock.sendall(json.dumps(request).encode("utf-8") + b"\n")
-        data = read_line(sock, limit=1 << 30)
-        response = json.loads(data.decode("utf-8"))
+        sock.sendall(request)
+        response = unframe(read_all(sock, limit=1 << 30))
     except (OSError, ValueError):
         response = None
     finally:
         sock.close()
-    if not isinstance(response, dict) or "code" not in response:
-        if request["stdin"] is not None:  # already read: hand it to the in-process run
-            sys.stdin = _Replay(request["stdin"])
+    if response is None:
+        if stdin is not None:  # already read: hand it to the in-process run
+            sys.stdin = _Replay(stdin)
         return None
-    sys.stdout.write(response.get("stdout", ""))
-    sys.stderr.write(response.get("stderr", ""))
-    return int(response["code"])
+    code, out, err = response
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
+
+
+def _request_json(argv: list[str], root: str, stdin: str | None) -> bytes:
+    """The request as one JSON line, written with `_json`'s string encoder (the one
+    json.dumps uses) so that json, and re with it, stay unimported."""
+    try:
+        from _json import encode_basestring_ascii as quote
+    except ImportError:  # an interpreter without the C accelerator
+        from json.encoder import py_encode_basestring_ascii as quote
+    fields = [
+        '"argv": [' + ", ".join(quote(a) for a in argv) + "]",
+        '"workspace": ' + quote(root),
+        '"cwd": ' + quote(os.getcwd()),
+        '"stdin": ' + ("null" if stdin is None else quote(stdin)),
+        '"tty": ' + ("true" if sys.stdout.isatty() else "false"),
+        f'"width": {_terminal_width():d}',
+        '"frame": true',
+    ]
+    return ("{" + ", ".join(fields) + "}\n").encode("ascii")
 
 
 def _terminal_width() -> int:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from memcli.extract import Decision
     from memcli.inject import Packed
     from memcli.reflect import Trigger
-    from memcli.search import Hit, Signals
+    from memcli.search import EntryArrays, Hit, Signals
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,12 @@ class SearchView:
         from memcli.search import neighbour_map
 
         return neighbour_map(self.ordered)
+
+    @cached_property
+    def arrays(self) -> EntryArrays:
+        from memcli.search import EntryArrays
+
+        return EntryArrays.of(self.ordered)
 
     @cached_property
     def reflected(self) -> set[str]:
@@ -140,7 +146,7 @@ class Memory:
             self._settings = load_settings(self.root, self._env)
         return self._settings
 
-    @property
+    @cached_property
     def access(self) -> AccessStats:
         return AccessStats(self.store.state_dir)
 
@@ -321,6 +327,7 @@ class Memory:
             neighbours=neighbours,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
+            arrays=view.arrays,
         )
         if touch and hits:
             self.access.touch(h.entry.id for h in hits)

@@ -97,6 +97,57 @@ def half_life(entry: Entry, settings: SearchSettings) -> float:
     return settings.episode_half_life_days if entry.type == "episode" else settings.half_life_days
 
 
+@dataclass(frozen=True)
+class EntryArrays:
+    """What ranking needs of every entry, as arrays in entry order: built once per index
+    generation, so a query's ranking is array arithmetic over its candidates."""
+
+    importance: np.ndarray
+    confidence: np.ndarray
+    moment: np.ndarray  # POSIX seconds of the last update, else creation; NaN: undated
+    episode: np.ndarray  # bool: recency halves with episode_half_life_days
+    near: np.ndarray  # (n, 2) positions of the neighbours (see neighbour_map), -1: none
+    order: np.ndarray  # rank of (file, line): the tie-break between equal scores
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> EntryArrays:
+        near = np.full((len(entries), 2), -1, dtype=np.int64)
+        for i, found in neighbour_map(entries).items():
+            near[i, : len(found)] = found
+        by_place = sorted(range(len(entries)), key=lambda i: (entries[i].file, entries[i].line))
+        order = np.empty(len(entries), dtype=np.int64)
+        order[by_place] = np.arange(len(entries))
+        return cls(
+            importance=np.array([e.importance for e in entries], dtype=np.float64),
+            confidence=np.array([e.confidence for e in entries], dtype=np.float64),
+            moment=np.array([_moment(e) for e in entries], dtype=np.float64),
+            episode=np.array([e.type == "episode" for e in entries], dtype=bool),
+            near=near,
+            order=order,
+        )
+
+
+def _moment(entry: Entry) -> float:
+    try:
+        moment = entry.updated or entry.created
+    except ValueError:
+        return float("nan")
+    return float("nan") if moment is None else _seconds(moment)
+
+
+def _seconds(moment: dt.datetime) -> float:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def _access_seconds(last: str) -> float | None:
+    try:
+        return _seconds(dt.datetime.fromisoformat(last.replace("Z", "+00:00")))
+    except ValueError:
+        return None
+
+
 def rank(
     entries: Sequence[Entry],
     signals: Signals,
@@ -109,10 +160,14 @@ def rank(
     neighbours: dict[int, list[int]] | None = None,
     limit: int,
     min_score: float = 0.0,
+    arrays: EntryArrays | None = None,
 ) -> list[Hit]:
-    """Score the candidates and return the best `limit` hits, best first."""
+    """Score the candidates and return the best `limit` hits, best first. `arrays` are
+    EntryArrays.of(entries), when the caller keeps them."""
     if len(signals.positions) == 0:
         return []
+    if arrays is None:
+        arrays = EntryArrays.of(entries)
     sem = minmax(signals.semantic.astype(np.float64))
     kw = minmax(signals.keyword.astype(np.float64))
     if mode == "semantic":
@@ -125,14 +180,28 @@ def rank(
     positions = signals.positions.astype(np.int64)
     if neighbours and settings.neighbour_weight > 0:
         relevance = relevance + settings.neighbour_weight * _best_neighbour(
-            relevance, positions, neighbours, len(entries)
+            relevance, positions, arrays.near, len(entries)
         )
-    candidates = [entries[int(p)] for p in positions]
-    penalty = np.array([e.id in reflected for e in candidates], dtype=bool)
+    candidates = [entries[p] for p in positions.tolist()]
+    moment = arrays.moment[positions]
+    penalty = np.zeros(len(candidates), dtype=bool)
+    for i, entry in enumerate(candidates):
+        if entry.id in reflected:
+            penalty[i] = True
+        seen = access.get(entry.id)
+        if seen is not None and seen.last:
+            when = _access_seconds(seen.last)
+            if when is not None:
+                moment[i] = when
     relevance = np.where(penalty, relevance * (1.0 - settings.reflected_penalty), relevance)
-    importance = np.array([e.importance for e in candidates])
-    confidence = np.array([e.confidence for e in candidates])
-    rec = np.array([recency(e, access.get(e.id), now, half_life(e, settings)) for e in candidates])
+    importance = arrays.importance[positions]
+    confidence = arrays.confidence[positions]
+    half = np.where(
+        arrays.episode[positions], settings.episode_half_life_days, settings.half_life_days
+    )
+    age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
+    with np.errstate(invalid="ignore"):
+        rec = np.where(np.isnan(moment), 0.5, 0.5 ** (age_days / np.maximum(half, 1e-6)))
     scores = (
         settings.relevance_weight * relevance
         + settings.recency_weight * rec
@@ -142,10 +211,8 @@ def rank(
     keep = scores >= min_score
     if mode == "keyword":
         keep &= signals.keyword > 0
-    order = sorted(
-        np.flatnonzero(keep),
-        key=lambda i: (-scores[i], candidates[i].file, candidates[i].line),
-    )[:limit]
+    kept = np.flatnonzero(keep)
+    order = kept[np.lexsort((arrays.order[positions][kept], -scores[kept]))][:limit]
     return [
         Hit(
             candidates[i],
@@ -159,24 +226,20 @@ def rank(
                 "confidence": float(confidence[i]),
             },
         )
-        for i in order
+        for i in order.tolist()
     ]
 
 
 def _best_neighbour(
-    own: np.ndarray, positions: np.ndarray, neighbours: dict[int, list[int]], size: int
+    own: np.ndarray, positions: np.ndarray, near: np.ndarray, size: int
 ) -> np.ndarray:
     """For each candidate, the highest relevance among its neighbours that are candidates
     too (0 when none is)."""
-    slot = np.full(size, -1, dtype=np.int64)
+    slot = np.full(size + 1, -1, dtype=np.int64)  # slot[-1] (no neighbour) stays -1
     slot[positions] = np.arange(len(positions))
-    best = np.zeros(len(positions))
-    for i, p in enumerate(positions.tolist()):
-        for n in neighbours.get(p, ()):
-            j = slot[n]
-            if j >= 0 and own[j] > best[i]:
-                best[i] = own[j]
-    return best
+    found = slot[near[positions]]  # (k, 2) candidate slots of the neighbours, -1: none
+    values = np.where(found >= 0, own[np.maximum(found, 0)], 0.0)
+    return np.maximum(values.max(axis=1), 0.0)
 
 
 def neighbour_map(entries: Sequence[Entry]) -> dict[int, list[int]]:

@@ -30,7 +30,7 @@ class WatchService:
         self.batches = 0
         self.last_batch: dict[str, Any] | None = None
         handler = CliRunnerHandler(self.root, self.status)
-        self.server = DaemonServer(self.root, self._locked(handler))
+        self.server = DaemonServer(self.root, self._locked(handler), self.flush_access)
         self.watcher = Watcher(self.root, self.on_batch)
 
     def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
@@ -38,13 +38,21 @@ class WatchService:
             if request.get("op") == "status":
                 return handler(request)
             with self.lock:
+                self.memory.access.flush()
                 return handler(request)
 
         return run
 
+    def flush_access(self) -> None:
+        """Write the access counts of the last answer (after it went out: a search does
+        not wait for the statistics file)."""
+        with self.lock:
+            self.memory.access.flush()
+
     def start(self) -> None:
         self.memory._ready()
         self.memory.index_manager.keep_cache_in_memory = True
+        self.memory.access.defer = True
         started = time.perf_counter()
         report = self.memory.index()
         self.memory.index_manager.query_embedder.embed(["warm up"])
@@ -65,10 +73,12 @@ class WatchService:
     def on_batch(self, paths: list[str]) -> None:
         started = time.perf_counter()
         with self.lock:
+            self.memory.access.flush()
             if "memcli.toml" in paths:
                 self.memory.index_manager.flush()
                 self.memory = shared_memory(self.root)
                 self.memory.index_manager.keep_cache_in_memory = True
+                self.memory.access.defer = True
             try:
                 for name in paths:
                     if name.endswith(".md") and (self.root / name).is_file():
@@ -103,6 +113,7 @@ class WatchService:
         self.watcher.stop()
         self.server.stop()
         with self.lock:
+            self.memory.access.flush()
             self.memory.index_manager.flush()
 
 

@@ -32,15 +32,33 @@ class AccessStats:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / ACCESS_FILE
         self.lock = state_dir / "locks" / "access.lock"
+        #: a long-lived process (the watch daemon) sets this: touches are kept in memory
+        #: until flush(), which it calls after the answer has gone out
+        self.defer = False
+        self._pending: list[tuple[list[str], str]] = []
+        self._parsed: tuple[tuple[int, int, int], dict[str, Access]] | None = None
 
     def load(self) -> dict[str, Access]:
+        """Counts on disk plus touches not yet flushed."""
+        data = self._read()
+        for ids, when in self._pending:
+            _bump(data, ids, when)
+        return data
+
+    def _read(self) -> dict[str, Access]:
         try:
+            stat = self.path.stat()
+            stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            if self._parsed is not None and self._parsed[0] == stamp:
+                return dict(self._parsed[1])  # unchanged since the last read
             raw = json.loads(self.path.read_text(encoding="utf-8"))
-            return {
+            data = {
                 k: Access(int(v.get("count", 0)), v.get("last"))
                 for k, v in raw.items()
                 if isinstance(v, dict)
             }
+            self._parsed = (stamp, data)
+            return dict(data)
         except FileNotFoundError:
             return {}
         except (ValueError, OSError, AttributeError):
@@ -60,21 +78,29 @@ class AccessStats:
         ids = list(ids)
         if not ids:
             return
-        now = format_time(utc_now())
+        self._pending.append((ids, format_time(utc_now())))
+        if not self.defer:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the touches kept in memory."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
         try:
             with file_lock(self.lock):
-                data = self.load()
-                for entry_id in ids:
-                    old = data.get(entry_id, Access())
-                    data[entry_id] = Access(old.count + 1, now)
+                data = self._read()
+                for ids, when in pending:
+                    _bump(data, ids, when)
                 self._save(data)
         except (OSError, MemcliError):
             pass  # statistics are best effort (read-only workspace, full disk)
 
     def merge(self, target: str, sources: Iterable[str]) -> None:
         """Add the counts of `sources` to `target` (used when entries merge)."""
+        self.flush()
         with file_lock(self.lock):
-            data = self.load()
+            data = self._read()
             total = data.get(target, Access())
             count, last = total.count, total.last
             for source in sources:
@@ -89,3 +115,9 @@ class AccessStats:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = {k: {"count": v.count, "last": v.last} for k, v in sorted(data.items())}
         atomic_write(self.path, json.dumps(payload, ensure_ascii=False, indent=0))
+
+
+def _bump(data: dict[str, Access], ids: list[str], when: str) -> None:
+    for entry_id in ids:
+        old = data.get(entry_id, Access())
+        data[entry_id] = Access(old.count + 1, when)
