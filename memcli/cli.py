@@ -374,7 +374,7 @@ def watch(
         else:
             render.key_values(info.items())
         return
-    service = WatchService(state.workspace, log=render.info)
+    service = WatchService(state.workspace, log=render.pinned_info())
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

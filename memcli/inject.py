@@ -2,7 +2,8 @@
 
 `pack` is pure: given ranked candidates, a budget and a token counter it picks entries
 greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
-newlines), skipping entries that do not fit and trying smaller ones. Pinned entries and
+newlines), skipping entries that do not fit and trying smaller ones (among the best
+candidates worth a few budgets: the tail could only fill a gap). Pinned entries and
 corrections go first, within a reserved share of the budget; those that do not fit
 there compete for the rest of the budget ahead of the others.
 """
@@ -36,6 +37,10 @@ SECTIONS: dict[str, str] = {
 
 _WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
 MAX_FILL_TRIES = 64
+#: pack looks at the best candidates until their costs add up to this many budgets: what
+#: lies beyond could only fill a gap, and a long tail (thousands of pinned entries) would
+#: cost more time than the block is worth
+SCAN_BUDGETS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +140,27 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
     return "".join(parts)
 
 
+def _leading_costs(
+    ranked: Sequence[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
+) -> list[int]:
+    """Token costs of the leading candidates, until they add up to `scan_tokens`."""
+    costs: list[int] = []
+    total = 0
+    step = 64
+    for start in range(0, len(ranked), step):
+        chunk = ranked[start : start + step]
+        if fmt == "json":
+            texts = [json.dumps(c.entry.text, ensure_ascii=False) + "," for c in chunk]
+        else:
+            texts = [render_item(c.entry, fmt) for c in chunk]
+        counted = counter.count_many(texts)
+        costs.extend(counted)
+        total += sum(counted)
+        if total > scan_tokens:
+            break
+    return costs
+
+
 def pack(
     candidates: Sequence[Candidate],
     budget: int,
@@ -152,16 +178,14 @@ def pack(
             hint=f"give at least {empty}",
         )
     ranked = sorted(candidates, key=lambda c: (not c.priority, -c.score))
+    costs = _leading_costs(ranked, counter, fmt, SCAN_BUDGETS * budget)
+    del ranked[len(costs) :]
     if fmt == "json":
-        costs = counter.count_many(
-            [json.dumps(c.entry.text, ensure_ascii=False) + "," for c in ranked]
-        )
         headers = {
             t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],")
             for t in {c.entry.type for c in ranked}
         }
     else:
-        costs = counter.count_many([render_item(c.entry, fmt) for c in ranked])
         closing = 1 if fmt == "xml" else 0
         headers = {
             t: counter.count(render_header(t, fmt)) + closing

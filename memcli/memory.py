@@ -67,12 +67,6 @@ class SearchView:
         self.ordered = ordered
 
     @cached_property
-    def neighbours(self) -> dict[int, list[int]]:
-        from memcli.search import neighbour_map
-
-        return neighbour_map(self.ordered)
-
-    @cached_property
     def arrays(self) -> EntryArrays:
         from memcli.search import EntryArrays
 
@@ -314,7 +308,7 @@ class Memory:
             )
             allowed = np.zeros(len(ordered), dtype=bool)
             allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
-        neighbours = view.neighbours if cfg.neighbour_weight > 0 else None
+        neighbours = view.arrays.near if cfg.neighbour_weight > 0 else None
         signals = self._signals(query, mode, loaded, allowed, neighbours)
         hits = rank(
             ordered,
@@ -324,7 +318,7 @@ class Memory:
             now=ranking_time(),
             access=self.access.load(),
             reflected=view.reflected,
-            neighbours=neighbours,
+            neighbours=neighbours is not None,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
             arrays=view.arrays,
@@ -374,7 +368,7 @@ class Memory:
         mode: str,
         loaded: LoadedIndex,
         allowed: np.ndarray,
-        neighbours: dict[int, list[int]] | None,
+        neighbours: np.ndarray | None,
     ) -> Signals:
         """Candidate positions (each retriever's top `candidate_pool`, plus their
         neighbours when neighbour_weight is on) with their raw scores."""
@@ -398,9 +392,10 @@ class Memory:
             _, found = vectors.search(qvec, wanted)
             sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
         positions = sem_top if mode == "semantic" else np.union1d(sem_top, kw_top)
-        if neighbours:
-            near = [n for p in positions for n in neighbours.get(int(p), []) if allowed[n]]
-            positions = np.union1d(positions, np.array(near, dtype=np.int64))
+        if neighbours is not None:
+            near = neighbours[positions].ravel()
+            near = near[near >= 0]
+            positions = np.union1d(positions, near[allowed[near]])
         sem = sem_all[positions] if sem_all is not None else vectors.scores_for(qvec, positions)
         return Signals(positions, sem, kw_all[positions])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
@@ -28,6 +28,19 @@ def emit_json(data: Any) -> None:
 def info(message: str) -> None:
     """A human-readable line on stdout."""
     _out.print(Text(message))
+
+
+def pinned_info() -> Callable[[str], None]:
+    """`info` bound to the stdout of this moment: a watcher's log lines must not land in
+    the output of a request the daemon answers meanwhile (it swaps `_out` per request)."""
+    # the file itself: a Console without one prints to whatever sys.stdout is then,
+    # and a request's redirect_stdout swaps that
+    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+
+    def log(message: str) -> None:
+        console.print(Text(message))
+
+    return log
 
 
 def note(message: str) -> None:

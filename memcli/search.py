@@ -16,7 +16,7 @@ adjacent entries' relevance (same file and section), for conversation-like logs.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +24,7 @@ import numpy as np
 from memcli.config import SearchSettings
 from memcli.errors import ValidationError
 from memcli.index.access import Access
-from memcli.models import Entry
+from memcli.models import DEFAULT_CONFIDENCE, DEFAULT_IMPORTANCE, Entry, parse_time
 
 MODES = ("hybrid", "semantic", "keyword")
 
@@ -106,33 +106,63 @@ class EntryArrays:
     confidence: np.ndarray
     moment: np.ndarray  # POSIX seconds of the last update, else creation; NaN: undated
     episode: np.ndarray  # bool: recency halves with episode_half_life_days
-    near: np.ndarray  # (n, 2) positions of the neighbours (see neighbour_map), -1: none
+    near: np.ndarray  # (n, 2) entries just before/after in the same file and type; -1: none
     order: np.ndarray  # rank of (file, line): the tie-break between equal scores
 
     @classmethod
     def of(cls, entries: Sequence[Entry]) -> EntryArrays:
-        near = np.full((len(entries), 2), -1, dtype=np.int64)
-        for i, found in neighbour_map(entries).items():
-            near[i, : len(found)] = found
-        by_place = sorted(range(len(entries)), key=lambda i: (entries[i].file, entries[i].line))
-        order = np.empty(len(entries), dtype=np.int64)
-        order[by_place] = np.arange(len(entries))
+        n = len(entries)
+        files: dict[str, int] = {}
+        types: dict[str, int] = {}
+        file_code = np.array([files.setdefault(e.file, len(files)) for e in entries], np.int64)
+        type_code = np.array([types.setdefault(e.type, len(types)) for e in entries], np.int64)
+        # neighbours: the entries directly before and after, in the same file and type
+        same = (file_code[1:] == file_code[:-1]) & (type_code[1:] == type_code[:-1])
+        near = np.full((n, 2), -1, dtype=np.int64)
+        if n > 1:
+            near[1:, 0] = np.where(same, np.arange(n - 1), -1)
+            near[:-1, 1] = np.where(same, np.arange(1, n), -1)
+        file_rank = np.empty(len(files), dtype=np.int64)
+        file_rank[[files[f] for f in sorted(files)]] = np.arange(len(files))
+        lines = np.array([e.line for e in entries], dtype=np.int64)
+        order = np.empty(n, dtype=np.int64)
+        order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
+        episode = types.get("episode", -1)
+        # from the raw metadata strings, each distinct one converted once: the entries of
+        # a new index generation are new objects, their cached properties not yet computed
+        metas = [e.meta for e in entries]
+        imp = _converted([m.get("imp") for m in metas], float, DEFAULT_IMPORTANCE)
+        conf = _converted([m.get("conf") for m in metas], float, DEFAULT_CONFIDENCE)
+        dated = [m.get("updated") or m.get("created") for m in metas]
         return cls(
-            importance=np.array([e.importance for e in entries], dtype=np.float64),
-            confidence=np.array([e.confidence for e in entries], dtype=np.float64),
-            moment=np.array([_moment(e) for e in entries], dtype=np.float64),
-            episode=np.array([e.type == "episode" for e in entries], dtype=bool),
+            importance=imp,
+            confidence=conf,
+            moment=_converted(dated, _moment, float("nan")),
+            episode=type_code == episode,
             near=near,
             order=order,
         )
 
 
-def _moment(entry: Entry) -> float:
+def _converted(
+    raw: list[str | None], convert: Callable[[str], float], default: float
+) -> np.ndarray:
+    memo: dict[str | None, float] = {None: default}
+    out = np.empty(len(raw), dtype=np.float64)
+    for i, value in enumerate(raw):
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = convert(value)  # type: ignore[arg-type]
+        out[i] = found
+    return out
+
+
+def _moment(raw: str) -> float:
+    """POSIX seconds of a metadata date (as Entry.updated / Entry.created read it)."""
     try:
-        moment = entry.updated or entry.created
+        return _seconds(parse_time(raw))
     except ValueError:
         return float("nan")
-    return float("nan") if moment is None else _seconds(moment)
 
 
 def _seconds(moment: dt.datetime) -> float:
@@ -157,12 +187,13 @@ def rank(
     now: dt.datetime,
     access: dict[str, Access],
     reflected: set[str],
-    neighbours: dict[int, list[int]] | None = None,
+    neighbours: bool = False,
     limit: int,
     min_score: float = 0.0,
     arrays: EntryArrays | None = None,
 ) -> list[Hit]:
-    """Score the candidates and return the best `limit` hits, best first. `arrays` are
+    """Score the candidates and return the best `limit` hits, best first (with
+    `neighbours`, relevance borrows from adjacent entries). `arrays` are
     EntryArrays.of(entries), when the caller keeps them."""
     if len(signals.positions) == 0:
         return []
@@ -240,20 +271,3 @@ def _best_neighbour(
     found = slot[near[positions]]  # (k, 2) candidate slots of the neighbours, -1: none
     values = np.where(found >= 0, own[np.maximum(found, 0)], 0.0)
     return np.maximum(values.max(axis=1), 0.0)
-
-
-def neighbour_map(entries: Sequence[Entry]) -> dict[int, list[int]]:
-    """Positions of the entries directly before and after each entry in the same file
-    and of the same type."""
-    result: dict[int, list[int]] = {}
-    for i, entry in enumerate(entries):
-        near = []
-        for j in (i - 1, i + 1):
-            if (
-                0 <= j < len(entries)
-                and entries[j].file == entry.file
-                and entries[j].type == entry.type
-            ):
-                near.append(j)
-        result[i] = near
-    return result

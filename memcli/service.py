@@ -29,6 +29,7 @@ class WatchService:
         self.started = time.time()
         self.batches = 0
         self.last_batch: dict[str, Any] | None = None
+        self._reported: object = None  # the index manager's last report, once logged
         handler = CliRunnerHandler(self.root, self.status)
         self.server = DaemonServer(self.root, self._locked(handler), self.flush_access)
         self.watcher = Watcher(self.root, self.on_batch)
@@ -55,6 +56,7 @@ class WatchService:
         self.memory.access.defer = True
         started = time.perf_counter()
         report = self.memory.index()
+        self._reported = self.memory.index_manager.last_report
         self.memory.index_manager.query_embedder.embed(["warm up"])
         # The warm index, model and memos live as long as the process: keep the cyclic
         # garbage collector from rescanning them after every batch (an edit of a 10k
@@ -79,15 +81,21 @@ class WatchService:
                 self.memory = shared_memory(self.root)
                 self.memory.index_manager.keep_cache_in_memory = True
                 self.memory.access.defer = True
+            manager = self.memory.index_manager
+            # a search may have indexed the change already (it syncs a stale index first)
+            current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())
+            if current and manager.last_report is self._reported:
+                return  # a repeated event: nothing new
             try:
                 for name in paths:
                     if name.endswith(".md") and (self.root / name).is_file():
                         for problem in self.memory.store.load(name).problems:
                             self.log(f"warning: {problem} (the rest is indexed)")
-                report = self.memory.index_manager.sync()
+                report = manager.last_report if current else manager.sync()
             except MemcliError as exc:
                 self.log(f"error: {exc}")
                 return
+            self._reported = manager.last_report
         elapsed = (time.perf_counter() - started) * 1000
         self.batches += 1
         self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}

@@ -51,6 +51,12 @@ class Debouncer:
         self.first = now if self.first is None else self.first
         self.last = now
 
+    def due(self, now: float) -> float | None:
+        """Seconds until the pending batch is ready (0 when it is), None when empty."""
+        if not self.pending or self.first is None or self.last is None:
+            return None
+        return max(0.0, min(self.last + self.quiet, self.first + self.max_wait) - now)
+
     def ready(self, now: float) -> list[str] | None:
         if not self.pending or self.first is None or self.last is None:
             return None
@@ -69,7 +75,7 @@ class Watcher:
         self,
         root: Path,
         on_batch: Callable[[list[str]], None],
-        quiet: float = 0.05,
+        quiet: float = 0.02,
         max_wait: float = 0.5,
     ) -> None:
         self.root = root.resolve()
@@ -113,7 +119,10 @@ class Watcher:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self._wake.wait(0.05)
+            with self._lock:
+                due = self.debouncer.due(time.monotonic())
+            # sleep until the pending batch is due, or an event or stop() wakes us
+            self._wake.wait(0.5 if due is None else due)
             self._wake.clear()
             with self._lock:
                 batch = self.debouncer.ready(time.monotonic())

@@ -53,10 +53,13 @@ def test_relevant_paths(tmp_path: Path) -> None:
 
 def test_debouncer_batches_bursts() -> None:
     d = Debouncer(quiet=0.1, max_wait=1.0)
+    assert d.due(0.0) is None
     d.add("memory.md", 0.0)
     d.add("memory.md", 0.05)
     d.add("learnings.md", 0.08)
+    assert d.due(0.1) == pytest.approx(0.08)  # quiet since the last event at 0.08
     assert d.ready(0.1) is None
+    assert d.due(0.2) == 0.0
     assert d.ready(0.2) == ["learnings.md", "memory.md"]
     assert d.ready(0.3) is None
     for t in range(0, 20):  # a never-ending burst still flushes after max_wait

@@ -33,7 +33,9 @@ class Embedder(Protocol):
 
 
 @lru_cache(maxsize=500_000)
+@lru_cache(maxsize=400_000)
 def text_hash(text: str) -> str:
+    """sha256 of the text (memoized: a watcher re-hashes a whole workspace per edit)."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

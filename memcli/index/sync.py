@@ -140,6 +140,8 @@ class IndexManager:
         self._manifest: tuple[tuple[int, int, int], dict] | None = None
         self._token_memo: dict[str, list[str]] = {}
         self._snapshot: tuple[str, list[Entry]] | None = None
+        #: what the last sync that changed the index did (a watcher reports it)
+        self.last_report: SyncReport | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         #: a watcher keeps the embedding cache in memory and saves it in batches
         self.keep_cache_in_memory = False
@@ -293,7 +295,7 @@ class IndexManager:
             self._write_generation(unique, pairs, keys, cache.get(hashes), signature, embedder)
             if notice:
                 self.notify(f"{notice}; rebuilt it from the Markdown ({len(pairs)} entries)")
-            return SyncReport(
+            self.last_report = SyncReport(
                 len(plan.added),
                 len(plan.changed),
                 len(plan.removed),
@@ -302,6 +304,7 @@ class IndexManager:
                 rebuild or not old,
                 notice,
             )
+            return self.last_report
 
     def _embedding_cache(self, embedder: Embedder) -> EmbeddingCache:
         key = (embedder.model_id, embedder.dim)
@@ -413,6 +416,8 @@ class IndexManager:
         tmp = self.dir / (name + ".tmp")
         tmp.write_bytes(marshal.dumps(rows))
         tmp.replace(self.dir / name)
+        # this process keeps the parsed entries themselves (their derived values stay)
+        self._snapshot = (name, list(entries))
         return name
 
     def snapshot_entries(self, loaded: LoadedIndex) -> list[Entry] | None:
