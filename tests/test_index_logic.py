@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcli.config import SearchSettings, Settings
+from memcli.config import IndexSettings, SearchSettings, Settings
 from memcli.index.access import Access
 from memcli.index.keyword import KeywordIndex
 from memcli.index.sync import plan_sync
@@ -101,6 +101,64 @@ def test_hnsw_recall_against_exact() -> None:
         truth = set(exact.search(q, 10)[1].tolist())
         recall.append(len(truth & set(approx.search(q, 10)[1].tolist())) / 10)
     assert np.mean(recall) >= 0.98
+
+
+def test_hnsw_update_appends_changed_vectors(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(300, 32)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    hashes = [f"h{i}" for i in range(300)]
+    index = VectorIndex.build(data, ann_threshold=100, ef_search=300)
+    # entry 5 changes its text, entry 7 is removed, a new entry is appended
+    new_data = np.vstack([np.delete(data, 7, axis=0), rng.normal(size=(1, 32))]).astype(np.float32)
+    new_data[5] = -data[5]
+    new_data /= np.linalg.norm(new_data, axis=1, keepdims=True)
+    new_hashes = [h for i, h in enumerate(hashes) if i != 7] + ["new"]
+    new_hashes[5] = "changed"
+    updated = index.updated(hashes, new_hashes, new_data)
+    assert updated is not None and updated.size == 300 and updated.dead == 2
+    assert updated.index is index.index and updated.index.ntotal == 302  # appended, not rebuilt
+    for position in (0, 5, 6, 298, 299):
+        scores, found = updated.search(new_data[position], 3)
+        assert found[0] == position and scores[0] == pytest.approx(1.0, abs=1e-5)
+    _, found = updated.search(data[5], 300)  # the old vector of entry 5 is gone
+    assert 5 not in found[:1].tolist() and len(set(found.tolist())) == len(found)
+    assert found.max() < 300
+    assert np.allclose(
+        updated.scores_for(new_data[5], np.array([5, 299])), new_data[[5, 299]] @ new_data[5]
+    )
+    updated.save(tmp_path / "v.faiss", tmp_path / "slots.npy")
+    again = VectorIndex.load(tmp_path / "v.faiss", 300, tmp_path / "slots.npy")
+    assert again.size == 300 and again.search(new_data[299], 1)[1][0] == 299
+    # the old object still answers for the old entries (the appended slots are not its)
+    assert index.search(data[7], 1)[1][0] == 7 and index.search(new_data[299], 300)[1].max() < 300
+    # too many dead slots: the caller builds anew
+    monkeypatch.setattr("memcli.index.vectors.MAX_DEAD", 100)
+    many = [f"x{i}" for i in range(300)]
+    assert updated.updated(new_hashes, many, rng.normal(size=(300, 32)).astype(np.float32)) is None
+
+
+def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None:
+    settings = Settings(index=IndexSettings(ann_threshold=10, hnsw_ef_search=64))
+    mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    mem.index()
+    first = mem.index_manager.read_manifest()
+    assert first["vectors"].endswith(".faiss") and not first.get("slots")
+    path = workspace / "memory.md"
+    path.write_text(path.read_text().replace("Has a cat named Miso", "Has a cat named Tofu"))
+    assert mem.index().embedded == 1
+    manifest = mem.index_manager.read_manifest()
+    assert manifest["slots"]  # appended to the graph: a slot map, one dead slot
+    loaded = mem.index_manager.ensure()
+    assert loaded.vectors.dead == 1 and loaded.vectors.index.ntotal == len(loaded.ids) + 1
+    hits = mem.search("cat named Tofu", limit=3, touch=False)
+    assert "Tofu" in hits[0].entry.text
+    fresh = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    again = fresh.search("cat named Tofu", limit=3, touch=False)  # read back from disk
+    assert [(h.entry.id, round(h.score, 6)) for h in again] == [
+        (h.entry.id, round(h.score, 6)) for h in hits
+    ]
+    assert not any("Miso" in h.entry.text for h in fresh.search("Miso", limit=40, touch=False))
 
 
 def test_incremental_sync_embeds_only_changed(workspace: Path) -> None:

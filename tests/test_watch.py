@@ -262,6 +262,14 @@ def test_observer_follows_create_edit_delete(watched) -> None:
     assert sorted(manifest["ids"]) == sorted(
         e.id for e in Memory(ws).entries(include_archived=True)
     )
+    assert not manifest.get("entries")  # the watcher writes the parsed-entries snapshot...
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 0
+    manifest = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
+    assert manifest["entries"]  # ...when it stops, for the processes that come after it
+    cold = Memory(ws)
+    snapshot = cold.index_manager.snapshot_entries(cold.index_manager.ensure())
+    assert [e.id for e in snapshot] == manifest["ids"]
 
 
 def test_bad_edit_is_reported_and_the_rest_indexed(watched) -> None:

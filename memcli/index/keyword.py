@@ -34,20 +34,26 @@ class KeywordIndex:
         cls, token_lists: Sequence[Sequence[str]], k1: float = 1.2, b: float = 0.75
     ) -> KeywordIndex:
         vocab: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_len = np.fromiter(
-            (len(t) for t in token_lists), dtype=np.float32, count=len(token_lists)
-        )
-        for tokens in token_lists:
-            term_ids.extend([vocab.setdefault(term, len(vocab)) for term in tokens])
-        terms = np.asarray(term_ids, dtype=np.int64)
-        docs_of_tokens = np.repeat(
-            np.arange(len(token_lists), dtype=np.int64), doc_len.astype(np.int64)
-        )
+        encoded = [
+            np.array([vocab.setdefault(term, len(vocab)) for term in tokens], dtype=np.int64)
+            for tokens in token_lists
+        ]
+        return cls.from_encoded(encoded, vocab, k1, b)
+
+    @classmethod
+    def from_encoded(
+        cls, encoded: Sequence[np.ndarray], vocab: dict[str, int], k1: float = 1.2, b: float = 0.75
+    ) -> KeywordIndex:
+        """From documents already turned into term ids of `vocab` (which may hold terms no
+        document uses: they get empty postings and score nothing)."""
+        n = len(encoded)
+        doc_len = np.fromiter((len(t) for t in encoded), dtype=np.float32, count=n)
+        terms = np.concatenate(encoded) if n else np.zeros(0, dtype=np.int64)
+        docs_of_tokens = np.repeat(np.arange(n, dtype=np.int64), doc_len.astype(np.int64))
         # One (term, doc) pair per posting with its count, sorted by term then document.
-        pairs, tfs = np.unique(terms * (len(token_lists) + 1) + docs_of_tokens, return_counts=True)
-        posting_terms = pairs // (len(token_lists) + 1)
-        docs = (pairs % (len(token_lists) + 1)).astype(np.int32)
+        pairs, tfs = np.unique(terms * (n + 1) + docs_of_tokens, return_counts=True)
+        posting_terms = pairs // (n + 1)
+        docs = (pairs % (n + 1)).astype(np.int32)
         indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
         np.cumsum(np.bincount(posting_terms, minlength=len(vocab)), out=indptr[1:])
         return cls(vocab, indptr, docs, tfs.astype(np.float32), doc_len, k1, b)

@@ -138,12 +138,15 @@ class IndexManager:
         self._after_bulk = after_bulk
         self._loaded: tuple[str, LoadedIndex] | None = None
         self._manifest: tuple[tuple[int, int, int], dict] | None = None
-        self._token_memo: dict[str, list[str]] = {}
-        self._snapshot: tuple[str, list[Entry]] | None = None
+        self._vocab: dict[str, int] = {}  # keyword term -> id, only ever grows
+        self._encoded: dict[str, np.ndarray] = {}  # keyword text -> its term ids
+        #: ((generation, snapshot file or None), entries) this process parsed or loaded
+        self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
-        #: a watcher keeps the embedding cache in memory and saves it in batches
+        #: a long-lived process (the watcher) sets this: new embeddings and the parsed-
+        #: entries snapshot are written by flush(), not on every small update
         self.keep_cache_in_memory = False
         self.notify = notify or (lambda message: None)
 
@@ -279,8 +282,7 @@ class IndexManager:
             if plan.is_noop and same_order and not rebuild:
                 # same texts, but lines or metadata may have moved: a fresh snapshot
                 old_snapshot = manifest.get("entries")
-                generation = manifest["generation"]
-                snapshot = self._write_snapshot(unique, generation)
+                snapshot = self._write_snapshot(unique, manifest["generation"])
                 manifest = {**manifest, "files": signature, "entries": snapshot}
                 self._write_manifest(manifest)
                 if old_snapshot and old_snapshot != snapshot:
@@ -292,7 +294,9 @@ class IndexManager:
             hashes = [h for _, h in pairs]
             if cache.unsaved > SMALL_UPDATE or not old or not self.keep_cache_in_memory:
                 cache.save(hashes)  # a watcher saves small additions in batches (flush)
-            self._write_generation(unique, pairs, keys, cache.get(hashes), signature, embedder)
+            self._write_generation(
+                unique, pairs, keys, cache.get(hashes), signature, embedder, bool(old)
+            )
             if notice:
                 self.notify(f"{notice}; rebuilt it from the Markdown ({len(pairs)} entries)")
             self.last_report = SyncReport(
@@ -323,10 +327,23 @@ class IndexManager:
         return cache.get([text_hash(embed_text(e)) for e in entries])
 
     def flush(self) -> None:
-        """Save embeddings a long-lived process kept in memory."""
+        """Save the embeddings and the entries snapshot a long-lived process kept in
+        memory."""
         manifest = self.read_manifest()
-        if self._cache is not None and manifest and not manifest.get("corrupt"):
+        if not manifest or manifest.get("corrupt"):
+            return
+        if self._cache is not None:
             self._cache[1].save(manifest["hashes"])
+        snapshot = self._snapshot
+        if manifest.get("entries") or snapshot is None:
+            return
+        if snapshot[0] != (manifest["generation"], None):
+            return
+        with file_lock(self.lock):
+            if self.read_manifest() is not manifest:
+                return  # another process wrote a new generation meanwhile
+            name = self._write_snapshot(snapshot[1], manifest["generation"], to_disk=True)
+            self._write_manifest({**manifest, "entries": name})
 
     def _read_entries(self) -> tuple[list[Entry], dict[str, list[int]]]:
         """Entries and the file signature they were read under (re-read if a file
@@ -364,18 +381,30 @@ class IndexManager:
         vectors: np.ndarray,
         signature: dict[str, list[int]],
         embedder: Embedder,
+        incremental: bool = True,
     ) -> None:
         from memcli.index.vectors import VectorIndex
 
         self.dir.mkdir(parents=True, exist_ok=True)
         generation = hashlib.sha256(os.urandom(16)).hexdigest()[:12]
         s = self.settings
-        vector_index = VectorIndex.build(
-            vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
-        )
+        hashes = [h for _, h in pairs]
+        vector_index = None
+        previous = self._loaded[1] if self._loaded else None
+        if incremental and previous is not None and len(hashes) >= s.ann_threshold:
+            # a big HNSW graph: append the changed vectors instead of building anew
+            vector_index = previous.vectors.updated(previous.hashes, hashes, vectors)
+        if vector_index is None:
+            vector_index = VectorIndex.build(
+                vectors, s.ann_threshold, s.hnsw_m, s.hnsw_ef_construction, s.hnsw_ef_search
+            )
         vectors_name = f"vectors-{generation}.{vector_index.suffix}"
-        vector_index.save(self.dir / vectors_name)
-        keyword_index = KeywordIndex.build([self._tokens(keyword_text(e)) for e in entries])
+        slots_name = f"slots-{generation}.npy" if vector_index.slots is not None else None
+        vector_index.save(self.dir / vectors_name, slots_name and self.dir / slots_name)
+        if len(self._encoded) > 500_000:  # start over between builds, never during one
+            self._encoded, self._vocab = {}, {}
+        encoded = [self._term_ids(keyword_text(e)) for e in entries]
+        keyword_index = KeywordIndex.from_encoded(encoded, dict(self._vocab))
         keyword_index.save(self.dir / f"keyword-{generation}.npz")
         old = self.read_manifest() or {}
         manifest = {
@@ -388,6 +417,7 @@ class IndexManager:
             "hashes": [h for _, h in pairs],
             "keys": keys,
             "vectors": vectors_name,
+            "slots": slots_name,
             "entries": self._write_snapshot(entries, generation),
         }
         self._write_manifest(manifest)
@@ -408,27 +438,35 @@ class IndexManager:
                 with contextlib.suppress(OSError):
                     stale.unlink()
 
-    def _write_snapshot(self, entries: Sequence[Entry], generation: str) -> str:
+    def _write_snapshot(
+        self, entries: Sequence[Entry], generation: str, to_disk: bool | None = None
+    ) -> str | None:
         """The parsed entries (index order) as of the manifest's file signature, so a
-        one-off process whose files are unchanged need not parse the Markdown."""
-        name = f"entries-{generation}-{os.urandom(4).hex()}.marshal"
-        rows = [e.as_row() for e in entries]
-        tmp = self.dir / (name + ".tmp")
-        tmp.write_bytes(marshal.dumps(rows))
-        tmp.replace(self.dir / name)
-        # this process keeps the parsed entries themselves (their derived values stay)
-        self._snapshot = (name, list(entries))
+        one-off process whose files are unchanged need not parse the Markdown. This
+        process keeps the entries themselves (their derived values stay computed); a
+        watcher writes the file only when it flushes. The file name, or None."""
+        name = None
+        if not self.keep_cache_in_memory if to_disk is None else to_disk:
+            name = f"entries-{generation}-{os.urandom(4).hex()}.marshal"
+            rows = [e.as_row() for e in entries]
+            tmp = self.dir / (name + ".tmp")
+            tmp.write_bytes(marshal.dumps(rows))
+            tmp.replace(self.dir / name)
+        self._snapshot = ((generation, name), list(entries))
         return name
 
     def snapshot_entries(self, loaded: LoadedIndex) -> list[Entry] | None:
         """The entries of the current manifest's snapshot, aligned with `loaded.ids`
         (memoized per snapshot file); None when there is none or it does not fit."""
         manifest = self.read_manifest()
-        name = (manifest or {}).get("entries")
-        if not name or manifest.get("generation") != self._loaded_generation(loaded):
+        generation = (manifest or {}).get("generation")
+        if not generation or generation != self._loaded_generation(loaded):
             return None
-        if self._snapshot is not None and self._snapshot[0] == name:
+        name = manifest.get("entries")
+        if self._snapshot is not None and self._snapshot[0] == (generation, name):
             return self._snapshot[1]
+        if not name:
+            return None
         try:
             rows = marshal.loads((self.dir / name).read_bytes())
             entries = [Entry.from_row(row) for row in rows]
@@ -436,20 +474,21 @@ class IndexManager:
             return None
         if [e.id for e in entries] != loaded.ids:
             return None
-        self._snapshot = (name, entries)
+        self._snapshot = ((generation, name), entries)
         return entries
 
     def _loaded_generation(self, loaded: LoadedIndex) -> str | None:
         return self._loaded[0] if self._loaded and self._loaded[1] is loaded else None
 
-    def _tokens(self, text: str) -> list[str]:
-        """Keyword tokens, memoized: a long-lived watcher re-tokenizes only new text."""
-        tokens = self._token_memo.get(text)
-        if tokens is None:
-            if len(self._token_memo) > 500_000:
-                self._token_memo.clear()
-            tokens = self._token_memo[text] = tokenize(text)
-        return tokens
+    def _term_ids(self, text: str) -> np.ndarray:
+        """The text's keyword tokens as ids of this manager's vocabulary, memoized: a
+        long-lived watcher tokenizes and encodes only new text."""
+        found = self._encoded.get(text)
+        if found is None:
+            vocab = self._vocab
+            terms = [vocab.setdefault(term, len(vocab)) for term in tokenize(text)]
+            found = self._encoded[text] = np.array(terms, dtype=np.int64)
+        return found
 
     def _write_manifest(self, manifest: dict) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -463,9 +502,11 @@ class IndexManager:
         generation = manifest["generation"]
         if self._loaded and self._loaded[0] == generation:
             return self._loaded[1]
+        slots = manifest.get("slots")
         vectors = VectorIndex.load(
             self.dir / manifest.get("vectors", f"vectors-{generation}.faiss"),
             self.settings.hnsw_ef_search,
+            self.dir / slots if slots else None,
         )
         keywords = KeywordIndex.load(self.dir / f"keyword-{generation}.npz")
         ids, hashes = manifest["ids"], manifest["hashes"]
