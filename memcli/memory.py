@@ -70,7 +70,7 @@ class SearchView:
     def arrays(self) -> EntryArrays:
         from memcli.search import EntryArrays
 
-        return EntryArrays.of(self.ordered)
+        return EntryArrays(self.ordered)
 
     @cached_property
     def reflected(self) -> set[str]:

@@ -97,20 +97,18 @@ def half_life(entry: Entry, settings: SearchSettings) -> float:
     return settings.episode_half_life_days if entry.type == "episode" else settings.half_life_days
 
 
-@dataclass(frozen=True)
 class EntryArrays:
-    """What ranking needs of every entry, as arrays in entry order: built once per index
-    generation, so a query's ranking is array arithmetic over its candidates."""
+    """What ranking needs of the entries, as arrays in entry order, kept per index
+    generation: a query's ranking is then array arithmetic over its candidates.
 
-    importance: np.ndarray
-    confidence: np.ndarray
-    moment: np.ndarray  # POSIX seconds of the last update, else creation; NaN: undated
-    episode: np.ndarray  # bool: recency halves with episode_half_life_days
-    near: np.ndarray  # (n, 2) entries just before/after in the same file and type; -1: none
-    order: np.ndarray  # rank of (file, line): the tie-break between equal scores
+    The neighbours and the tie-break order are built at once (vectorized). Importance,
+    confidence and dates are read for the candidates only on the first query, and for
+    every entry from the second on: a one-off process pays for ~1k entries, a
+    long-lived one converts each entry once.
+    """
 
-    @classmethod
-    def of(cls, entries: Sequence[Entry]) -> EntryArrays:
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = entries
         n = len(entries)
         files: dict[str, int] = {}
         types: dict[str, int] = {}
@@ -118,30 +116,44 @@ class EntryArrays:
         type_code = np.array([types.setdefault(e.type, len(types)) for e in entries], np.int64)
         # neighbours: the entries directly before and after, in the same file and type
         same = (file_code[1:] == file_code[:-1]) & (type_code[1:] == type_code[:-1])
-        near = np.full((n, 2), -1, dtype=np.int64)
+        #: (n, 2) entries just before/after in the same file and type; -1: none
+        self.near = np.full((n, 2), -1, dtype=np.int64)
         if n > 1:
-            near[1:, 0] = np.where(same, np.arange(n - 1), -1)
-            near[:-1, 1] = np.where(same, np.arange(1, n), -1)
+            self.near[1:, 0] = np.where(same, np.arange(n - 1), -1)
+            self.near[:-1, 1] = np.where(same, np.arange(1, n), -1)
         file_rank = np.empty(len(files), dtype=np.int64)
         file_rank[[files[f] for f in sorted(files)]] = np.arange(len(files))
         lines = np.array([e.line for e in entries], dtype=np.int64)
-        order = np.empty(n, dtype=np.int64)
-        order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
-        episode = types.get("episode", -1)
-        # from the raw metadata strings, each distinct one converted once: the entries of
-        # a new index generation are new objects, their cached properties not yet computed
-        metas = [e.meta for e in entries]
-        imp = _converted([m.get("imp") for m in metas], float, DEFAULT_IMPORTANCE)
-        conf = _converted([m.get("conf") for m in metas], float, DEFAULT_CONFIDENCE)
-        dated = [m.get("updated") or m.get("created") for m in metas]
-        return cls(
-            importance=imp,
-            confidence=conf,
-            moment=_converted(dated, _moment, float("nan")),
-            episode=type_code == episode,
-            near=near,
-            order=order,
-        )
+        #: rank of (file, line): the tie-break between equal scores
+        self.order = np.empty(n, dtype=np.int64)
+        self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
+        self._all: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._queries = 0
+
+    def values(
+        self, positions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(importance, confidence, moment, episode) of the entries at `positions`;
+        moment: POSIX seconds of the last update, else creation (NaN: undated); episode:
+        recency halves with episode_half_life_days."""
+        self._queries += 1
+        if self._all is None and self._queries > 1:
+            self._all = _values(self.entries)
+        if self._all is not None:
+            return tuple(a[positions] for a in self._all)  # type: ignore[return-value]
+        return _values([self.entries[p] for p in positions.tolist()])
+
+
+def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    # from the raw metadata strings, each distinct one converted once: the entries of a
+    # new index generation are new objects, their cached properties not yet computed
+    metas = [e.meta for e in entries]
+    imp = _converted([m.get("imp") for m in metas], float, DEFAULT_IMPORTANCE)
+    conf = _converted([m.get("conf") for m in metas], float, DEFAULT_CONFIDENCE)
+    dated = [m.get("updated") or m.get("created") for m in metas]
+    moment = _converted(dated, _moment, float("nan"))
+    episode = np.array([e.type == "episode" for e in entries], dtype=bool)
+    return imp, conf, moment, episode
 
 
 def _converted(
@@ -194,11 +206,11 @@ def rank(
 ) -> list[Hit]:
     """Score the candidates and return the best `limit` hits, best first (with
     `neighbours`, relevance borrows from adjacent entries). `arrays` are
-    EntryArrays.of(entries), when the caller keeps them."""
+    EntryArrays(entries), when the caller keeps them."""
     if len(signals.positions) == 0:
         return []
     if arrays is None:
-        arrays = EntryArrays.of(entries)
+        arrays = EntryArrays(entries)
     sem = minmax(signals.semantic.astype(np.float64))
     kw = minmax(signals.keyword.astype(np.float64))
     if mode == "semantic":
@@ -214,7 +226,8 @@ def rank(
             relevance, positions, arrays.near, len(entries)
         )
     candidates = [entries[p] for p in positions.tolist()]
-    moment = arrays.moment[positions]
+    importance, confidence, moment, episode = arrays.values(positions)
+    moment = moment.copy()  # access times replace some below
     penalty = np.zeros(len(candidates), dtype=bool)
     for i, entry in enumerate(candidates):
         if entry.id in reflected:
@@ -225,11 +238,7 @@ def rank(
             if when is not None:
                 moment[i] = when
     relevance = np.where(penalty, relevance * (1.0 - settings.reflected_penalty), relevance)
-    importance = arrays.importance[positions]
-    confidence = arrays.confidence[positions]
-    half = np.where(
-        arrays.episode[positions], settings.episode_half_life_days, settings.half_life_days
-    )
+    half = np.where(episode, settings.episode_half_life_days, settings.half_life_days)
     age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
     with np.errstate(invalid="ignore"):
         rec = np.where(np.isnan(moment), 0.5, 0.5 ** (age_days / np.maximum(half, 1e-6)))
