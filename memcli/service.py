@@ -19,6 +19,11 @@ from memcli.errors import MemcliError
 from memcli.memory import shared_memory
 from memcli.watch import Watcher
 
+#: the daemon writes access counts once requests pause this long...
+ACCESS_IDLE_S = 0.2
+#: ...or at the latest this long after the first unwritten one
+ACCESS_MAX_DELAY_S = 2.0
+
 
 class WatchService:
     def __init__(self, workspace: str | Path | None, log: Callable[[str], None]) -> None:
@@ -31,7 +36,12 @@ class WatchService:
         self.last_batch: dict[str, Any] | None = None
         self._reported: object = None  # the index manager's last report, once logged
         handler = CliRunnerHandler(self.root, self.status)
-        self.server = DaemonServer(self.root, self._locked(handler), self.flush_access)
+        self.server = DaemonServer(self.root, self._locked(handler), self._answered)
+        self._last_answer = 0.0
+        self._stopping = threading.Event()
+        self._flusher = threading.Thread(
+            target=self._flush_when_idle, name="memcli-access", daemon=True
+        )
         self.watcher = Watcher(self.root, self.on_batch)
 
     def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
@@ -39,16 +49,25 @@ class WatchService:
             if request.get("op") == "status":
                 return handler(request)
             with self.lock:
-                self.memory.access.flush()
                 return handler(request)
 
         return run
 
-    def flush_access(self) -> None:
-        """Write the access counts of the last answer (after it went out: a search does
-        not wait for the statistics file)."""
-        with self.lock:
-            self.memory.access.flush()
+    def _answered(self) -> None:
+        self._last_answer = time.monotonic()
+
+    def _flush_when_idle(self) -> None:
+        """Write the access counts that answers recorded in memory once requests pause
+        (ACCESS_IDLE_S) or at the latest after ACCESS_MAX_DELAY_S: a burst of searches
+        never waits for the statistics file."""
+        while not self._stopping.wait(0.05):
+            since = self.memory.access.pending_since
+            if since is None:
+                continue
+            now = time.monotonic()
+            if now - self._last_answer >= ACCESS_IDLE_S or now - since >= ACCESS_MAX_DELAY_S:
+                with self.lock:
+                    self.memory.access.flush()
 
     def start(self) -> None:
         self.memory._ready()
@@ -70,13 +89,14 @@ class WatchService:
         )
         self.server.start()
         self.watcher.start()
+        self._flusher.start()
         self.log(f"serving search, inject and get on {self.server.path}")
 
     def on_batch(self, paths: list[str]) -> None:
         started = time.perf_counter()
         with self.lock:
-            self.memory.access.flush()
             if "memcli.toml" in paths:
+                self.memory.access.flush()
                 self.memory.index_manager.flush()
                 self.memory = shared_memory(self.root)
                 self.memory.index_manager.keep_cache_in_memory = True
@@ -120,6 +140,9 @@ class WatchService:
     def stop(self) -> None:
         self.watcher.stop()
         self.server.stop()
+        self._stopping.set()
+        if self._flusher.is_alive():
+            self._flusher.join(timeout=5)
         with self.lock:
             self.memory.access.flush()
             self.memory.index_manager.flush()

@@ -307,6 +307,23 @@ def test_daemon_and_in_process_give_identical_results(watched) -> None:
     assert status["requests"] >= 6
 
 
+def test_daemon_writes_access_counts_after_answering(watched) -> None:
+    ws, _ = watched
+    counts = ws / ".memcli" / "access.json"
+
+    def count_of(entry_id: str) -> int:
+        if not counts.exists():
+            return 0
+        return json.loads(counts.read_text()).get(entry_id, {}).get("count", 0)
+
+    result = memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")
+    hit = json.loads(result.stdout)[0]["id"]
+    wait_for(lambda: count_of(hit) >= 1)  # written once the requests paused
+    before = count_of(hit)
+    memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")
+    wait_for(lambda: count_of(hit) == before + 1)
+
+
 def test_daemon_client_imports_nothing_heavy(watched) -> None:
     ws, _ = watched
     code = (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,8 @@ class AccessStats:
         #: until flush(), which it calls after the answer has gone out
         self.defer = False
         self._pending: list[tuple[list[str], str]] = []
+        #: time.monotonic() of the oldest touch not yet written (None: nothing pending)
+        self.pending_since: float | None = None
         self._parsed: tuple[tuple[int, int, int], dict[str, Access]] | None = None
 
     def load(self) -> dict[str, Access]:
@@ -78,6 +81,8 @@ class AccessStats:
         ids = list(ids)
         if not ids:
             return
+        if not self._pending:
+            self.pending_since = time.monotonic()
         self._pending.append((ids, format_time(utc_now())))
         if not self.defer:
             self.flush()
@@ -87,6 +92,7 @@ class AccessStats:
         if not self._pending:
             return
         pending, self._pending = self._pending, []
+        self.pending_since = None
         try:
             with file_lock(self.lock):
                 data = self._read()
