@@ -9,12 +9,10 @@ two memcli reads is therefore never overwritten.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import fcntl
+import functools
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,6 +75,8 @@ def _prepare(path: Path, text: str) -> str:
     except FileNotFoundError:
         mode = 0o644
     try:
+        import tempfile  # ≈ 4 ms (shutil, random): only processes that write pay it
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:
         raise MemcliError(
@@ -123,10 +123,16 @@ def _commit(tmp: str, path: Path) -> bytes | None:
     return replaced
 
 
-def _load_renameat2() -> Callable[..., int] | None:
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    """libc's renameat2, looked up on the first write (ctypes and its library search
+    cost ≈ 25 ms: too much for every process, most of which only read)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        func = libc.renameat2
+        func = ctypes.CDLL(None, use_errno=True).renameat2  # the libc this process uses
     except (OSError, AttributeError):
         return None
     func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
@@ -134,7 +140,6 @@ def _load_renameat2() -> Callable[..., int] | None:
     return func
 
 
-_RENAMEAT2 = _load_renameat2() if sys.platform.startswith("linux") else None
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -142,9 +147,10 @@ _RENAME_EXCHANGE = 2
 def _exchange(tmp: str, path: Path) -> bool:
     """Atomically swap `tmp` and `path` (Linux renameat2). False when unsupported or
     when `path` does not exist yet."""
-    if _RENAMEAT2 is None:
+    renameat2 = _renameat2()
+    if renameat2 is None:
         return False
-    rc = _RENAMEAT2(
+    rc = renameat2(
         _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(str(path)), _RENAME_EXCHANGE
     )
     return rc == 0
