@@ -41,6 +41,7 @@ MAX_FILL_TRIES = 64
 #: lies beyond could only fill a gap, and a long tail (thousands of pinned entries) would
 #: cost more time than the block is worth
 SCAN_BUDGETS = 4
+SCAN_AT_LEAST = 256  # candidates: a small budget still has small entries to fill gaps
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +144,8 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
 def _leading_costs(
     ranked: Sequence[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
 ) -> list[int]:
-    """Token costs of the leading candidates, until they add up to `scan_tokens`."""
+    """Token costs of the leading candidates, until they add up to `scan_tokens` (and
+    at least SCAN_AT_LEAST of them)."""
     costs: list[int] = []
     total = 0
     step = 64
@@ -156,7 +158,7 @@ def _leading_costs(
         counted = counter.count_many(texts)
         costs.extend(counted)
         total += sum(counted)
-        if total > scan_tokens:
+        if total > scan_tokens and len(costs) >= SCAN_AT_LEAST:
             break
     return costs
 
