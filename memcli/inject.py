@@ -36,11 +36,11 @@ SECTIONS: dict[str, str] = {
 }
 
 _WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
-MAX_FILL_TRIES = 64
 #: pack looks at the best candidates until their costs add up to this many budgets: what
 #: lies beyond could only fill a gap, and a long tail (thousands of pinned entries) would
 #: cost more time than the block is worth
 SCAN_BUDGETS = 4
+MAX_EXACT_TRIES = 16  # entries tried one by one, each counted with the whole block
 SCAN_AT_LEAST = 256  # candidates: a small budget still has small entries to fill gaps
 
 
@@ -227,17 +227,43 @@ def pack(
     while tokens > budget and chosen:
         chosen.remove(max(chosen, key=lambda i: (not ranked[i].priority, i)))
         text, tokens = exact(chosen)
-    # Fill what is left with entries that were skipped, checking each exactly.
+    # The exact count may leave room the estimates did not: fill it with skipped entries
+    # by estimate, then count the whole block once more (dropping the last ones taken
+    # until it fits) rather than once per entry tried.
+    taken = set(chosen)
+    sections = {ranked[i].entry.type for i in chosen}
+    estimate = tokens
+    filled: list[int] = []
+    for i in range(len(ranked)):
+        if estimate >= budget:
+            break
+        entry_type = ranked[i].entry.type
+        extra = costs[i] + (0 if entry_type in sections else headers[entry_type])
+        if i not in taken and estimate + extra <= budget:
+            filled.append(i)
+            sections.add(entry_type)
+            estimate += extra
+    if filled:
+        chosen.extend(filled)
+        taken.update(filled)
+        text, tokens = exact(chosen)
+        while tokens > budget and filled:
+            taken.discard(filled[-1])
+            chosen.remove(filled.pop())
+            text, tokens = exact(chosen)
+    # Estimates can also overshoot (a heading and an item share a token at the join):
+    # try a few more entries that fit the exact room left, counting each exactly.
     tries = 0
     for i in range(len(ranked)):
-        if tries >= MAX_FILL_TRIES or budget - tokens <= 0:
+        if tries >= MAX_EXACT_TRIES or budget - tokens <= 0:
             break
-        if i in chosen or costs[i] > budget - tokens:
+        if i in taken or costs[i] > budget - tokens:
             continue
         tries += 1
         new_text, new_tokens = exact([*chosen, i])
         if new_tokens <= budget:
             chosen.append(i)
+            taken.add(i)
             text, tokens = new_text, new_tokens
     picked = [
         ranked[i] for i in sorted(chosen, key=lambda i: (not ranked[i].priority, -ranked[i].score))

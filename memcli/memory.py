@@ -87,8 +87,9 @@ class SearchView:
 
     @cached_property
     def priority(self) -> list[Entry]:
-        """Not archived, pinned or corrections."""
-        return [e for e in self.ordered if e.file != ARCHIVE_FILE and _priority(e)]
+        """Not archived, pinned or corrections; most confident first (file order on
+        ties)."""
+        return [e for e in self.by_confidence if _priority(e)]
 
 
 @dataclass(frozen=True)
@@ -436,7 +437,7 @@ class Memory:
         fmt: str,
         types: Sequence[str] | None,
     ) -> Packed:
-        from memcli.inject import Candidate, pack
+        from memcli.inject import SCAN_AT_LEAST, Candidate, pack
         from memcli.search import half_life, recency
         from memcli.tokens import get_counter
 
@@ -476,14 +477,22 @@ class Memory:
                     Candidate(entry, cfg.confidence_weight * entry.confidence, _priority(entry))
                 )
                 spare += len(entry.text) // 3 + 2
+            # Pinned entries and corrections go in even when the search did not return
+            # them: the most confident first, until they could fill the budget many times
+            # over (pack looks no further than a few budgets' worth).
             taken = {c.entry.id for c in candidates}
-            for entry in view.priority:  # pinned entries and corrections, always
+            spare = added = 0
+            for entry in view.priority:
+                if spare > 8 * budget and added >= 2 * SCAN_AT_LEAST:
+                    break
                 if entry.id in taken or (wanted and entry.type not in wanted):
                     continue
                 if not _expired(entry, now):
                     candidates.append(
                         Candidate(entry, cfg.confidence_weight * entry.confidence, True)
                     )
+                    spare += len(entry.text) // 3 + 2
+                    added += 1
         else:
             entries = [
                 e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)

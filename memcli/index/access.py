@@ -34,7 +34,7 @@ class AccessStats:
         self.path = state_dir / ACCESS_FILE
         self.lock = state_dir / "locks" / "access.lock"
         #: a long-lived process (the watch daemon) sets this: touches are kept in memory
-        #: until flush(), which it calls after the answer has gone out
+        #: (and counted by load) until flush(), which it calls once requests pause
         self.defer = False
         self._pending: list[tuple[list[str], str]] = []
         #: time.monotonic() of the oldest touch not yet written (None: nothing pending)
