@@ -9,21 +9,19 @@ two memcli reads is therefore never overwritten.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, Protocol, TypeVar
 
 from memcli.errors import ConflictError, MemcliError, WorkspaceError
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 50
-BUSY_WINDOW = 2.0  # seconds: a file written this recently may be written again now
-VERIFY_PAUSE = 0.02  # seconds to wait before checking a busy file kept our write
 
 
 def read_text(path: Path) -> str:
@@ -63,7 +61,15 @@ def decode_text(data: bytes, path: Path) -> str:
 
 def atomic_write(path: Path, text: str) -> None:
     """Replace `path` with `text` in one rename; readers see the old or the new file."""
-    _commit(_prepare(path, text), path)
+    tmp = _prepare(path, text)
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise MemcliError(
+            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
+        ) from None
+    _sync_dir(path.parent)
 
 
 def _prepare(path: Path, text: str) -> str:
@@ -73,7 +79,7 @@ def _prepare(path: Path, text: str) -> str:
     try:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = 0o644
+        mode = 0o666 & ~_umask()
     try:
         import tempfile  # ≈ 4 ms (shutil, random): only processes that write pay it
 
@@ -98,36 +104,53 @@ def _prepare(path: Path, text: str) -> str:
     return tmp
 
 
-def _commit(tmp: str, path: Path) -> bytes | None:
-    """Move the temp file over `path`. Where the kernel can exchange the two names
-    atomically, returns the bytes of the file that was replaced (None otherwise)."""
-    replaced: bytes | None = None
-    try:
-        if _exchange(tmp, path):
-            with contextlib.suppress(OSError):
-                replaced = Path(tmp).read_bytes()
-            _discard(tmp)
-        else:
-            os.replace(tmp, path)
-    except OSError as exc:
-        _discard(tmp)
-        raise MemcliError(
-            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
-        ) from None
+def _sync_dir(directory: Path) -> None:
     with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(directory, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-    return replaced
+
+
+@functools.cache
+def _umask() -> int:
+    """This process's umask (read once: setting it to read it is not thread-safe, so
+    the brief window uses the strictest mask)."""
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
+def _swap_in(tmp: str, path: Path) -> str | None:
+    """Put the temp file at `path`. Returns where the file it replaced now is (the
+    same inode, so bytes still being written into it are not lost), or None when
+    `path` did not exist. Linux exchanges the two names atomically (renameat2);
+    elsewhere the old file is hard-linked aside first, then replaced."""
+    if _exchange(tmp, path):
+        return tmp
+    aside: str | None = tmp + ".old"
+    try:
+        os.link(path, aside)
+    except OSError:
+        aside = None
+    try:
+        os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        if aside:
+            _discard(aside)
+        raise MemcliError(
+            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
+        ) from None
+    return aside
 
 
 @functools.cache
 def _renameat2() -> Callable[..., int] | None:
     """libc's renameat2, looked up on the first write (ctypes and its library search
     cost ≈ 25 ms: too much for every process, most of which only read)."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.environ.get("MEMCLI_NO_EXCHANGE"):
         return None
     import ctypes
 
@@ -161,9 +184,24 @@ def _discard(tmp: str) -> None:
         os.unlink(tmp)
 
 
+LOCK_NOTICE_AFTER = 1.0  # seconds before a waiting command says what it waits for
+
+
+def lock_timeout() -> float:
+    """Seconds a command waits for another memcli process's lock (MEMCLI_LOCK_TIMEOUT)."""
+    try:
+        return float(os.environ.get("MEMCLI_LOCK_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+
+
 @contextlib.contextmanager
-def file_lock(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock (flock) on `lock_path` for the block."""
+def file_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path` for the block. Says on stderr what it waits
+    for after a second, and gives up with a ConflictError naming the lock after `timeout`
+    seconds (MEMCLI_LOCK_TIMEOUT, default 60). POSIX: flock, polled without blocking (by
+    hand: the filelock package costs ≈ 30 ms of imports, too much for a search that
+    refreshes its index); elsewhere the filelock package."""
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock_path, "a+b")  # noqa: SIM115 - closed in finally
@@ -172,63 +210,270 @@ def file_lock(lock_path: Path) -> Iterator[None]:
             f"{lock_path.parent}: cannot create the lock file ({exc.strerror})",
             hint="is the workspace read-only? memcli needs to write in it",
         ) from None
+    limit = lock_timeout() if timeout is None else timeout
     try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        yield
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            with _portable_lock(lock_path, limit):
+                yield
+            return
+        started = time.monotonic()
+        told = False
+        delay = 0.001
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waited = time.monotonic() - started
+                if waited >= limit:
+                    raise _lock_timeout_error(lock_path, limit) from None
+                if not told and waited >= LOCK_NOTICE_AFTER:
+                    told = True
+                    sys.stderr.write(
+                        f"memcli: waiting for another memcli process to finish ({lock_path})\n"
+                    )
+                time.sleep(delay)
+                delay = min(delay * 2, 0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
     finally:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         handle.close()
 
 
-def guarded_update(path: Path, lock_path: Path, change: Callable[[str], tuple[str | None, T]]) -> T:
+@contextlib.contextmanager
+def _portable_lock(lock_path: Path, limit: float) -> Iterator[None]:
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(lock_path) + ".portable")
+    try:
+        lock.acquire(timeout=limit)
+    except Timeout:
+        raise _lock_timeout_error(lock_path, limit) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _lock_timeout_error(lock_path: Path, limit: float) -> ConflictError:
+    return ConflictError(
+        f"{lock_path}: still held by another process after {limit:.0f} s; nothing was changed",
+        hint="is another memcli command stuck? stop it, or raise MEMCLI_LOCK_TIMEOUT",
+    )
+
+
+class Keeper(Protocol):
+    """What a guarded update tells the file history (memcli.store.history.History)."""
+
+    def head(self, file: str) -> str | None: ...
+    def observe(self, file: str, data: bytes) -> list[dict]: ...
+    def record(
+        self, file: str, data: bytes, *, source: str, prev: str | None = None
+    ) -> str: ...
+    def detach(self, file: str, replaced: Path, content: bytes) -> None: ...
+    def late_writes(self, file: str) -> list[tuple[Any, bytes]]: ...
+    def settle(self, item: Any, content: bytes) -> None: ...
+    def get(self, digest: str) -> bytes: ...
+
+
+SETTLE_WINDOW = 2.0  # seconds: a file written this recently may still be being written
+SETTLE_QUIET = 0.05  # …so it must stay unchanged this long before a write builds on it
+SETTLE_MAX = 3.0  # at most this long; what lands later in the replaced file is merged
+POLL = 0.01
+
+
+def guarded_update(
+    path: Path,
+    lock_path: Path,
+    change: Callable[[str], tuple[str | None, T]],
+    keeper: Keeper | None = None,
+    name: str | None = None,
+) -> T:
     """Apply `change` to the current text of `path` and write the result atomically.
 
     `change(text)` returns (new_text or None for "no write", result). It must be a pure,
     idempotent function of the text (applying it to its own output changes nothing),
-    because it is applied again whenever another writer got in the way:
+    because it is applied again whenever another writer got in the way. Safe against
+    editors that save in place (truncate, then write), by temp file and rename, or by
+    copying a backup first:
+    - a file written in the last moments is read only once it has been quiet a while;
     - the file changed between our read and our write: re-read, re-apply;
-    - a writer renamed its file in just before our rename: the atomic exchange hands us
-      what we replaced, and we write our change on top of it;
-    - an editor renamed its file in just after ours (checked after a short pause when the
-      file was being written by others): re-apply on what is there now.
+    - a writer got its bytes in just before our swap: the swap hands us the file we
+      replaced (same inode), and our change is re-applied on top of it;
+    - a writer still writing into the file we replaced (an in-place save we overlapped):
+      we wait until it is quiet and re-apply our change on what it wrote; the replaced
+      file is kept in the history (`keeper`) so bytes written into it even later are
+      merged back by the next write;
+    - a writer renamed its file in just after ours: re-apply on what is there now.
     Returns the last result.
     """
+    path = _resolve_link(path)
+    file = name or path.name
     with file_lock(lock_path):
+        late = keeper.late_writes(file) if keeper is not None else []
+        retained: list[_Replaced] = []
         base: bytes | None = None  # content to build on instead of the file's own
-        for _ in range(MAX_ATTEMPTS):
-            on_disk = _read_raw(path)
-            source = on_disk if base is None else base
-            new_text, result = change(decode_text(source, path) if source else "")
-            if new_text is None:
-                if base is None:
+        watch_replaced = False  # keep replaced files a while: someone may write into them
+        try:
+            for _ in range(MAX_ATTEMPTS):
+                on_disk, busy = _settled_read(path, keeper, file)
+                watch_replaced = watch_replaced or busy or base is not None
+                if keeper is not None:
+                    keeper.observe(file, on_disk)
+                source = on_disk if base is None else base
+                if keeper is not None and base is not None:
+                    keeper.observe(file, base)
+                text = decode_text(source, path) if source else ""
+                for item, content in late:
+                    text = _merge_late(keeper, item, content, text, path)
+                new_text, result = change(text)
+                if new_text is None:
+                    new_text = text
+                new_bytes = new_text.encode("utf-8")
+                if new_bytes == on_disk:
+                    _settle_late(keeper, late)
                     return result
-                new_text = base.decode("utf-8")  # our change is in `base`; bring it back
-            busy = base is not None or _recently_modified(path)
-            tmp = _prepare(path, new_text)
-            if _read_raw(path) != on_disk:  # someone wrote meanwhile: start again
-                _discard(tmp)
+                tmp = _prepare(path, new_text)
+                if _read_raw(path) != on_disk:  # someone wrote meanwhile: start again
+                    _discard(tmp)
+                    base = None
+                    continue
+                aside = _swap_in(tmp, path)
+                if aside is not None:
+                    replaced = _Replaced(aside, _read_raw(Path(aside)))
+                    retained.append(replaced)
+                    if replaced.content != on_disk:
+                        base = replaced.content  # their bytes got in first: build on them
+                        continue
+                _sync_dir(path.parent)
                 base = None
-                continue
-            replaced = _commit(tmp, path)
-            if replaced is not None and replaced != on_disk:
-                base = replaced  # lost their write for an instant: merge and write again
-                continue
-            base = None
-            if busy:
-                time.sleep(VERIFY_PAUSE)
-            if _read_raw(path) == new_text.encode("utf-8"):
-                return result
+                written = _await_late_bytes(retained, busy)
+                if written is not None:
+                    base = written  # an in-place save went on in the file we replaced
+                    continue
+                if _read_raw(path) == new_bytes:
+                    try:
+                        if keeper is not None:
+                            keeper.record(file, new_bytes, source="memcli", prev=_sha(on_disk))
+                        _settle_late(keeper, late)
+                    except MemcliError as exc:  # written: the history is what is missing
+                        sys.stderr.write(f"memcli: warning: {exc.message}\n")
+                    return result
+        finally:
+            for item in retained:
+                if keeper is not None and watch_replaced:
+                    keeper.detach(file, Path(item.path), item.content)
+                else:
+                    _discard(item.path)
     raise ConflictError(
         f"{path}: the file kept changing while memcli tried to write it; nothing was written",
         hint="save and close the file in your editor, then run the command again",
     )
 
 
-def _recently_modified(path: Path) -> bool:
+@dataclass
+class _Replaced:
+    path: str  # where the replaced file (its inode) is now
+    content: bytes  # its content when we took it
+
+
+def _resolve_link(path: Path) -> Path:
+    """Write through a symlinked memory.md to the file it points at."""
     try:
-        return time.time() - path.stat().st_mtime < BUSY_WINDOW
+        if path.is_symlink():
+            return Path(os.path.realpath(path))
     except OSError:
-        return False
+        pass
+    return path
+
+
+def _settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, bool]:
+    """The file's bytes once it has been quiet for SETTLE_QUIET (only files modified in
+    the last SETTLE_WINDOW wait, at most SETTLE_MAX), and whether it was busy. An empty
+    file that the history knew with content waits the longest: that is an editor's
+    save between its truncate and its write, more often than a person emptying it."""
+    started = time.monotonic()
+    data, stamp = _read_with_stamp(path)
+    if stamp is None or time.time() - stamp[1] / 1e9 >= SETTLE_WINDOW:
+        return data, False
+    suspicious = not data and keeper is not None and keeper.head(file) not in (None, _sha(b""))
+    changed_at = time.monotonic()
+    while time.monotonic() - started < SETTLE_MAX:
+        time.sleep(POLL)
+        again = _stamp(path)
+        if again != stamp:
+            stamp, changed_at = again, time.monotonic()
+            suspicious = False
+            continue
+        if time.monotonic() - changed_at >= SETTLE_QUIET and not suspicious:
+            break
+    data, _ = _read_with_stamp(path)
+    return data, True
+
+
+def _await_late_bytes(retained: list[_Replaced], busy: bool) -> bytes | None:
+    """After a swap: the newest content an editor wrote into a file we replaced since we
+    took it (waiting until it is quiet when the file was busy), else None."""
+    if not retained:
+        return None
+    newest = retained[-1]
+    if busy:
+        quiet_since = time.monotonic()
+        last = _stamp(Path(newest.path))
+        deadline = time.monotonic() + SETTLE_MAX
+        while time.monotonic() < deadline:
+            time.sleep(POLL)
+            now = _stamp(Path(newest.path))
+            if now != last:
+                last, quiet_since = now, time.monotonic()
+            elif time.monotonic() - quiet_since >= SETTLE_QUIET:
+                break
+    for item in reversed(retained):
+        current = _read_raw(Path(item.path))
+        if current != item.content:
+            item.content = current
+            return current
+    return None
+
+
+def _merge_late(keeper: Keeper | None, item: Any, content: bytes, text: str, path: Path) -> str:
+    """Merge what an editor wrote into a replaced file after memcli replaced it."""
+    from memcli.store.merge import merge_text
+
+    try:
+        base = keeper.get(item.sha).decode("utf-8") if keeper is not None else ""
+    except (KeyError, UnicodeDecodeError):
+        base = ""
+    late = decode_text(content, path) if content else ""
+    return merge_text(base, text, late).text
+
+
+def _settle_late(keeper: Keeper | None, late: list[tuple[Any, bytes]]) -> None:
+    if keeper is not None:
+        for item, content in late:
+            keeper.settle(item, content)
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+def _read_with_stamp(path: Path) -> tuple[bytes, tuple[int, int, int] | None]:
+    return _read_raw(path), _stamp(path)
 
 
 def _read_raw(path: Path) -> bytes:

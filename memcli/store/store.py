@@ -8,11 +8,14 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from memcli.errors import MemcliError, ParseError
 from memcli.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
 from memcli.store.files import guarded_update, read_text
+
+if TYPE_CHECKING:
+    from memcli.store.history import History
 from memcli.store.markdown import Document, parse
 from memcli.store.workspace import STATE_DIR
 
@@ -34,6 +37,7 @@ class Store:
 
     root: Path
     _parsed: dict[str, tuple[tuple[int, ...], Document]] = field(default_factory=dict, repr=False)
+    _history: History | None = field(default=None, repr=False)
 
     @property
     def state_dir(self) -> Path:
@@ -136,7 +140,16 @@ class Store:
             return (after if after != before else None), result
 
         lock = self.state_dir / "locks" / (name.replace("/", "__") + ".lock")
-        return guarded_update(self.root / name, lock, on_text)
+        return guarded_update(self.root / name, lock, on_text, self.history, name)
+
+    @property
+    def history(self) -> History:
+        """Every version of the files memcli replaced or saw (`.memcli/history`)."""
+        if self._history is None:
+            from memcli.store.history import History
+
+            self._history = History(self.state_dir)
+        return self._history
 
 
 def duplicate_ids(entries: list[Entry]) -> dict[str, list[Entry]]:
