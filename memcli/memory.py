@@ -1097,11 +1097,16 @@ def merged_meta(
     return meta
 
 
+#: hex digits of a minted id: 48 random bits, so two machines adding to one workspace in
+#: git (merged by id) do not pick the same id (28 bits: a 1-in-3 chance at 10k each)
+NEW_ID_HEX = 12
+
+
 def new_id(existing: Sequence[Entry], prefix: str) -> str:
     """A fresh random id not used by any of `existing`."""
     taken = {e.id for e in existing}
     while True:
-        candidate = prefix + os.urandom(4).hex()[:7]
+        candidate = prefix + os.urandom(NEW_ID_HEX // 2).hex()
         if candidate not in taken and is_valid_id(candidate):
             return candidate
 

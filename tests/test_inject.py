@@ -177,7 +177,7 @@ def test_seed_example_through_cli(runner: CliRunner, workspace: Path) -> None:
     python = chosen("How should I write Python tests?")
     assert python[0] == "m8f3a2c1" and "l2c8a4e1" in python[:4]
     nextjs = chosen("How to optimize my Next.js app?")
-    assert nextjs[0] in {"m4f6b1d9", "m0a9e3c5", "l0d5c7f3", "l25ed624"}
+    assert nextjs[0] in {"m4f6b1d9", "m0a9e3c5", "l0d5c7f3", "l25ed624c7ecb725c"}
     assert "m8f3a2c1" not in nextjs[:3]
 
 

@@ -1,10 +1,12 @@
 """Keeping `.memcli/index/` in step with the Markdown.
 
 `plan_sync` is pure: it compares what the index holds with the current entries and says
-what to embed. `IndexManager` does the I/O: notices changed files by their size, mtime
-and hash, embeds only texts the cache lacks, and writes a new generation of the index
-files before pointing the manifest at them, so readers never see a half-written index.
-A missing, damaged or foreign (other model) index is rebuilt with a notice.
+what to embed. `IndexManager` does the I/O: notices changed files by the sha256 of their
+bytes (skipping the hash only for a file whose size, mtime, ctime and inode are as they
+were when it was hashed and which had not changed for RACY_NS before), embeds only texts
+the cache lacks, and writes a new generation of the index files before pointing the
+manifest at them, so readers never see a half-written index. A missing, damaged or
+foreign (other model) index is rebuilt with a notice.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import hashlib
 import json
 import marshal
 import os
+import time
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +34,9 @@ from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 
 INDEX_VERSION = 1
+#: a file changed this close to the moment it was hashed may change again within the same
+#: timestamp tick (ctime moves in coarse steps): its stamp alone proves nothing, hash it
+RACY_NS = 2_000_000_000
 SMALL_UPDATE = 64  # at most this many new texts go through the query embedder
 #: what reading a damaged index file can raise (faiss raises RuntimeError)
 DAMAGED = (OSError, ValueError, KeyError, RuntimeError, EOFError, zipfile.BadZipFile)
@@ -145,6 +151,7 @@ class IndexManager:
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
+        self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: a long-lived process (the watcher) sets this: new embeddings and the parsed-
         #: entries snapshot are written by flush(), not on every small update
         self.keep_cache_in_memory = False
@@ -205,22 +212,67 @@ class IndexManager:
             return {"corrupt": True}
         return data
 
-    def files_signature(self) -> dict[str, list[int]]:
-        """size and mtime of every entry file: a cheap "did anything change" test."""
-        signature = {}
+    def files_signature(self) -> dict[str, list]:
+        """Every entry file's content hash, with the stamp it was hashed under:
+        `name -> [size, mtime_ns, ctime_ns, inode, sha256, hashed_at_ns]`."""
+        signature: dict[str, list] = {}
         for name in self.store.entry_files(include_archived=True):
             with contextlib.suppress(OSError):
-                st = (self.store.root / name).stat()
-                signature[name] = [st.st_size, st.st_mtime_ns]
+                signature[name] = self._hashed(name)
         return signature
 
     def is_current(self, manifest: dict | None) -> bool:
-        return (
-            manifest is not None
-            and not manifest.get("corrupt")
-            and manifest.get("model") == self.model_id
-            and manifest.get("files") == self.files_signature()
-        )
+        """True when the index was built from the files' current content. Content, not
+        size and mtime: a same-size edit whose mtime was put back (`touch -r`) is seen.
+        A file is hashed unless its stamp is the recorded one and it had not changed for
+        RACY_NS before it was hashed (ctime cannot be set back by a user)."""
+        if manifest is None or manifest.get("corrupt") or manifest.get("model") != self.model_id:
+            return False
+        recorded = manifest.get("files")
+        if not isinstance(recorded, dict):
+            return False
+        try:
+            names = self.store.entry_files(include_archived=True)
+        except OSError:
+            return False
+        if sorted(names) != sorted(recorded):
+            return False
+        for name in names:
+            held = recorded[name]
+            if not isinstance(held, list) or len(held) != 6:
+                return False  # an index from before content hashes
+            try:
+                st = (self.store.root / name).stat()
+            except OSError:
+                return False
+            if _stamp(st) == held[:4] and _settled(st.st_ctime_ns, held[5]):
+                continue
+            if st.st_size != held[0]:
+                return False
+            try:
+                if self._hashed(name, st)[4] != held[4]:
+                    return False
+            except OSError:
+                return False
+        return True
+
+    def _hashed(self, name: str, st: os.stat_result | None = None) -> list:
+        """[size, mtime_ns, ctime_ns, inode, sha256, hashed_at_ns] of one entry file;
+        the hash is memoized while the stamp stays and the file had settled when hashed
+        (a watcher answering searches does not re-read an unchanged file)."""
+        path = self.store.root / name
+        if st is None:
+            st = path.stat()
+        stamp = _stamp(st)
+        known = self._digests.get(name)
+        if known is not None and known[:4] == stamp and _settled(st.st_ctime_ns, known[5]):
+            return known
+        hashed_at = time.time_ns()
+        with path.open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        result = [*stamp, digest, hashed_at]
+        self._digests[name] = result
+        return result
 
     # ------------------------------------------------------------------ sync
 
@@ -345,13 +397,20 @@ class IndexManager:
             name = self._write_snapshot(snapshot[1], manifest["generation"], to_disk=True)
             self._write_manifest({**manifest, "entries": name})
 
-    def _read_entries(self) -> tuple[list[Entry], dict[str, list[int]]]:
+    def _read_entries(self) -> tuple[list[Entry], dict[str, list]]:
         """Entries and the file signature they were read under (re-read if a file
         changed while parsing, so the manifest never vouches for older content)."""
         for _ in range(5):
             signature = self.files_signature()
+            now = time.time_ns()
+            for name, row in signature.items():
+                if not _settled(row[2], now):
+                    # the store memoizes parses by stamp, which a write within the same
+                    # timestamp tick keeps: parse a file that changed just now afresh
+                    self.store._parsed.pop(name, None)
             entries = self.store.entries(include_archived=True, warn=lambda problem: None)
-            if self.files_signature() == signature:
+            after = self.files_signature()
+            if {n: r[:5] for n, r in after.items()} == {n: r[:5] for n, r in signature.items()}:
                 break
         return entries, signature
 
@@ -515,6 +574,17 @@ class IndexManager:
         loaded = LoadedIndex(ids, hashes, vectors, keywords, manifest["model"])
         self._loaded = (generation, loaded)
         return loaded
+
+
+def _stamp(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+
+
+def _settled(ctime_ns: int, hashed_at_ns: object) -> bool:
+    """The file had not changed for RACY_NS when it was hashed: a later change, even of
+    the same size with its mtime put back, moves its ctime. Never on Windows, where
+    st_ctime is the creation time."""
+    return os.name != "nt" and isinstance(hashed_at_ns, int) and ctime_ns < hashed_at_ns - RACY_NS
 
 
 def _unique_entries(entries: Sequence[Entry]) -> list[Entry]:
