@@ -3,8 +3,11 @@
 
 A request carries the client's argv, cwd, stdin and terminal shape; the daemon runs the
 very same CLI code on them with its warm Memory and returns exit code, stdout and stderr,
-so output is identical to running in-process. Only requests for this workspace are
-served; the socket is created user-only (0600).
+so output is identical to running in-process. Only requests for this workspace, from
+processes of our uid whose settings environment equals ours, are served; the socket is
+created user-only (0600), in `.memcli/` or in a per-user directory checked to be ours
+alone (mode 0700, not a symlink). The daemon never reads its own stdin: a request's
+stdin is the client's, and file options must name regular files outside /dev and /proc.
 """
 
 from __future__ import annotations
@@ -15,14 +18,23 @@ import io
 import json
 import os
 import socket
-import struct
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.daemon_protocol import frame, read_line, socket_path
+from memcli.daemon_protocol import (
+    ensure_private_dir,
+    file_arguments,
+    frame,
+    peer_uid,
+    plain_file_problem,
+    read_line,
+    settings_env,
+    socket_path,
+)
 from memcli.fastpath import parse_argv
 
 
@@ -34,8 +46,10 @@ class DaemonServer:
         root: Path,
         handler: Callable[[dict[str, Any]], dict[str, Any]],
         after_reply: Callable[[], None] | None = None,
+        detach_stdin: bool = True,
     ) -> None:
         self.root = root
+        self.detach_stdin = detach_stdin  # tests serving in-process keep their stdin
         self.path = socket_path(root)
         self.handler = handler
         self.after_reply = after_reply  # work the client need not wait for
@@ -46,7 +60,17 @@ class DaemonServer:
         self.requests = 0
 
     def start(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        """Listen; RuntimeError when another daemon serves the workspace or the socket's
+        directory is not ours alone."""
+        if self.path.parent == self.root / ".memcli":
+            self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        else:  # the per-user fallback in /tmp, where anyone could have made the name first
+            try:
+                ensure_private_dir(str(self.path.parent))
+            except PermissionError as exc:
+                raise RuntimeError(str(exc)) from None
+        if self.detach_stdin:
+            _detach_stdin()
         if self.path.exists():
             if _answers(self.path):
                 raise RuntimeError(f"another memcli watch already serves {self.root}")
@@ -111,13 +135,26 @@ class DaemonServer:
 
 
 def _same_user(conn: socket.socket) -> bool:
-    """The peer's uid (SO_PEERCRED) is ours; True where the OS cannot tell."""
-    option = getattr(socket, "SO_PEERCRED", None)
-    if option is None:
-        return True
-    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
-    _pid, uid, _gid = struct.unpack("3i", creds)
-    return uid == os.getuid()
+    """The peer's uid (SO_PEERCRED) is ours; True where the OS cannot tell (the socket
+    file is 0600 then, in a directory only we may enter)."""
+    uid = peer_uid(conn)
+    return uid is None or uid == os.getuid()
+
+
+def _detach_stdin() -> None:
+    """Point this process's stdin at /dev/null: no request can make the daemon wait on
+    the terminal or pipe it was started from (`--messages /dev/stdin`)."""
+    try:
+        null = os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.dup2(null, 0)
+    except OSError:
+        pass
+    finally:
+        os.close(null)
+    sys.stdin = io.StringIO("")
 
 
 def _answers(path: Path) -> bool:
@@ -152,18 +189,30 @@ class CliRunnerHandler:
         parsed = parse_argv(argv)
         if parsed is None:
             return {"error": "this command is not served by the daemon"}
-        flag = parsed[0]
-        cwd = Path(request.get("cwd") or self.root)
-        if flag and (cwd / Path(flag).expanduser()).resolve() != self.root:
+        flag, command, rest = parsed
+        cwd = request.get("cwd")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            return {"error": "cwd must be an absolute path"}
+        if flag and (Path(cwd) / Path(flag).expanduser()).resolve() != self.root:
             return {"error": "this daemon serves another workspace"}
+        if request.get("env") != settings_env(os.environ):
+            return {"error": "the client's settings environment differs from the daemon's"}
+        files = file_arguments(rest)
+        problems = [p for p in (plain_file_problem(f, cwd) for f in files or []) if p]
+        if problems:
+            return {"error": f"not read by the daemon: {problems[0]}"}
+        stdin = request.get("stdin")
+        if stdin is not None and not isinstance(stdin, str):
+            return {"error": "stdin must be a string"}
+        # the workspace the client resolved (its flag, MEMCLI_WORKSPACE or directory), never
+        # the one this process would find from the client's directory
+        argv = ["-w", str(self.root), command, *rest]
         with self._lock:
             return run_cli(argv, request)
 
 
 def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
     """Run the CLI in this process with the client's cwd, stdin and terminal."""
-    import sys
-
     from rich.console import Console
 
     from memcli import render

@@ -9,6 +9,7 @@ import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import socket
+    from collections.abc import Mapping
     from pathlib import Path
 
 MAX_REQUEST = 8 * 1024 * 1024
@@ -17,17 +18,137 @@ _MAX_PATH = 100  # AF_UNIX paths are limited to ~108 bytes
 
 
 def socket_file(root: str) -> str:
-    """`.memcli/daemon.sock` of the workspace at `root` (resolved), or a short per-user
-    path when that would be too long. os.path only: the client's start-up stays short."""
+    """`.memcli/daemon.sock` of the workspace at `root` (resolved), or a short path in
+    the per-user directory `fallback_dir()` when that would be too long. os.path only:
+    the client's start-up stays short."""
     resolved = os.path.realpath(os.path.expanduser(root))
     preferred = os.path.join(resolved, ".memcli", _SOCKET_NAME)
     if len(os.fsencode(preferred)) <= _MAX_PATH:
         return preferred
-    import hashlib
-    import tempfile
+    try:  # the C module behind hashlib.sha256 (hashlib itself costs milliseconds)
+        from _sha256 import sha256
+    except ImportError:
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    digest = sha256(os.fsencode(resolved)).hexdigest()[:16]
+    return os.path.join(fallback_dir(), f"{digest}.sock")
 
-    digest = hashlib.sha256(os.fsencode(resolved)).hexdigest()[:16]
-    return os.path.join(tempfile.gettempdir(), f"memcli-{os.getuid()}", f"{digest}.sock")
+
+def fallback_dir() -> str:
+    """`$TMPDIR/memcli-<uid>` (else /tmp): where sockets go when the workspace path is too
+    long for one. Anyone can create that name first, so it is used only when
+    private_dir_problem finds nothing wrong with it."""
+    base = os.environ.get("TMPDIR") or os.environ.get("TEMP") or os.environ.get("TMP") or "/tmp"
+    return os.path.join(base, f"memcli-{os.getuid()}")
+
+
+def private_dir_problem(path: str) -> str | None:
+    """What makes `path` unfit to hold our socket, or None: it must be a real directory
+    (not a symlink), owned by us, with mode 0700. os.lstat only."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return "it does not exist"
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror})"
+    kind = st.st_mode & 0o170000
+    if kind == 0o120000:
+        return "it is a symbolic link"
+    if kind != 0o040000:
+        return "it is not a directory"
+    if st.st_uid != os.getuid():
+        return f"it belongs to uid {st.st_uid}, not to you (uid {os.getuid()})"
+    if st.st_mode & 0o7777 != 0o700:
+        return f"its mode is {st.st_mode & 0o7777:04o}, not 0700"
+    return None
+
+
+def ensure_private_dir(path: str) -> None:
+    """Create `path` with mode 0700, or check the one that exists; PermissionError naming
+    the problem when it is not ours alone (the daemon then refuses to serve there)."""
+    try:
+        os.mkdir(path, 0o700)
+        os.chmod(path, 0o700)  # ours and new: a restrictive umask may have left less
+    except FileExistsError:
+        pass
+    problem = private_dir_problem(path)
+    if problem is not None:
+        raise PermissionError(
+            f"{path}: {problem}; memcli keeps its socket only in a directory that is yours "
+            f"alone (remove {path}, or use a workspace path short enough for .memcli/)"
+        )
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a connected Unix socket, or None where
+    the OS cannot tell. Linux: SO_PEERCRED (struct ucred: pid, uid, gid); macOS and
+    FreeBSD: LOCAL_PEERCRED at level SOL_LOCAL (struct xucred: version, uid, ...), what
+    getpeereid reads."""
+    import _socket
+    import sys
+
+    option = getattr(_socket, "SO_PEERCRED", None)
+    if option is not None:
+        data = sock.getsockopt(_socket.SOL_SOCKET, option, 12)
+        return int.from_bytes(data[4:8], sys.byteorder)
+    if sys.platform == "darwin" or sys.platform.startswith("freebsd"):
+        data = sock.getsockopt(0, getattr(_socket, "LOCAL_PEERCRED", 1), 76)
+        return int.from_bytes(data[4:8], sys.byteorder)
+    return None
+
+
+#: environment variables, besides MEMCLI_*, that decide settings (user config, trust)
+_SETTINGS_VARS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
+_NOT_SETTINGS = ("MEMCLI_WORKSPACE", "MEMCLI_NO_DAEMON")
+
+
+def settings_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """The part of an environment that decides a command's settings: MEMCLI_* (but the
+    workspace, which the request names) and where the user's config and trust records
+    live. A daemon answers only clients whose settings environment equals its own."""
+    return {
+        k: v
+        for k, v in environ.items()
+        if (k.startswith("MEMCLI_") and k not in _NOT_SETTINGS) or k in _SETTINGS_VARS
+    }
+
+
+#: options whose value is a file the command reads
+FILE_OPTIONS = ("--messages", "--context-file")
+
+
+def file_arguments(rest: list[str]) -> list[str] | None:
+    """The file names given to FILE_OPTIONS in a command's arguments; None when one
+    lacks its value (the CLI reports that)."""
+    files = []
+    for i, arg in enumerate(rest):
+        name, eq, value = arg.partition("=")
+        if name in FILE_OPTIONS:
+            if eq:
+                files.append(value)
+            elif i + 1 < len(rest):
+                files.append(rest[i + 1])
+            else:
+                return None
+    return files
+
+
+def plain_file_problem(path: str, cwd: str) -> str | None:
+    """Why a daemon must not open `path` for a client, or None: only a regular file
+    outside /dev and /proc (never a terminal, pipe or socket, never the daemon's own
+    stdin by way of /dev/stdin or /proc/self/fd/0)."""
+    full = os.path.realpath(os.path.join(cwd, os.path.expanduser(path)))
+    if full.startswith(("/dev/", "/proc/")) or full in ("/dev", "/proc"):
+        return f"{path}: a device or process file"
+    try:
+        st = os.stat(full)
+    except OSError:
+        return f"{path}: cannot be read"
+    if st.st_mode & 0o170000 != 0o100000:
+        return f"{path}: not a regular file"
+    return None
 
 
 def socket_path(root: str | Path) -> Path:

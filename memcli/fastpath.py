@@ -39,17 +39,25 @@ def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
 
 
 def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
-    """Exit code after the daemon answered, or None to run in-process."""
+    """Exit code after the daemon answered, or None to run in-process.
+
+    Nothing is sent unless the socket lies in a directory that is ours alone and the
+    process listening on it runs as our uid (the request carries the query and stdin).
+    The daemon answers only for the workspace resolved here (flag, MEMCLI_WORKSPACE,
+    directory) and only when its settings environment equals ours.
+    """
     if os.environ.get("MEMCLI_NO_DAEMON"):
         return None
-    if any(k.startswith("MEMCLI_") and k != "MEMCLI_WORKSPACE" for k in os.environ):
-        return None  # settings from the environment may differ from the daemon's
     parsed = parse_argv(argv)
     if parsed is None:
         return None
     workspace_flag, _command, rest = parsed
-    from memcli.daemon_protocol import read_all, socket_file, unframe
+    from memcli import daemon_protocol as protocol
 
+    files = protocol.file_arguments(rest)
+    cwd = os.getcwd()
+    if files is None or any(protocol.plain_file_problem(f, cwd) for f in files):
+        return None  # /dev/stdin, a pipe, a terminal: only this process can read it
     if workspace_flag:  # the common agent case; skips importing the resolution rules
         root = os.path.realpath(os.path.expanduser(workspace_flag))
     else:
@@ -59,20 +67,31 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
             root = resolve_workspace(None)
         except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
             return None
-    path = socket_file(str(root))
+    path = protocol.socket_file(str(root))
     if not os.path.exists(path):
         return None
-    stdin = sys.stdin.read() if "-" in rest else None
-    request = _request_json(argv, str(root), stdin)
+    directory = os.path.dirname(path)
+    if directory != os.path.join(str(root), ".memcli"):
+        problem = protocol.private_dir_problem(directory)
+        if problem is not None:
+            sys.stderr.write(
+                f"warning: not using the memcli watch socket in {directory}: {problem}\n"
+            )
+            return None
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    stdin: str | None = None
+    response = None
     try:
         sock.settimeout(1.0)
         sock.connect(path)
-        sock.settimeout(timeout)
-        sock.sendall(request)
-        response = unframe(read_all(sock, limit=1 << 30))
+        if protocol.peer_uid(sock) == os.getuid():  # who listens, before anything is sent
+            stdin = sys.stdin.read() if "-" in rest else None
+            request = _request_json(argv, str(root), cwd, stdin)
+            sock.settimeout(timeout)
+            sock.sendall(request)
+            response = protocol.unframe(protocol.read_all(sock, limit=1 << 30))
     except (OSError, ValueError):
         response = None
     finally:
@@ -87,17 +106,21 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     return code
 
 
-def _request_json(argv: list[str], root: str, stdin: str | None) -> bytes:
+def _request_json(argv: list[str], root: str, cwd: str, stdin: str | None) -> bytes:
     """The request as one JSON line, written with `_json`'s string encoder (the one
     json.dumps uses) so that json, and re with it, stay unimported."""
+    from memcli.daemon_protocol import settings_env
+
     try:
         from _json import encode_basestring_ascii as quote
     except ImportError:  # an interpreter without the C accelerator
         from json.encoder import py_encode_basestring_ascii as quote
+    env = settings_env(os.environ)
     fields = [
         '"argv": [' + ", ".join(quote(a) for a in argv) + "]",
         '"workspace": ' + quote(root),
-        '"cwd": ' + quote(os.getcwd()),
+        '"cwd": ' + quote(cwd),
+        '"env": {' + ", ".join(f"{quote(k)}: {quote(v)}" for k, v in env.items()) + "}",
         '"stdin": ' + ("null" if stdin is None else quote(stdin)),
         '"tty": ' + ("true" if sys.stdout.isatty() else "false"),
         f'"width": {_terminal_width():d}',
