@@ -49,6 +49,11 @@ class _Group(TyperGroup):
             raise typer.Exit(ExitCode.INTERRUPTED) from None
         except BrokenPipeError:
             raise typer.Exit(ExitCode.OK) from None
+        except UnicodeError as exc:  # text that is not UTF-8 the checks did not catch
+            if state.traceback:
+                raise
+            render.error(f"the input is not valid UTF-8 text ({exc.reason}); nothing was written")
+            raise typer.Exit(ExitCode.ERROR) from None
 
 
 app = typer.Typer(
@@ -78,7 +83,16 @@ def usage_error(message: str) -> None:
 
 
 def _stdin_or(text: str) -> str:
-    return sys.stdin.read() if text == "-" else text
+    from memcli.validate import read_stdin
+
+    return read_stdin() if text == "-" else text
+
+
+AllowSecretOpt = typer.Option(
+    False,
+    "--allow-secret",
+    help="Store text that looks like a credential (marked secret=ok: inject may use it).",
+)
 
 
 @app.callback()
@@ -125,6 +139,7 @@ def add(
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
     source: str | None = typer.Option(None, "--source", help="Conversation or session id."),
     pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
+    allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Add an entry (an exact duplicate updates the existing entry instead)."""
@@ -136,6 +151,7 @@ def add(
         keywords=keywords,
         source=source,
         pin=pin,
+        allow_secret=allow_secret,
     )
     if json_out:
         render.emit_json(result.to_dict())
@@ -185,10 +201,13 @@ def edit(
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k"),
     source: str | None = typer.Option(None, "--source"),
     pin: bool | None = typer.Option(None, "--pin/--unpin"),
+    allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Change an entry's text and/or metadata."""
-    if all(v is None for v in (text, importance, confidence, keywords, source, pin)):
+    if not allow_secret and all(
+        v is None for v in (text, importance, confidence, keywords, source, pin)
+    ):
         usage_error("nothing to change: give --text or a metadata option")
     entry = _memory().edit(
         entry_id,
@@ -198,6 +217,7 @@ def edit(
         keywords=keywords,
         source=source,
         pin=pin,
+        allow_secret=allow_secret,
     )
     if json_out:
         render.emit_json(entry.to_dict())
@@ -318,7 +338,7 @@ def inject(
 ) -> None:
     """Print a token-budgeted memory block to put into a prompt."""
     from memcli.messages import conversation_context, load_messages
-    from memcli.store.files import read_text
+    from memcli.validate import read_input_file, read_stdin
 
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
@@ -327,13 +347,13 @@ def inject(
         usage_error(f"unexpected argument {source!r} (use --query TEXT, or - for stdin)")
     context = None
     if source == "-":
-        context = sys.stdin.read()
+        context = read_stdin()
     elif query is not None:
         context = query
     elif context_file is not None:
-        if not context_file.is_file():
+        if str(context_file) != "-" and not context_file.exists():
             usage_error(f"{context_file}: no such file")
-        context = read_text(context_file)
+        context = read_input_file(context_file, "the context file")
     elif messages is not None:
         context = conversation_context(load_messages(messages))
     packed = _memory().inject(
@@ -408,8 +428,9 @@ def extract(
     """Remember the explicit statements of a conversation (ADD / UPDATE / NOOP each)."""
     from memcli.messages import load_messages
 
+    default_source = "stdin" if str(messages) == "-" else messages.stem
     decisions = _memory().extract(
-        load_messages(messages), source=source or messages.stem, dry_run=dry_run
+        load_messages(messages), source=source or default_source, dry_run=dry_run
     )
     if json_out:
         render.emit_json([d.to_dict() for d in decisions])
@@ -417,7 +438,8 @@ def extract(
     if not decisions:
         render.info("no explicit statements to remember")
     for d in decisions:
-        render.info(f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}")
+        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}"
+        render.info(line + (f"  ({d.reason})" if d.action == "SKIP" else ""))
     if dry_run:
         render.note("dry run: nothing was written")
 
@@ -481,10 +503,13 @@ def log(
     text: str = typer.Argument(..., metavar="TEXT", help="What happened, or - for stdin."),
     importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
+    allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
-    entry = _memory().log(_stdin_or(text), importance=importance, keywords=keywords)
+    entry = _memory().log(
+        _stdin_or(text), importance=importance, keywords=keywords, allow_secret=allow_secret
+    )
     if json_out:
         render.emit_json(entry.to_dict())
     else:

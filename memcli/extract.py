@@ -2,18 +2,22 @@
 English and Chinese found by rules, scored for importance, kept at ≥ 0.7, typed, then
 decided against what the workspace already holds (ADD / UPDATE / NOOP, mem0 style).
 
-`candidates` and `plan` are pure; Memory.extract applies a plan.
+`candidates`, `plan` and `screen` are pure; Memory.extract applies a plan. A statement
+that looks like it holds a credential is never added (SKIP, reported with the credential
+redacted), nor one memcli would refuse from `add` (control characters, too long).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from memcli.credentials import describe, find, redact
 from memcli.index.tokenize import tokenize
 from memcli.messages import message_text
 from memcli.models import Entry, normalize_text
+from memcli.validate import strip_controls, text_problem
 
 KEEP_AT = 0.7
 SAME_TOPIC = 0.6  # token overlap (Jaccard) above which a statement updates an entry
@@ -73,7 +77,7 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Decision:
-    action: str  # ADD, UPDATE or NOOP
+    action: str  # ADD, UPDATE, NOOP or SKIP (not remembered: see reason)
     candidate: Candidate
     entry_id: str | None = None
     reason: str = ""
@@ -96,7 +100,7 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
     for message in messages:
         if message.get("role") not in ("user", "human"):
             continue
-        for sentence in _SENTENCES.split(message_text(message)):
+        for sentence in _SENTENCES.split(strip_controls(message_text(message))):
             sentence = sentence.strip()
             if len(sentence) < 3:
                 continue
@@ -150,6 +154,30 @@ def plan(found: Sequence[Candidate], existing: Sequence[Entry]) -> list[Decision
     return decisions
 
 
+def screen(decisions: Sequence[Decision]) -> list[Decision]:
+    """ADD / UPDATE decisions whose statement looks like it holds a credential, or that
+    `add` would refuse (control characters, too long), become SKIP with the reason.
+    Credentials are redacted from every decision's text: the report is printed."""
+    screened = []
+    for decision in decisions:
+        c = decision.candidate
+        found = find(c.text)
+        if found:
+            c = replace(c, text=redact(c.text), said=redact(c.said))
+        if decision.action in ("ADD", "UPDATE"):
+            problem = (
+                f"looks like it holds {describe(found)}: not remembered (use `memcli add "
+                "--allow-secret` if it must be)"
+                if found
+                else text_problem(c.text, "the statement")
+            )
+            if problem:
+                screened.append(Decision("SKIP", c, None, problem))
+                continue
+        screened.append(replace(decision, candidate=c))
+    return screened
+
+
 LLM_SYSTEM = (
     "You extract long-term memories about the user from a conversation. Return a JSON "
     'object {"memories": [{"text": str, "type": one of preference, fact, pattern, '
@@ -165,7 +193,7 @@ def llm_candidates(messages: Sequence[dict], llm) -> list[Candidate]:  # noqa: A
     from memcli.llm import LLMError
 
     transcript = "\n".join(
-        f"{m.get('role')}: {message_text(m)}"
+        f"{m.get('role')}: {strip_controls(message_text(m))}"
         for m in messages
         if m.get("role") in ("user", "human", "assistant", "ai") and not m.get("tool_calls")
     )

@@ -6,6 +6,10 @@ newlines), skipping entries that do not fit and trying smaller ones (among the b
 candidates worth a few budgets: the tail could only fill a gap). Pinned entries and
 corrections go first, within a reserved share of the budget; those that do not fit
 there compete for the rest of the budget ahead of the others.
+
+What goes to the model is text: control characters stored in an entry (an escape
+sequence written into memory.md) appear as visible `\x1b` escapes, and entries that look
+like they hold a credential stay out unless marked `secret=ok` (memcli.credentials).
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from memcli.credentials import withheld
 from memcli.errors import ValidationError
 from memcli.models import Entry, section_title
 from memcli.tokens import TokenCounter
+from memcli.validate import escape_controls
 
 FORMATS = ("markdown", "xml", "json")
 
@@ -94,8 +100,9 @@ def _section_key(entry_type: str) -> tuple[int, str]:
 
 
 def escape_markdown(text: str) -> str:
-    """Neutralise anything that could open or close the <memory> wrapper."""
-    return _WRAPPER_TAG.sub(r"&lt;\1", text)
+    """Neutralise anything that could open or close the <memory> wrapper, and control
+    characters."""
+    return _WRAPPER_TAG.sub(r"&lt;\1", escape_controls(text))
 
 
 def render_item(entry: Entry, fmt: str) -> str:
@@ -106,7 +113,8 @@ def render_item(entry: Entry, fmt: str) -> str:
 @lru_cache(maxsize=200_000)
 def _render_item(entry_id: str, text: str, fmt: str) -> str:
     if fmt == "xml":
-        return f'<entry id="{html.escape(entry_id)}">{html.escape(text, quote=False)}</entry>\n'
+        body = html.escape(escape_controls(text), quote=False)
+        return f'<entry id="{html.escape(entry_id)}">{body}</entry>\n'
     lines = escape_markdown(text).split("\n")
     return "- " + "\n".join([lines[0]] + ["  " + x if x.strip() else "" for x in lines[1:]]) + "\n"
 
@@ -125,7 +133,9 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
     ordered = sorted(groups, key=_section_key)
     if fmt == "json":
         payload = {
-            heading(t): [c.entry.text for c in sorted(groups[t], key=lambda c: -c.score)]
+            heading(t): [
+                escape_controls(c.entry.text) for c in sorted(groups[t], key=lambda c: -c.score)
+            ]
             for t in ordered
         }
         return json.dumps({"memory": payload}, ensure_ascii=False, separators=(",", ":"))
@@ -142,17 +152,29 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
 
 
 def _leading_costs(
-    ranked: Sequence[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
+    ranked: list[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
 ) -> list[int]:
     """Token costs of the leading candidates, until they add up to `scan_tokens` (and
-    at least SCAN_AT_LEAST of them)."""
+    at least SCAN_AT_LEAST of them). Candidates that look like they hold a credential
+    (and are not marked secret=ok) are dropped from `ranked` on the way: only the ones
+    looked at are checked."""
     costs: list[int] = []
     total = 0
     step = 64
-    for start in range(0, len(ranked), step):
+    start = 0
+    while start < len(ranked):
         chunk = ranked[start : start + step]
+        kept = [c for c in chunk if not withheld(c.entry.text, c.entry.meta)]
+        if len(kept) < len(chunk):
+            ranked[start : start + step] = kept
+            chunk = kept
+        start += len(chunk)
+        if not chunk:
+            continue
         if fmt == "json":
-            texts = [json.dumps(c.entry.text, ensure_ascii=False) + "," for c in chunk]
+            texts = [
+                json.dumps(escape_controls(c.entry.text), ensure_ascii=False) + "," for c in chunk
+            ]
         else:
             texts = [render_item(c.entry, fmt) for c in chunk]
         counted = counter.count_many(texts)

@@ -38,6 +38,15 @@ from memcli.models import (
 from memcli.store.markdown import Document, id_prefix_for
 from memcli.store.store import Store
 from memcli.store.workspace import init_workspace, require_workspace, resolve_workspace
+from memcli.validate import (
+    MAX_QUERY_CHARS,
+    check_keywords,
+    check_meta_value,
+    check_query,
+    check_text,
+    clean_context,
+    is_own_file,
+)
 
 if TYPE_CHECKING:
     from memcli.changes import Applied, Plan
@@ -286,6 +295,7 @@ class Memory:
 
         if query is None or not query.strip():
             raise ValidationError("the search query is empty", hint="give some words to search for")
+        check_query(query)
         cfg = self.settings.search
         mode = check_mode(mode or cfg.mode)
         limit = cfg.limit if limit is None else limit
@@ -445,6 +455,12 @@ class Memory:
         budget = cfg.max_tokens if max_tokens is None else max_tokens
         counter = get_counter(encoding or cfg.encoding)
         now = ranking_time()
+        if context is not None and len(context) > MAX_QUERY_CHARS:
+            self._notify(
+                f"the context is {len(context):,} characters long: its last "
+                f"{MAX_QUERY_CHARS:,} are used"
+            )
+        context = None if context is None else clean_context(context)
         if context is not None and context.strip():
             hits = self.search(context, types=types, limit=10_000, touch=False)
             _, view = self._search_view(None)
@@ -519,12 +535,13 @@ class Memory:
         """Turn a conversation into entries (the configured LLM, else offline rules),
         deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
         An LLM failure raises before anything is written."""
-        from memcli.extract import Decision, candidates, llm_candidates, plan
+        from memcli.extract import Decision, candidates, llm_candidates, plan, screen
         from memcli.llm import client_from
 
+        check_meta_value("--source", source)
         llm = client_from(self.settings.llm)
         found = llm_candidates(messages, llm) if llm else candidates(messages)
-        decisions = plan(found, self.entries())
+        decisions = screen(plan(found, self.entries()))
         if dry_run:
             return decisions
         applied = []
@@ -545,7 +562,7 @@ class Memory:
                 applied.append(Decision("UPDATE", c, entry.id, decision.reason))
             else:
                 applied.append(decision)
-        if any(d.action != "NOOP" for d in applied):
+        if any(d.action in ("ADD", "UPDATE") for d in applied):
             self.after_write()
         return applied
 
@@ -694,12 +711,15 @@ class Memory:
         *,
         importance: float | None = None,
         keywords: Sequence[str] | None = None,
+        allow_secret: bool = False,
     ) -> Entry:
         """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
         from memcli.models import EPISODES_DIR
         from memcli.store.markdown import parse
 
         text = clean_text(text)
+        check_keywords("--keywords", keywords)
+        secret = check_secret(text, allow_secret)
         check_unit("importance", importance)
         self._ready()
         now = utc_now()
@@ -713,6 +733,8 @@ class Memory:
         kws = clean_keywords(keywords) or extract_keywords(text)
         if kws:
             meta["kw"] = ",".join(kws)
+        if secret:
+            meta["secret"] = "ok"
         entry = Entry(entry_id, text, "episode", name, 0, meta, True)
 
         def append(doc: Document) -> Entry:
@@ -758,9 +780,13 @@ class Memory:
         keywords: Sequence[str] | None = None,
         source: str | None = None,
         pin: bool = False,
+        allow_secret: bool = False,
     ) -> AddResult:
         """Add an entry, or update the existing entry with the same normalized text;
-        then the automatic reflect / compress when memcli.toml turns them on."""
+        then the automatic reflect / compress when memcli.toml turns them on.
+
+        Text that looks like it holds a credential is refused unless allow_secret, which
+        marks the entry `secret=ok` (inject leaves unmarked ones out)."""
         result = self._add(
             text,
             type=type,
@@ -769,6 +795,7 @@ class Memory:
             keywords=keywords,
             source=source,
             pin=pin,
+            allow_secret=allow_secret,
         )
         self.after_write()
         return result
@@ -783,11 +810,15 @@ class Memory:
         keywords: Sequence[str] | None = None,
         source: str | None = None,
         pin: bool = False,
+        allow_secret: bool = False,
     ) -> AddResult:
         text = clean_text(text)
         entry_type = check_type(type)
         check_unit("importance", importance)
         check_unit("confidence", confidence)
+        check_meta_value("--source", source)
+        check_keywords("--keywords", keywords)
+        secret = check_secret(text, allow_secret)
         keywords = clean_keywords(keywords)
         store = self._ready()
         now = format_time(utc_now())
@@ -797,7 +828,7 @@ class Memory:
         for entry in store.entries():
             if normalize_text(entry.text) == wanted:
                 return self._merge_duplicate(
-                    entry, importance, confidence, keywords, source, pin, now
+                    entry, importance, confidence, keywords, source, pin, now, secret
                 )
 
         target = file_for_type(entry_type)
@@ -810,6 +841,8 @@ class Memory:
             for entry in doc.entries():  # a duplicate added meanwhile
                 if normalize_text(entry.text) == wanted:
                     merged = merged_meta(entry, importance, confidence, keywords, source, pin, now)
+                    if secret:
+                        merged["secret"] = "ok"
                     return AddResult(
                         doc.replace_entry(entry.id, replace(entry, meta=merged)), "updated"
                     )
@@ -825,6 +858,8 @@ class Memory:
                 meta["src"] = source
             if pin:
                 meta["pin"] = "true"
+            if secret:
+                meta["secret"] = "ok"
             entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
             return AddResult(doc.insert_entry(entry), "added")
 
@@ -839,12 +874,15 @@ class Memory:
         source: str | None,
         pin: bool,
         now: str,
+        secret: bool = False,
     ) -> AddResult:
         def change(doc: Document) -> AddResult:
             current = doc.find(entry.id)
             if current is None:
                 raise NotFoundError(f"entry {entry.id} disappeared during the update; run again")
             meta = merged_meta(current.entry, importance, confidence, keywords, source, pin, now)
+            if secret:
+                meta["secret"] = "ok"
             return AddResult(
                 doc.replace_entry(entry.id, replace(current.entry, meta=meta)), "updated"
             )
@@ -861,12 +899,18 @@ class Memory:
         keywords: Sequence[str] | None = None,
         source: str | None = None,
         pin: bool | None = None,
+        allow_secret: bool = False,
     ) -> Entry:
-        """Change an entry's text and/or metadata in place; stamps its id."""
+        """Change an entry's text and/or metadata in place; stamps its id. New text that
+        looks like it holds a credential is refused unless allow_secret, which marks the
+        entry `secret=ok` (also for its current text)."""
         if text is not None:
             text = clean_text(text)
+            check_secret(text, allow_secret)
         check_unit("importance", importance)
         check_unit("confidence", confidence)
+        check_meta_value("--source", source)
+        check_keywords("--keywords", keywords)
         found = self._find(entry_id)
         now = format_time(utc_now())
 
@@ -896,6 +940,8 @@ class Memory:
                     meta["pin"] = "true"
                 else:
                     meta.pop("pin", None)
+            if allow_secret:
+                meta["secret"] = "ok"
             meta["updated"] = now
             new = replace(
                 block.entry, text=text if text is not None else block.entry.text, meta=meta
@@ -938,10 +984,25 @@ class Memory:
         from memcli.changes import ARCHIVE_KEYS
 
         meta = {k: v for k, v in old.meta.items() if k not in ARCHIVE_KEYS}
-        entry_type = old.meta.get("type") or "fact"
+        try:
+            entry_type = check_type(old.meta.get("type") or "fact")
+        except ValidationError:
+            raise ValidationError(
+                f"{ARCHIVE_FILE}:{old.line}: archived entry {old.id} has type="
+                f"{old.meta.get('type')!r}, which is not a usable type; nothing was changed",
+                hint="fix or remove type= in that entry's <!-- ... --> comment",
+            ) from None
         target = old.meta.get("from") or file_for_type(entry_type)
-        if target not in self.store.entry_files() and not target.startswith("episodes/"):
-            target = file_for_type(entry_type)
+        if not is_own_file(target, self.store.entry_files()):
+            raise ValidationError(
+                f"{ARCHIVE_FILE}:{old.line}: archived entry {old.id} names from={target!r}, "
+                "which is not one of this workspace's entry files (memory.md, learnings.md, "
+                "episodes/YYYY-MM-DD.md); nothing was changed",
+                hint="fix or remove from= in that entry's <!-- ... --> comment (without it, "
+                f"restore puts the entry in {file_for_type(entry_type)})",
+            )
+        if "/" in target:  # an episode file: its folder may be gone
+            (self.root / target).parent.mkdir(exist_ok=True)
         restored = replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
 
         def put_back(doc: Document) -> Entry:
@@ -1026,9 +1087,27 @@ def clean_text(text: str) -> str:
     first = cleaned.split("\n", 1)[0]
     if not first.strip():
         raise ValidationError("the entry's first line is empty")
-    if "<!--" in first or "-->" in first:
-        cleaned = cleaned.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
-    return cleaned.lstrip()
+    # `<!--` and `-->` stay as written: memcli's own comment always ends the first line
+    # and the parser reads only the last comment there, so the text round-trips.
+    cleaned = cleaned.lstrip()
+    check_text(cleaned)
+    return cleaned
+
+
+def check_secret(text: str, allow: bool) -> bool:
+    """True when `text` looks like it holds a credential and that is allowed; raise
+    ValidationError when it does and is not."""
+    from memcli.credentials import describe, find
+
+    found = find(text)
+    if found and not allow:
+        raise ValidationError(
+            f"the text looks like it holds {describe(found)} (at character "
+            f"{found[0].start + 1}); nothing was written",
+            hint="keep secrets in a password manager; to remember it anyway pass "
+            "--allow-secret (allow_secret=True), and it may then appear in inject blocks",
+        )
+    return bool(found)
 
 
 def check_type(entry_type: str) -> str:

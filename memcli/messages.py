@@ -8,18 +8,15 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import ValidationError
-from memcli.store.files import decode_text
+from memcli.validate import read_input_file
 
 
 def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, Any]]:
-    """Messages from a JSON list (or {"messages": [...]}) or JSONL file."""
-    path = Path(path)
+    """Messages from a JSON list (or {"messages": [...]}) or JSONL file; `-` reads stdin.
+    The file must be a regular file of at most validate.MAX_INPUT_BYTES."""
     if text is None:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ValidationError(f"{path}: cannot read the transcript ({exc.strerror})") from None
-        text = decode_text(data, path)
+        text = read_input_file(path, "the transcript")
+    path = Path(path) if str(path) != "-" else Path("<stdin>")
     stripped = text.strip()
     if not stripped:
         raise ValidationError(f"{path}: the transcript is empty")

@@ -11,7 +11,6 @@ usage errors). Standard library only at import time.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -109,14 +108,16 @@ def run(argv: list[str]) -> int | None:
 
 
 def _search(workspace: str | None, o: dict[str, Any]) -> int:
-    """memcli.cli.search and the error mapping of memcli.cli._Group, without Typer."""
+    """memcli.cli.search and the error mapping of memcli.cli._Group, without Typer (keep
+    the two in step)."""
     from memcli.errors import MemcliError
 
     try:
         from memcli.memory import shared_memory
+        from memcli.validate import read_stdin
 
         hits = shared_memory(workspace).search(
-            sys.stdin.read() if o["query"] == "-" else o["query"],
+            read_stdin() if o["query"] == "-" else o["query"],
             mode=o.get("mode"),
             types=o["types"] or None,
             keywords=o["keywords"] or None,
@@ -130,8 +131,9 @@ def _search(workspace: str | None, o: dict[str, Any]) -> int:
         )
         explain = o.get("explain", False)
         if o.get("json_out"):
-            data = [h.to_dict(explain) for h in hits]
-            sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+            from memcli.validate import dumps_json
+
+            sys.stdout.write(dumps_json([h.to_dict(explain) for h in hits]) + "\n")
         else:
             from memcli import render
 
@@ -140,6 +142,11 @@ def _search(workspace: str | None, o: dict[str, Any]) -> int:
         from memcli import render
 
         render.error(str(exc))
+        return 1
+    except UnicodeError as exc:  # as memcli.cli._Group
+        from memcli import render
+
+        render.error(f"the input is not valid UTF-8 text ({exc.reason}); nothing was written")
         return 1
     except KeyboardInterrupt:
         return 130

@@ -1,11 +1,13 @@
 """Output: Rich tables on a terminal, plain text in a pipe, JSON for --json.
 
-User text is printed without markup interpretation.
+User text is printed without markup interpretation, and with control characters as
+visible escapes (`\x1b`): an escape sequence stored in a memory, or given in an argument
+an error message repeats, never reaches the terminal as one (--json output is escaped by
+JSON itself).
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -15,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from memcli.models import Entry
+from memcli.validate import dumps_json, escape_controls
 
 _out = Console(highlight=False, soft_wrap=True)
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -22,12 +25,17 @@ _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def emit_json(data: Any) -> None:
     """Machine-readable output: one JSON document on stdout, nothing else."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+    sys.stdout.write(dumps_json(data) + "\n")
+
+
+def _text(message: str, style: str = "") -> Text:
+    """Rich text of `message`, control characters escaped."""
+    return Text(escape_controls(message), style=style)
 
 
 def info(message: str) -> None:
     """A human-readable line on stdout."""
-    _out.print(Text(message))
+    _out.print(_text(message))
 
 
 def pinned_info() -> Callable[[str], None]:
@@ -38,29 +46,29 @@ def pinned_info() -> Callable[[str], None]:
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
-        console.print(Text(message))
+        console.print(_text(message))
 
     return log
 
 
 def note(message: str) -> None:
     """A side note on stderr (never mixed into --json output)."""
-    _err.print(Text(message), style="dim")
+    _err.print(_text(message), style="dim")
 
 
 def error(message: str) -> None:
-    _err.print(Text("error: ", style="bold red") + Text(message))
+    _err.print(Text("error: ", style="bold red") + _text(message))
 
 
 def diff(text: str) -> None:
     """A unified diff: coloured on a terminal, as is in a pipe."""
     if not _out.is_terminal:
-        sys.stdout.write(text)
+        sys.stdout.write(escape_controls(text))
         return
     styles = {"+": "green", "-": "red", "@": "cyan"}
     for line in text.splitlines():
         style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
-        _out.print(Text(line, style=style))
+        _out.print(_text(line, style))
 
 
 def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
@@ -77,7 +85,7 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
     table.add_column("imp", justify="right")
     table.add_column("text")
     for e in entries:
-        table.add_row(e.id, e.type, f"{e.importance:.2f}", Text(e.text))
+        table.add_row(_text(e.id), _text(e.type), f"{e.importance:.2f}", _text(e.text))
     _out.print(table)
 
 
@@ -126,8 +134,8 @@ def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
         e = hit.entry
         if _out.is_terminal:
             line = Text(f"{rank:>2}. ", style="bold") + Text(f"{hit.score:.3f} ", style="green")
-            line += Text(f"{e.id} ", style="cyan") + Text(f"[{e.type}] ", style="magenta")
-            line += Text(_one_line(e.text))
+            line += _text(f"{e.id} ", "cyan") + _text(f"[{e.type}] ", "magenta")
+            line += _text(_one_line(e.text))
             _out.print(line)
         else:
             info(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {_one_line(e.text)}")

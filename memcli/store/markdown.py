@@ -26,13 +26,16 @@ from memcli.models import (
     parse_time,
     section_title,
 )
+from memcli.validate import MAX_ENTRY_CHARS
 
 BOM = "\ufeff"
 _ITEM_RE = re.compile(r"^(?P<marker>[-*+][ \t]+)(?P<rest>.*)$")
 _HEADING_RE = re.compile(r"^(?P<hashes>#{1,6})[ \t]+(?P<title>.*?)[ \t#]*$")
 _FENCE_RE = re.compile(r"^[ \t]{0,3}(?P<fence>`{3,}|~{3,})")
 _TOKEN_RE = re.compile(r'\s*(?P<key>[A-Za-z_][\w-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
-_NEEDS_QUOTES = re.compile(r'[\s"\\]|-->')
+_NEEDS_QUOTES = re.compile(r'[\s"\\]|-->|<!--')
+#: what str.splitlines breaks at: never written inside a metadata comment
+_LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
 def split_lines(text: str) -> list[str]:
@@ -140,14 +143,26 @@ def validate_meta(meta: dict[str, str]) -> None:
 
 
 def format_meta(meta: dict[str, str]) -> str:
-    """Serialize metadata as the inside of a comment: `key=value` pairs, `id` first."""
+    """Serialize metadata as the inside of a comment: `key=value` pairs, `id` first.
+
+    A value that holds spaces, quotes or a comment delimiter is quoted, with `-->` and
+    `<!--` written as `--\\>` and `<\\!--` (parse_meta reads them back as they were), so
+    no value can end the comment early or open another one. Values are one line (callers
+    refuse line breaks, see memcli.validate); a line break that gets here anyway becomes
+    a space rather than a new line of the file.
+    """
     parts = []
     ordered = (["id"] if "id" in meta else []) + [k for k in meta if k != "id"]
     for key in ordered:
-        value = meta[key]
+        value = _LINE_BREAKS.sub(" ", meta[key])
         if value == "" or _NEEDS_QUOTES.search(value):
             value = (
-                '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("-->", "--\\>") + '"'
+                '"'
+                + value.replace("\\", "\\\\")
+                .replace('"', '\\"')
+                .replace("-->", "--\\>")
+                .replace("<!--", "<\\!--")
+                + '"'
             )
         parts.append(f"{key}={value}")
     return " ".join(parts)
@@ -454,6 +469,8 @@ def parse(text: str, filename: str) -> Document:
         entry_lines = lines[i:end]
         line_no = i + 1
         try:
+            if sum(map(len, entry_lines)) > MAX_ENTRY_CHARS:
+                _check_size(entry_lines, item.group("marker"))
             text, meta = _text_and_meta(entry_lines, item.group("marker"))
         except ValueError as exc:
             doc.problems.append(
@@ -461,7 +478,10 @@ def parse(text: str, filename: str) -> Document:
                     filename,
                     line_no,
                     str(exc),
-                    hint="fix the <!-- ... --> comment at the end of that line "
+                    hint="split it into smaller entries, or move the long text out of the "
+                    "workspace's Markdown files"
+                    if isinstance(exc, _TooLong)
+                    else "fix the <!-- ... --> comment at the end of that line "
                     "(key=value pairs, e.g. imp=0.8 kw=a,b), or remove it",
                 )
             )
@@ -483,6 +503,21 @@ def parse(text: str, filename: str) -> Document:
         i = end
     flush_raw(len(lines) + 1)
     return doc
+
+
+class _TooLong(ValueError):
+    """An entry above MAX_ENTRY_CHARS: kept as raw lines, left out of reads and the index."""
+
+
+def _check_size(entry_lines: list[str], marker: str) -> None:
+    """Raise _TooLong when the item's text is above MAX_ENTRY_CHARS (only asked for items
+    whose lines are that long: the text is never longer than its lines)."""
+    text, _ = _read_text_and_meta(entry_lines, marker)
+    if len(text) > MAX_ENTRY_CHARS:
+        raise _TooLong(
+            f"this entry is {len(text):,} characters long, above the {MAX_ENTRY_CHARS:,} "
+            "memcli reads; it is left out (not searched, listed or injected)"
+        )
 
 
 _MEMO: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
