@@ -6,6 +6,21 @@ Public API (imported lazily so that `import memcli` stays cheap):
 
 from __future__ import annotations
 
+import os as _os
+
+# memcli works offline and sends nothing anywhere unless an LLM is configured: switch off
+# what dependencies would report on their own, before any of them is imported. onnxruntime
+# >= 1.29 sends usage events from its native code on Linux and macOS unless
+# ORT_DISABLE_TELEMETRY is set; huggingface_hub honours HF_HUB_DISABLE_TELEMETRY and
+# DO_NOT_TRACK, and would send a stored Hugging Face token with any hub request.
+for _name in (
+    "ORT_DISABLE_TELEMETRY",
+    "HF_HUB_DISABLE_TELEMETRY",
+    "DO_NOT_TRACK",
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN",
+):
+    _os.environ.setdefault(_name, "1")
+
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (≈ 10 ms)
 __version__ = "0.1.0"
 __all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]

@@ -556,6 +556,37 @@ def mcp() -> None:
     serve(state.workspace)
 
 
+@app.command(name="trust")
+def trust_(
+    path: str | None = typer.Argument(None, help="The workspace (default: the current one)."),
+    revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Approve this workspace's memcli.toml as it is now: its [llm] endpoint, API key
+    variable and [index] model apply (until the file changes)."""
+    from memcli import trust
+    from memcli.store.workspace import resolve_workspace
+
+    root = resolve_workspace(path or state.workspace)
+    config = root / "memcli.toml"
+    if revoke:
+        done = trust.revoke(root)
+        if json_out:
+            render.emit_json({"workspace": str(root), "trusted": False, "revoked": done})
+        else:
+            render.info(f"{root}: " + ("approval withdrawn" if done else "was not trusted"))
+        return
+    if not root.is_dir():
+        render.error(f"{root}: no such directory")
+        raise typer.Exit(ExitCode.ERROR)
+    digest = trust.trust(root)
+    if json_out:
+        render.emit_json({"workspace": str(root), "trusted": True, "sha256": digest})
+        return
+    what = f"{config} (sha256 {digest[:12]})" if config.is_file() else f"{root} (no memcli.toml)"
+    render.info(f"trusted {what}; a changed memcli.toml needs `memcli trust` again")
+
+
 def main() -> None:
     """Console entry point."""
     app()

@@ -1,7 +1,10 @@
-"""Settings: flag > MEMCLI_* environment > memcli.toml > defaults. Read once, passed down.
+"""Settings: flag > MEMCLI_* environment > the workspace's memcli.toml > the user's
+config.toml > defaults. Read once, passed down.
 
-memcli.toml has one table per section below; environment variables are named
-MEMCLI_<SECTION>_<KEY> (e.g. MEMCLI_SEARCH_HALF_LIFE_DAYS=14).
+memcli.toml and the user's `$XDG_CONFIG_HOME/memcli/config.toml` have one table per
+section below; environment variables are named MEMCLI_<SECTION>_<KEY> (e.g.
+MEMCLI_SEARCH_HALF_LIFE_DAYS=14). A workspace's memcli.toml sets the settings that could
+send data or read secrets (memcli.trust.SENSITIVE) only once the user trusts it.
 """
 
 from __future__ import annotations
@@ -127,6 +130,8 @@ class Settings:
     reflect: ReflectSettings = field(default_factory=ReflectSettings)
     #: groups of equivalent words from the [synonyms] table (case-folded)
     synonyms: tuple[tuple[str, ...], ...] = ()
+    #: `section.key` settings of an untrusted memcli.toml that were not applied
+    ignored: tuple[str, ...] = ()
 
 
 SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect")
@@ -136,37 +141,48 @@ def load_settings(
     workspace: Path,
     env: Mapping[str, str] | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    user_config: Path | None = None,
 ) -> Settings:
-    """Build Settings for `workspace` from memcli.toml, MEMCLI_* variables and overrides."""
+    """Build Settings for `workspace` from the user's config.toml (`user_config`, default
+    under $XDG_CONFIG_HOME/memcli), memcli.toml (its sensitive settings only when the
+    workspace is trusted), MEMCLI_* variables and overrides."""
+    from memcli import trust
+
     env = os.environ if env is None else env
+    user_path = trust.user_config_file(env) if user_config is None else user_config
+    user_table, _ = _read_table(user_path)
     path = workspace / CONFIG_FILE
-    table: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
-    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"})
-    if unknown:
-        raise ConfigError(
-            f"{path}: unknown table [{unknown[0]}]",
-            hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
-        )
+    table, digest = _read_table(path)
+    ignored: list[str] = []
+    risky = [
+        (name, key)
+        for name, keys in trust.SENSITIVE.items()
+        if isinstance(table.get(name), dict)
+        for key in keys
+        if key in table[name]
+    ]
+    if risky and not trust.is_trusted(workspace, env, digest):
+        for name, key in risky:
+            _check_key(name, key, path)
+            ignored.append(f"{name}.{key}")
+        table = {
+            name: {k: v for k, v in given.items() if f"{name}.{k}" not in ignored}
+            if isinstance(given, dict)
+            else given
+            for name, given in table.items()
+        }
     sections: dict[str, Any] = {}
     for section in (f for f in dataclasses.fields(Settings) if f.name in SECTIONS):
         cls = section.default_factory()  # type: ignore[misc]
         values: dict[str, Any] = {}
-        given = table.get(section.name, {})
-        if not isinstance(given, dict):
-            raise ConfigError(f"{path}: [{section.name}] must be a table")
         known = {f.name: f for f in dataclasses.fields(cls)}
-        for key, value in given.items():
-            if key not in known:
-                raise ConfigError(
-                    f"{path}: unknown setting {section.name}.{key}",
-                    hint=f"known keys of [{section.name}]: {', '.join(known)}",
-                )
-            values[key] = _coerce(getattr(cls, key), value, f"{path}: {section.name}.{key}")
+        for source, where in ((user_table, user_path), (table, path)):
+            given = source.get(section.name, {})
+            if not isinstance(given, dict):
+                raise ConfigError(f"{where}: [{section.name}] must be a table")
+            for key, value in given.items():
+                _check_key(section.name, key, where)
+                values[key] = _coerce(getattr(cls, key), value, f"{where}: {section.name}.{key}")
         for key in known:
             name = f"MEMCLI_{section.name.upper()}_{key.upper()}"
             if name in env:
@@ -175,7 +191,43 @@ def load_settings(
             if value is not None:
                 values[key] = value
         sections[section.name] = dataclasses.replace(cls, **values)
-    return Settings(**sections, synonyms=_synonym_groups(table.get("synonyms", {}), path))
+    synonyms = _synonym_groups(user_table.get("synonyms", {}), user_path)
+    synonyms += _synonym_groups(table.get("synonyms", {}), path)
+    return Settings(**sections, synonyms=synonyms, ignored=tuple(ignored))
+
+
+def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
+    """A settings file's tables (checked for unknown ones) and the sha256 of its bytes;
+    ({}, None) when there is no such file."""
+    import hashlib
+
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return {}, None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
+    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"})
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown table [{unknown[0]}]",
+            hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
+        )
+    return table, hashlib.sha256(data).hexdigest()
+
+
+def _check_key(section: str, key: str, where: Path) -> None:
+    cls = {f.name: f for f in dataclasses.fields(Settings)}[section].default_factory
+    known = [f.name for f in dataclasses.fields(cls())]  # type: ignore[misc]
+    if key not in known:
+        raise ConfigError(
+            f"{where}: unknown setting {section}.{key}",
+            hint=f"known keys of [{section}]: {', '.join(known)}",
+        )
 
 
 def _synonym_groups(table: Any, path: Path) -> tuple[tuple[str, ...], ...]:

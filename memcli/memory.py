@@ -147,6 +147,10 @@ class Memory:
     def settings(self) -> Settings:
         if self._settings is None:
             self._settings = load_settings(self.root, self._env)
+            if self._settings.ignored:
+                from memcli.trust import untrusted_notice
+
+                self._notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
         return self._settings
 
     @cached_property

@@ -59,4 +59,5 @@ def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session_cache
         if key.startswith("MEMCLI_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # config, approvals
     monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))

@@ -24,7 +24,8 @@ class FakeLLM:
             def do_POST(self) -> None:  # noqa: N802 - http.server's name
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length))
-                owner.requests.append({"path": self.path, "body": body})
+                auth = self.headers.get("Authorization")
+                owner.requests.append({"path": self.path, "body": body, "auth": auth})
                 if owner.mode == "500":
                     self.send_response(500)
                     self.end_headers()

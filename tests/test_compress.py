@@ -21,6 +21,7 @@ from memcli.memory import Memory
 from memcli.models import Entry, format_time, utc_now
 from memcli.store.markdown import parse
 from memcli.tokens import get_counter
+from memcli.trust import trust
 from tests.llm_server import FakeLLM
 
 NOW = utc_now()
@@ -322,6 +323,7 @@ def test_compress_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) -
     root = planted(tmp_path / "ws")
     with FakeLLM() as llm:
         (root / "memcli.toml").write_text(llm.toml(), encoding="utf-8")
+        trust(root)  # a workspace's own LLM endpoint applies once approved
         llm.answer = {"text": "Kafka: six EU brokers, 3x replication, lag in Grafana"}
         before = snapshot(root)
         for mode in ("garbage", "500", "slow"):

@@ -11,6 +11,7 @@ from memcli.cli import app
 from memcli.extract import candidates, plan
 from memcli.memory import Memory
 from memcli.models import Entry
+from memcli.trust import trust
 
 EN = [
     {"role": "system", "content": "You are helpful"},
@@ -126,6 +127,7 @@ def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
     transcript.write_text(json.dumps(EN))
     with FakeLLM() as llm:
         (workspace / "memcli.toml").write_text(llm.toml())
+        trust(workspace)  # a workspace's own LLM endpoint applies once approved
         llm.answer = {
             "memories": [
                 {"text": "Uses Helix as the main editor", "type": "preference", "importance": 0.8},
@@ -175,4 +177,5 @@ def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
         assert failed.exit_code == 1 and "memories" in failed.stderr
     with pytest.raises(Exception, match="needs base_url"):
         (workspace / "memcli.toml").write_text('[llm]\nprovider = "openai"\n')
+        trust(workspace)
         Memory(workspace).extract(EN)

@@ -15,6 +15,7 @@ from memcli.memory import Memory
 from memcli.models import Entry, format_time, utc_now
 from memcli.reflect import check_trigger
 from memcli.store.markdown import parse
+from memcli.trust import trust
 from tests.llm_server import FakeLLM
 
 NOW = utc_now()
@@ -126,6 +127,7 @@ def test_reflect_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) ->
     root = themed(tmp_path / "ws")
     with FakeLLM() as llm:
         (root / "memcli.toml").write_text(llm.toml(), encoding="utf-8")
+        trust(root)  # a workspace's own LLM endpoint applies once approved
         llm.answer = {
             "questions": ["How does the user approach testing?"],
             "insights": [

@@ -51,6 +51,11 @@ class OnnxEmbedder:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        # the environment switch (memcli/__init__.py) is what stops the native uploader;
+        # this turns off the events themselves too
+        with contextlib.suppress(Exception):
+            ort.disable_telemetry_events()
+
         directory = export_dir(model_id)
         meta = json.loads((directory / "meta.json").read_text())
         self.model_id = model_id
