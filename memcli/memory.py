@@ -4,6 +4,7 @@ callers all use. It wires the store, the index and the ranking together."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import os
 import re
 import sys
@@ -113,6 +114,23 @@ class EntryDetail:
         data["access_count"] = self.access.count
         data["last_accessed"] = self.access.last
         return data
+
+
+def _operation(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Group the file writes of a Memory method as one operation of the history
+    (`memcli history`, `memcli undo`); an outer operation names nested ones."""
+
+    def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(method)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from memcli.store.history import operation
+
+            with operation(name):
+                return method(*args, **kwargs)
+
+        return run
+
+    return wrap
 
 
 class Memory:
@@ -235,6 +253,8 @@ class Memory:
     def _find(self, entry_id: str, include_archived: bool = False) -> Entry:
         entry_id = entry_id.strip()
         found = [e for e in self.entries(include_archived) if e.id == entry_id]
+        if not found and self._ready().settle():  # read mid-save? look again once quiet
+            found = [e for e in self.entries(include_archived) if e.id == entry_id]
         live = [e for e in found if e.file != ARCHIVE_FILE]
         if len(live) > 1:
             raise ConflictError(
@@ -533,6 +553,7 @@ class Memory:
 
     # ------------------------------------------------------------------ extract
 
+    @_operation("extract")
     def extract(
         self, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
     ) -> list[Decision]:
@@ -640,6 +661,7 @@ class Memory:
 
         return unified_diff(self._ready(), plan)
 
+    @_operation("apply")
     def apply(self, plan: Plan) -> Applied:
         """Write a plan: archive copies first, entries that changed meanwhile left alone;
         access counts of merged entries are added to the entry that replaced them."""
@@ -652,6 +674,7 @@ class Memory:
                 self.access.merge(target, [s for s in sources if s in applied.archived])
         return applied
 
+    @_operation("compress")
     def compress(self, *, target_tokens: int | None = None, dry_run: bool = False) -> Plan:
         """Plan and (unless dry_run) apply compress; returns the plan."""
         plan = self.plan_compress(target_tokens=target_tokens)
@@ -702,6 +725,7 @@ class Memory:
             insights = llm_insights(pool, llm, retrieve, cfg)
         return trigger, plan_reflect(insights, entries, now, self._id_maker())
 
+    @_operation("reflect")
     def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
         """Plan and (unless dry_run) write reflections; returns the trigger and plan."""
         trigger, plan = self.plan_reflect(force=force)
@@ -709,6 +733,7 @@ class Memory:
             self.apply(plan)
         return trigger, plan
 
+    @_operation("log")
     def log(
         self,
         text: str,
@@ -774,6 +799,7 @@ class Memory:
 
     # ------------------------------------------------------------------ writing
 
+    @_operation("add")
     def add(
         self,
         text: str,
@@ -893,6 +919,7 @@ class Memory:
 
         return self.store.update(entry.file, change)
 
+    @_operation("edit")
     def edit(
         self,
         entry_id: str,
@@ -954,6 +981,7 @@ class Memory:
 
         return self.store.update(found.file, change)
 
+    @_operation("forget")
     def forget(
         self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None
     ) -> Entry:
@@ -975,10 +1003,16 @@ class Memory:
         self.store.update(found.file, remove)
         return found
 
+    @_operation("restore")
     def restore(self, entry_id: str) -> Entry:
         """Bring an archived entry back to the file and section it came from."""
         archive = self._ready().load(ARCHIVE_FILE)
         block = archive.find(entry_id.strip())
+        if block is None and not entry_id.startswith("-"):
+            from memcli.recovery import removed_entries, restore_removed
+
+            if any(item["id"] == entry_id.strip() for item in removed_entries(self.store)):
+                return restore_removed(self.store, entry_id.strip())
         if block is None:
             raise NotFoundError(
                 f"no archived entry with id {entry_id!r} in {self.root / ARCHIVE_FILE}",
@@ -1017,6 +1051,43 @@ class Memory:
         result = self.store.update(target, put_back)
         self.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
         return result
+
+
+    # ------------------------------------------------------------------ history
+
+    def history(
+        self, entry_id: str | None = None, *, file: str | None = None, limit: int = 20
+    ) -> list[Any]:
+        """Past versions of the files, newest first (`memcli.recovery.Version`); with
+        `entry_id`, the versions in which that entry changed."""
+        from memcli.recovery import versions
+
+        return versions(self._ready(), entry_id=entry_id, file=file, limit=limit)
+
+    def removed(self) -> list[dict[str, Any]]:
+        """Entries memcli wrote that an editor's save removed since (not back in any
+        file); `restore ID` brings one back."""
+        from memcli.recovery import removed_entries
+
+        return removed_entries(self._ready())
+
+    def plan_undo(self) -> Any:
+        """The undo of memcli's newest operation not yet undone (`recovery.UndoPlan`)."""
+        from memcli.recovery import plan_undo
+
+        return plan_undo(self._ready())
+
+    def undo(self, plan: Any) -> None:
+        """Write an undo planned by `plan_undo`."""
+        from memcli.recovery import apply_undo
+
+        apply_undo(self._ready(), plan)
+
+    def doctor(self) -> dict[str, Any]:
+        """What needs attention in the workspace (see `memcli.recovery.diagnose`)."""
+        from memcli.recovery import diagnose
+
+        return diagnose(self._ready())
 
 
 # ---------------------------------------------------------------------- helpers

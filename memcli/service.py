@@ -111,6 +111,7 @@ class WatchService:
                     if name.endswith(".md") and (self.root / name).is_file():
                         for problem in self.memory.store.load(name).problems:
                             self.log(f"warning: {problem} (the rest is indexed)")
+                        self._observe(name)
                 report = manager.last_report if current else manager.sync()
             except MemcliError as exc:
                 self.log(f"error: {exc}")
@@ -123,6 +124,24 @@ class WatchService:
             f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
             f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
         )
+
+    def _observe(self, name: str) -> None:
+        """Keep the file's new version in the history; say so when someone's save
+        removed entries memcli had just written (a stale editor buffer)."""
+        try:
+            lost = self.memory.store.observe(name)
+        except MemcliError as exc:
+            self.log(f"warning: {exc}")
+            return
+        if not lost:
+            return
+        present = {e.id for e in self.memory.store.entries(include_archived=True, warn=_quiet)}
+        for item in lost:
+            if item["id"] not in present:
+                self.log(
+                    f"warning: {name}: a save removed {item['id']} (\"{item['text'][:60]}\"), "
+                    f"which memcli had written; `memcli restore {item['id']}` brings it back"
+                )
 
     def status(self) -> dict[str, Any]:
         manifest = self.memory.index_manager.read_manifest() or {}
@@ -167,3 +186,7 @@ def query_status(root: Path) -> dict[str, Any] | None:
         return None
     finally:
         sock.close()
+
+
+def _quiet(problem: object) -> None:
+    """Parse problems are reported by the batch itself."""

@@ -281,8 +281,9 @@ class Keeper(Protocol):
 
 
 SETTLE_WINDOW = 2.0  # seconds: a file written this recently may still be being written
-SETTLE_QUIET = 0.05  # …so it must stay unchanged this long before a write builds on it
-SETTLE_MAX = 3.0  # at most this long; what lands later in the replaced file is merged
+SETTLE_QUIET = 0.02  # …so it must stay unchanged this long before a write builds on it
+SETTLE_MAX = 2.0  # a read waits at most this long for that quiet, then tries again…
+BUSY_LIMIT = 10.0  # …until this long has passed: then nothing is written (ConflictError)
 POLL = 0.01
 
 
@@ -299,35 +300,37 @@ def guarded_update(
     idempotent function of the text (applying it to its own output changes nothing),
     because it is applied again whenever another writer got in the way. Safe against
     editors that save in place (truncate, then write), by temp file and rename, or by
-    copying a backup first:
-    - a file written in the last moments is read only once it has been quiet a while;
-    - the file changed between our read and our write: re-read, re-apply;
-    - a writer got its bytes in just before our swap: the swap hands us the file we
-      replaced (same inode), and our change is re-applied on top of it;
-    - a writer still writing into the file we replaced (an in-place save we overlapped):
-      we wait until it is quiet and re-apply our change on what it wrote; the replaced
-      file is kept in the history (`keeper`) so bytes written into it even later are
-      merged back by the next write;
+    copying a backup first; memcli never builds on a file that is being written:
+    - a file written in the last moments is read only once it has been quiet a while
+      (a file that never gets quiet is not written at all: ConflictError);
+    - the file changed between our read and our swap: re-read, re-apply;
+    - a writer got in between our last check and our swap (the swap hands us the file
+      we replaced, same inode), or went on writing into the file we replaced: their
+      file is put back where it was (their open handle writes to the right file again)
+      and we start over on what they wrote;
+    - bytes written into a replaced file even later: the file is kept in the history
+      (`keeper`) and merged back by the next write (or `memcli doctor`);
     - a writer renamed its file in just after ours: re-apply on what is there now.
-    Returns the last result.
+    Every version read or written is kept in the history. Returns the last result.
     """
     path = _resolve_link(path)
     file = name or path.name
+    deadline = time.monotonic() + BUSY_LIMIT
     with file_lock(lock_path):
         late = keeper.late_writes(file) if keeper is not None else []
         retained: list[_Replaced] = []
-        base: bytes | None = None  # content to build on instead of the file's own
         watch_replaced = False  # keep replaced files a while: someone may write into them
         try:
             for _ in range(MAX_ATTEMPTS):
-                on_disk, busy = _settled_read(path, keeper, file)
-                watch_replaced = watch_replaced or busy or base is not None
+                on_disk, busy, settled = settled_read(path, keeper, file)
+                if not settled:
+                    if time.monotonic() > deadline:
+                        break
+                    continue
+                watch_replaced = watch_replaced or busy
                 if keeper is not None:
                     keeper.observe(file, on_disk)
-                source = on_disk if base is None else base
-                if keeper is not None and base is not None:
-                    keeper.observe(file, base)
-                text = decode_text(source, path) if source else ""
+                text = decode_text(on_disk, path) if on_disk else ""
                 for item, content in late:
                     text = _merge_late(keeper, item, content, text, path)
                 new_text, result = change(text)
@@ -340,21 +343,16 @@ def guarded_update(
                 tmp = _prepare(path, new_text)
                 if _read_raw(path) != on_disk:  # someone wrote meanwhile: start again
                     _discard(tmp)
-                    base = None
                     continue
                 aside = _swap_in(tmp, path)
                 if aside is not None:
                     replaced = _Replaced(aside, _read_raw(Path(aside)))
-                    retained.append(replaced)
-                    if replaced.content != on_disk:
-                        base = replaced.content  # their bytes got in first: build on them
-                        continue
+                    if replaced.content != on_disk or _written_late(replaced, busy):
+                        watch_replaced = True
+                        if _put_back(replaced, path, new_bytes):
+                            continue  # theirs is back in place: start over on it
+                    retained.append(replaced)  # kept: a late write into it is merged later
                 _sync_dir(path.parent)
-                base = None
-                written = _await_late_bytes(retained, busy)
-                if written is not None:
-                    base = written  # an in-place save went on in the file we replaced
-                    continue
                 if _read_raw(path) == new_bytes:
                     try:
                         if keeper is not None:
@@ -391,17 +389,19 @@ def _resolve_link(path: Path) -> Path:
     return path
 
 
-def _settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, bool]:
-    """The file's bytes once it has been quiet for SETTLE_QUIET (only files modified in
-    the last SETTLE_WINDOW wait, at most SETTLE_MAX), and whether it was busy. An empty
-    file that the history knew with content waits the longest: that is an editor's
-    save between its truncate and its write, more often than a person emptying it."""
+def settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, bool, bool]:
+    """(bytes, busy, settled): the file's bytes once it has been quiet for SETTLE_QUIET.
+    Only a file modified in the last SETTLE_WINDOW waits (busy), at most SETTLE_MAX;
+    settled is False when it did not get quiet in that time. An empty file that the
+    history knew with content waits the longest: that is an editor's save between its
+    truncate and its write, more often than a person emptying it."""
     started = time.monotonic()
     data, stamp = _read_with_stamp(path)
     if stamp is None or time.time() - stamp[1] / 1e9 >= SETTLE_WINDOW:
-        return data, False
+        return data, False, True
     suspicious = not data and keeper is not None and keeper.head(file) not in (None, _sha(b""))
     changed_at = time.monotonic()
+    settled = False
     while time.monotonic() - started < SETTLE_MAX:
         time.sleep(POLL)
         again = _stamp(path)
@@ -410,34 +410,44 @@ def _settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, 
             suspicious = False
             continue
         if time.monotonic() - changed_at >= SETTLE_QUIET and not suspicious:
+            settled = True
             break
-    data, _ = _read_with_stamp(path)
-    return data, True
+    else:
+        settled = suspicious  # empty and untouched all along: emptied on purpose
+    data, again = _read_with_stamp(path)
+    return data, True, settled and again == stamp
 
 
-def _await_late_bytes(retained: list[_Replaced], busy: bool) -> bytes | None:
-    """After a swap: the newest content an editor wrote into a file we replaced since we
-    took it (waiting until it is quiet when the file was busy), else None."""
-    if not retained:
-        return None
-    newest = retained[-1]
-    if busy:
-        quiet_since = time.monotonic()
-        last = _stamp(Path(newest.path))
-        deadline = time.monotonic() + SETTLE_MAX
-        while time.monotonic() < deadline:
-            time.sleep(POLL)
-            now = _stamp(Path(newest.path))
-            if now != last:
-                last, quiet_since = now, time.monotonic()
-            elif time.monotonic() - quiet_since >= SETTLE_QUIET:
-                break
-    for item in reversed(retained):
-        current = _read_raw(Path(item.path))
-        if current != item.content:
-            item.content = current
-            return current
-    return None
+def _written_late(replaced: _Replaced, busy: bool) -> bool:
+    """After a swap of a busy file: whether someone went on writing into the file we
+    replaced (an in-place save we overlapped), waiting until it has been quiet."""
+    if not busy:
+        return False
+    aside = Path(replaced.path)
+    last = _stamp(aside)
+    quiet_since = time.monotonic()
+    deadline = quiet_since + SETTLE_MAX
+    while time.monotonic() < deadline:
+        time.sleep(POLL)
+        now = _stamp(aside)
+        if now != last:
+            last, quiet_since = now, time.monotonic()
+        elif time.monotonic() - quiet_since >= SETTLE_QUIET:
+            break
+    return _read_raw(aside) != replaced.content
+
+
+def _put_back(replaced: _Replaced, path: Path, ours: bytes) -> bool:
+    """Rename the file we replaced back to `path` (the same inode: an editor's open
+    handle writes to the right file again) if `path` still holds our version."""
+    if _read_raw(path) != ours:
+        return False
+    try:
+        os.replace(replaced.path, path)
+    except OSError:
+        return False
+    _sync_dir(path.parent)
+    return True
 
 
 def _merge_late(keeper: Keeper | None, item: Any, content: bytes, text: str, path: Path) -> str:

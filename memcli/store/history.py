@@ -34,7 +34,8 @@ from memcli.errors import MemcliError
 KEEP_DAYS = 30
 KEEP_MB = 100
 KEEP_PER_FILE = 20  # the newest versions of each file survive any pruning
-DETACHED_GRACE = 600.0  # seconds a replaced file is watched for late writes
+DETACHED_GRACE = 120.0  # seconds a replaced file is watched for late writes
+MAX_DETACHED = 8  # per file: the oldest beyond these is dropped (its content stays in objects/)
 PRUNE_EVERY = 64  # records between two prunes
 
 _operation: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
@@ -55,6 +56,21 @@ def operation(name: str) -> Iterator[str]:
         yield opid
     finally:
         _operation.reset(token)
+
+
+_undoing: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "memcli_undoing", default=None
+)
+
+
+@contextlib.contextmanager
+def undoing(opid: str) -> Iterator[None]:
+    """Mark the writes of the block as the undo of operation `opid`."""
+    token = _undoing.set(opid)
+    try:
+        yield
+    finally:
+        _undoing.reset(token)
 
 
 def current_operation() -> tuple[str, str]:
@@ -81,10 +97,7 @@ class Detached:
 
     def late_content(self) -> bytes | None:
         """Its content now, if that differs from when it was detached (else None)."""
-        try:
-            st = self.path.stat()
-            if st.st_mtime_ns <= self.since_ns:
-                return None
+        try:  # by content: a write in the same clock tick keeps an older mtime
             data = self.path.read_bytes()
         except OSError:
             return None
@@ -217,6 +230,9 @@ class History:
         record = {"t": _now(), "file": file, "sha": digest, "prev": prev, "source": source}
         if source != "external":
             record.update(op=name, opid=opid)
+            undoes = _undoing.get()
+            if undoes:
+                record["undoes"] = undoes
         record.update(extra)
         self._append(record)
         return digest
@@ -230,10 +246,8 @@ class History:
         previous = self.head(file)
         if previous == digest:
             return []
+        lost = [] if previous is None else self._removed_memcli_entries(file, previous, data)
         self.record(file, data, source="external", prev=previous)
-        if previous is None:
-            return []
-        lost = self._removed_memcli_entries(file, previous, data)
         if lost:
             self._append(
                 {"t": _now(), "event": "removed", "file": file, "sha": digest, "entries": lost}
@@ -242,7 +256,9 @@ class History:
 
     def _removed_memcli_entries(self, file: str, previous: str, data: bytes) -> list[dict]:
         """Entries of `previous` that memcli wrote since the file's last external
-        version and that `data` no longer has."""
+        version and that `data` no longer has ("removed"), or has with another text
+        ("reverted": a stale buffer saved over memcli's edit); id, text, type and
+        metadata each."""
         from memcli.store.markdown import parse
 
         try:
@@ -251,7 +267,7 @@ class History:
             return []
         old = _entries(parse, before, file)
         new = _entries(parse, data, file)
-        removed = {i: t for i, t in old.items() if i not in new}
+        removed = {i: e for i, e in old.items() if i not in new or new[i].text != e.text}
         if not removed:
             return []
         baseline = self._last_external_before(file, previous)
@@ -262,9 +278,15 @@ class History:
         except KeyError:
             return []
         return [
-            {"id": i, "text": t}
-            for i, t in removed.items()
-            if i not in kept_before or kept_before[i] != t
+            {
+                "id": i,
+                "text": e.text,
+                "type": e.type,
+                "meta": dict(e.meta),
+                "kind": "removed" if i not in new else "reverted",
+            }
+            for i, e in removed.items()
+            if i not in kept_before or kept_before[i].text != e.text
         ]
 
     def _last_external_before(self, file: str, head: str) -> str | None:
@@ -284,6 +306,33 @@ class History:
                     out.append({"t": record["t"], "file": record["file"], **entry})
         return out
 
+    def versions(self, file: str | None = None) -> list[dict]:
+        """Version records (of `file`, or of every file), oldest first."""
+        return [
+            r
+            for r in self.records()
+            if "sha" in r
+            and r.get("event", "version") == "version"
+            and (file is None or r.get("file") == file)
+        ]
+
+    def operations(self) -> list[dict]:
+        """memcli's own writes grouped by operation, oldest first: each with `op`,
+        `opid`, `t` (its first write) and `writes` (file, prev, sha; in order)."""
+        grouped: dict[str, dict] = {}
+        for record in self.versions():
+            if record.get("source") != "memcli" or not record.get("opid"):
+                continue
+            group = grouped.setdefault(
+                record["opid"],
+                {"op": record.get("op", "write"), "opid": record["opid"], "t": record["t"],
+                 "undoes": record.get("undoes"), "writes": []},
+            )
+            group["writes"].append(
+                {"file": record["file"], "prev": record.get("prev"), "sha": record["sha"]}
+            )
+        return list(grouped.values())
+
     # ---------------------------------------------------------------- detached
 
     def detach(self, file: str, replaced: Path, content: bytes) -> None:
@@ -297,6 +346,10 @@ class History:
         except OSError:  # another file system: its content is kept in objects/
             with contextlib.suppress(OSError):
                 os.unlink(replaced)
+        for old in self.detached(file)[:-MAX_DETACHED]:
+            if old.late_content() is None:  # one with late bytes stays until merged
+                with contextlib.suppress(OSError):
+                    old.path.unlink()
 
     def detached(self, file: str | None = None) -> list[Detached]:
         try:
@@ -416,23 +469,13 @@ def _unwritable(directory: Path, exc: OSError) -> MemcliError:
     )
 
 
-def _unique_shas(records: list[dict]) -> list[dict]:
-    seen: set[str] = set()
-    out = []
-    for record in records:
-        digest = record.get("sha", "")
-        if digest not in seen:
-            seen.add(digest)
-            out.append(record)
-    return out
-
-
-def _entries(parse, data: bytes, file: str) -> dict[str, str]:  # noqa: ANN001 - markdown.parse
+def _entries(parse, data: bytes, file: str) -> dict:  # noqa: ANN001 - markdown.parse
+    """id -> Entry of one version of a file ({} when it is not valid UTF-8)."""
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return {}
-    return {e.id: e.text for e in parse(text, file).entries()}
+    return {e.id: e for e in parse(text, file).entries()}
 
 
 def _escape(file: str) -> str:

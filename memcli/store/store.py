@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from memcli.errors import MemcliError, ParseError
 from memcli.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
-from memcli.store.files import guarded_update, read_text
+from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
     from memcli.store.history import History
@@ -139,8 +140,41 @@ class Store:
             after = doc.serialize()
             return (after if after != before else None), result
 
-        lock = self.state_dir / "locks" / (name.replace("/", "__") + ".lock")
-        return guarded_update(self.root / name, lock, on_text, self.history, name)
+        return guarded_update(self.root / name, self._lock_path(name), on_text, self.history, name)
+
+    def observe(self, name: str) -> list[dict]:
+        """Show the history the current content of file `name` (under the file's write
+        lock, so a memcli write is never mistaken for someone else's). Returns the
+        entries an external save removed right after memcli wrote them."""
+        path = self.root / name
+        if not path.is_file():
+            return []
+        from memcli.store.files import settled_read
+
+        with file_lock(self._lock_path(name)):
+            data, _, settled = settled_read(path, self.history, name)
+            if not settled:  # an editor's save in progress: its next event comes
+                return []
+            return self.history.observe(name, data)
+
+    def settle(self) -> bool:
+        """Wait until the entry files written in the last moments are quiet (an editor's
+        save in progress), at most a few seconds; True when there was one to wait for."""
+        from memcli.store.files import SETTLE_WINDOW, settled_read
+
+        waited = False
+        for name in self.entry_files(include_archived=True):
+            try:
+                recent = time.time() - (self.root / name).stat().st_mtime < SETTLE_WINDOW
+            except OSError:
+                continue
+            if recent:
+                settled_read(self.root / name, self.history, name)
+                waited = True
+        return waited
+
+    def _lock_path(self, name: str) -> Path:
+        return self.state_dir / "locks" / (name.replace("/", "__") + ".lock")
 
     @property
     def history(self) -> History:

@@ -1,0 +1,181 @@
+"""The file history (issue 14): every version kept, entries a stale editor save removed
+noticed and brought back, undo, doctor, and editors that save in place racing a write."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memcli.cli import app
+from memcli.memory import Memory
+
+
+def stale_save(path: Path, content: bytes) -> None:
+    """What an editor holding an old buffer does: truncate, then write it."""
+    with open(path, "wb") as handle:
+        handle.write(content)
+
+
+def test_stale_save_over_an_agent_add_is_noticed_and_restorable(
+    workspace: Path, runner: CliRunner
+) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    buffer = memory.read_bytes()  # the editor loaded the file...
+    added = mem.add("Deploys go out on Tuesdays after the standup").entry
+    stale_save(memory, buffer + b"- A line the person typed\n")  # ...and saved it later
+    removed = mem.removed()
+    assert [(r["id"], r["text"], r["kind"]) for r in removed] == [
+        (added.id, added.text, "removed")
+    ]
+    result = runner.invoke(app, ["-w", str(workspace), "history", "--removed", "--json"])
+    assert result.exit_code == 0
+    assert [r["id"] for r in json.loads(result.stdout)["removed"]] == [added.id]
+    doctor = runner.invoke(app, ["-w", str(workspace), "doctor"])
+    assert doctor.exit_code == 1 and f"memcli restore {added.id}" in doctor.stdout
+    result = runner.invoke(app, ["-w", str(workspace), "restore", added.id])
+    assert result.exit_code == 0, result.output
+    text = memory.read_text()
+    assert added.text in text and "A line the person typed" in text  # both kept
+    assert mem.removed() == []
+    assert runner.invoke(app, ["-w", str(workspace), "doctor"]).exit_code == 0
+
+
+def test_stale_save_reverting_an_edit_is_noticed_and_reapplied(workspace: Path) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    target = mem.add("The staging database is Postgres 16").entry
+    buffer = memory.read_bytes()
+    mem.edit(target.id, text="The staging database is Postgres 17")
+    stale_save(memory, buffer)
+    [item] = mem.removed()
+    assert (item["id"], item["kind"], item["text"]) == (
+        target.id,
+        "reverted",
+        "The staging database is Postgres 17",
+    )
+    mem.restore(target.id)
+    assert mem.get(target.id).entry.text == "The staging database is Postgres 17"
+    assert mem.removed() == []
+
+
+def test_a_person_deleting_their_own_line_is_not_reported(workspace: Path) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    mem.add("Something memcli wrote")
+    text = memory.read_text()
+    memory.write_text(text.replace("- Likes dark editor themes", "", 1))  # a hand-written line
+    assert mem.removed() == []
+
+
+def test_history_lists_versions_and_the_changes_of_one_entry(
+    workspace: Path, runner: CliRunner
+) -> None:
+    mem = Memory(workspace)
+    entry = mem.add("Team lunch is on Fridays").entry
+    mem.edit(entry.id, text="Team lunch is on Thursdays")
+    memory = workspace / "memory.md"
+    memory.write_text(memory.read_text().replace("on Thursdays", "on Wednesdays"))  # by hand
+    result = runner.invoke(app, ["-w", str(workspace), "history", entry.id, "--json"])
+    assert result.exit_code == 0, result.output
+    versions = json.loads(result.stdout)["versions"]
+    assert [(v["source"], v.get("op"), v["text"]) for v in versions] == [
+        ("external", None, "Team lunch is on Wednesdays"),
+        ("memcli", "edit", "Team lunch is on Thursdays"),
+        ("memcli", "add", "Team lunch is on Fridays"),
+    ]
+    result = runner.invoke(app, ["-w", str(workspace), "history"])
+    assert result.exit_code == 0 and "memcli edit" in result.stdout
+
+
+def test_undo_takes_back_the_last_operation_and_keeps_later_edits(
+    workspace: Path, runner: CliRunner
+) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    original = memory.read_text()
+    first = mem.add("Uses Neovim with the lazy.nvim plugin manager").entry
+    second = mem.add("Prefers tabs of four spaces in Go code").entry
+    with memory.open("a") as handle:  # a hand edit after both
+        handle.write("- Hand-written after the adds\n")
+    refused = runner.invoke(app, ["-w", str(workspace), "undo"])  # a pipe: must say --yes
+    assert refused.exit_code == 1 and "--yes" in refused.output
+    result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])
+    assert result.exit_code == 0, result.output
+    text = memory.read_text()
+    assert second.text not in text and first.text in text
+    assert "Hand-written after the adds" in text
+    assert runner.invoke(app, ["-w", str(workspace), "undo", "--yes"]).exit_code == 0
+    text = memory.read_text()
+    assert first.text not in text and "Hand-written after the adds" in text
+    assert text.replace("- Hand-written after the adds\n", "") == original
+
+
+def test_undo_forget_brings_the_entry_back_and_empties_the_archive(workspace: Path) -> None:
+    mem = Memory(workspace)
+    memory_before = (workspace / "memory.md").read_text()
+    victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id_explicit)
+    mem.forget(victim.id)
+    assert victim.id not in (workspace / "memory.md").read_text()
+    mem.undo(mem.plan_undo())
+    assert (workspace / "memory.md").read_text() == memory_before
+    assert victim.id not in {e.id for e in Memory(workspace).entries(include_archived=True)
+                             if e.file == "archive.md"}
+
+
+def test_write_waits_for_an_in_place_save_in_progress(workspace: Path) -> None:
+    """An editor truncated the file and has not written yet: memcli must not build on
+    the empty file, but wait and build on what the editor writes."""
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    mem.add("Known to the history first")  # the history knows the file with content
+    content = memory.read_bytes() + b"- Saved by the editor\n"
+    handle = open(memory, "wb")  # noqa: SIM115 - truncated now, written below
+    done: list[str] = []
+    thread = threading.Thread(target=lambda: done.append(mem.add("Added meanwhile").entry.id))
+    thread.start()
+    time.sleep(0.3)
+    handle.write(content)
+    handle.close()
+    thread.join(timeout=10)
+    text = memory.read_text()
+    assert done and "Added meanwhile" in text and "Saved by the editor" in text
+    assert "Known to the history first" in text and "Likes dark editor themes" in text
+
+
+def test_bytes_written_late_into_the_replaced_file_are_merged_back(workspace: Path) -> None:
+    """An editor opened the file (in place) just before memcli replaced it and writes
+    after: its bytes land in the old file, which memcli keeps and merges back."""
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    os.utime(memory)  # the editor is at work: the file was just modified
+    handle = open(memory, "r+b")  # noqa: SIM115 - the editor's open file (old inode)
+    content = handle.read()
+    added = mem.add("Written by memcli while the editor had the file open").entry
+    handle.seek(0)
+    handle.write(content.replace(b"## Facts\n", b"## Facts\n- Typed in the editor\n", 1))
+    handle.truncate()
+    handle.close()
+    report = mem.doctor()  # any later write merges them; doctor does it and says so
+    assert report["merged_late_writes"] == ["memory.md"]
+    text = memory.read_text()
+    assert "Typed in the editor" in text and added.text in text
+
+
+def test_history_is_pruned_but_keeps_the_newest_versions(tmp_path: Path) -> None:
+    from memcli.store.history import KEEP_PER_FILE, History
+
+    history = History(tmp_path, keep_days=0, keep_mb=0.0001)
+    for i in range(KEEP_PER_FILE + 10):
+        history.record("memory.md", f"- version {i} {'x' * 200}\n".encode(), source="memcli")
+    history.prune()
+    kept = history.versions("memory.md")
+    assert len(kept) == KEEP_PER_FILE
+    assert history.get(kept[-1]["sha"]).startswith(f"- version {KEEP_PER_FILE + 9}".encode())
+    objects = list((tmp_path / "history" / "objects").rglob("*"))
+    assert len([p for p in objects if p.is_file()]) == KEEP_PER_FILE
