@@ -882,9 +882,10 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="CI-sized run")
     args = parser.parse_args()
     sizes = (
-        {"ops": 12, "hand": 8, "trials": 8, "fuzz": 300}
+        {"ops": 12, "hand": 8, "trials": 8, "fuzz": 300, "editor_ops": 4, "editor_trials": 1}
         if args.quick
-        else {"ops": 60, "hand": 40, "trials": 100, "fuzz": 3000}
+        else {"ops": 60, "hand": 40, "trials": 100, "fuzz": 3000, "editor_ops": 30,
+              "editor_trials": 2}
     )
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -899,6 +900,12 @@ def main() -> None:
         print("bad input:", b, flush=True)
         f = fuzz(sizes["fuzz"])
         s = security(work / "e")
+        sys.path.insert(0, str(ROOT))
+        from bench import editors
+
+        races = editors.run(
+            work / "f", list(editors.STYLES), 5000, sizes["editor_ops"], sizes["editor_trials"]
+        )
     rows = [
         ("concurrency: processes (+ watcher)", c.processes),
         ("concurrency: operations run", c.operations),
@@ -925,6 +932,17 @@ def main() -> None:
         ("security: daemon refusals", f"{s['daemon_refusals']}/{s['daemon_requests']}"),
         ("security: inject block ends (md, xml), json valid", f"{s['inject_block_closings']}"),
     ]
+    for style in editors.STYLES:
+        rs = [r for r in races if r.style == style]
+        rows += [
+            (f"editors {style}: saves / memcli acks", f"{sum(r.editor_saves for r in rs)} / "
+             f"{sum(r.memcli_acks for r in rs)}"),
+            (f"editors {style}: lost lines (bytes), memcli lost",
+             f"{sum(r.editor_lost for r in rs)} ({sum(r.editor_lost_bytes for r in rs)} B), "
+             f"{sum(r.memcli_lost for r in rs)}"),
+            (f"editors {style}: removed by the editor, recorded",
+             sum(r.memcli_removed_recorded for r in rs)),
+        ]
     width = max(len(r[0]) for r in rows)
     print(f"{'figure':{width}} | value")
     print(f"{'-' * width}-|------")

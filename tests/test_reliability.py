@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import reliability
+from bench import editors, reliability
 
 
 @pytest.mark.slow
@@ -52,3 +52,19 @@ def test_security_boundaries(tmp_path: Path) -> None:
     assert found["socket_mode"] == "0o600"
     assert found["daemon_refusals"] == found["daemon_requests"] == 4
     assert found["inject_block_closings"] == {"markdown": 1, "xml": 1, "json": True}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("style", ["inplace", "stale"])
+def test_editors_racing_memcli_lose_nothing(tmp_path: Path, style: str) -> None:
+    """An editor saving memory.md over and over (in place, or a stale buffer) while
+    memcli adds, edits, forgets, extracts and compresses: every line either side was
+    told was written is in the files, or (a stale buffer saved over memcli's entries)
+    listed by `memcli history --removed` to bring back."""
+    result = editors.trial(tmp_path, style, saves=5000, ops=4)
+    assert result.editor_saves >= 10 and result.memcli_acks >= 10
+    lost = (result.editor_lost, result.memcli_lost, result.originals_lost, result.duplicated)
+    assert lost == (0, 0, 0, 0), result.details
+    assert result.problems == 0
+    if style == "stale":
+        assert result.memcli_removed_recorded > 0  # the stale buffer did remove some

@@ -272,18 +272,22 @@ def test_observer_follows_create_edit_delete(watched) -> None:
     assert [e.id for e in snapshot] == manifest["ids"]
 
 
-def test_bad_edit_is_reported_and_the_rest_indexed(watched) -> None:
+def test_bad_edit_and_a_stale_save_are_reported(watched) -> None:
     ws, proc = watched
     memory = ws / "memory.md"
-    memory.write_text(
-        memory.read_text() + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n"
-    )
+    buffer = memory.read_text()  # an editor loads the file...
+    added = memcli(ws, "add", "Deploys happen on Tuesdays after the standup", "--json")
+    assert added.returncode == 0, added.stderr
+    entry_id = json.loads(added.stdout)["entry"]["id"]
+    # ...and saves its stale buffer over the agent's add, with a bad line in it
+    memory.write_text(buffer + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n")
     wait_for(lambda: "mtea" in search_ids(ws, "green tea"))
     wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"] >= 1)
     proc.send_signal(signal.SIGINT)
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert "memory.md:" in output and "imp='lots'" in output
+    assert f"a save removed {entry_id}" in output and f"memcli restore {entry_id}" in output
 
 
 def test_daemon_and_in_process_give_identical_results(watched) -> None:
