@@ -399,6 +399,8 @@ def settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, b
     data, stamp = _read_with_stamp(path)
     if stamp is None or time.time() - stamp[1] / 1e9 >= SETTLE_WINDOW:
         return data, False, True
+    if data and keeper is not None and keeper.head(file) == _sha(data):
+        return data, False, True  # as memcli last wrote or saw it settled: nobody since
     suspicious = not data and keeper is not None and keeper.head(file) not in (None, _sha(b""))
     changed_at = time.monotonic()
     settled = False

@@ -34,6 +34,7 @@ from memcli.errors import MemcliError
 KEEP_DAYS = 30
 KEEP_MB = 100
 KEEP_PER_FILE = 20  # the newest versions of each file survive any pruning
+MAX_RECORDS = 20_000  # log lines (≈ 4 MB): beyond these the oldest go, whatever their age
 DETACHED_GRACE = 120.0  # seconds a replaced file is watched for late writes
 MAX_DETACHED = 8  # per file: the oldest beyond these is dropped (its content stays in objects/)
 PRUNE_EVERY = 64  # records between two prunes
@@ -396,8 +397,9 @@ class History:
     # ------------------------------------------------------------------ prune
 
     def prune(self) -> None:
-        """Drop versions older than `keep_days` and then the oldest until the objects fit
-        in `keep_mb`, keeping each file's newest KEEP_PER_FILE versions."""
+        """Drop versions older than `keep_days`, the oldest beyond MAX_RECORDS, and then
+        the oldest until the objects fit in `keep_mb`, keeping each file's newest
+        KEEP_PER_FILE versions."""
         from memcli.store.files import file_lock
 
         with file_lock(self.state_dir / "locks" / "history.lock"):
@@ -417,6 +419,11 @@ class History:
             kept = [
                 (i, r) for i, r in enumerate(records) if i in protected or r.get("t", "") >= cutoff
             ]
+            excess = len(kept) - MAX_RECORDS  # a log every process reads stays small
+            if excess > 0:
+                oldest = [i for i, _ in kept if i not in protected][:excess]
+                gone = set(oldest)
+                kept = [(i, r) for i, r in kept if i not in gone]
             sizes = self._object_sizes()
             refs: dict[str, int] = {}
             for _, r in kept:
