@@ -9,6 +9,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -148,12 +149,18 @@ def test_write_waits_for_an_in_place_save_in_progress(workspace: Path) -> None:
     assert "Known to the history first" in text and "Likes dark editor themes" in text
 
 
-def test_bytes_written_late_into_the_replaced_file_are_merged_back(workspace: Path) -> None:
+@pytest.mark.parametrize("recently_modified", [True, False])
+def test_bytes_written_late_into_the_replaced_file_are_merged_back(
+    workspace: Path, recently_modified: bool
+) -> None:
     """An editor opened the file (in place) just before memcli replaced it and writes
     after: its bytes land in the old file, which memcli keeps and merges back."""
     mem = Memory(workspace)
     memory = workspace / "memory.md"
-    os.utime(memory)  # the editor is at work: the file was just modified
+    if recently_modified:
+        os.utime(memory)  # the editor is at work: the file was just modified
+    else:
+        os.utime(memory, (time.time() - 60, time.time() - 60))
     handle = open(memory, "r+b")  # noqa: SIM115 - the editor's open file (old inode)
     content = handle.read()
     added = mem.add("Written by memcli while the editor had the file open").entry

@@ -319,7 +319,6 @@ def guarded_update(
     with file_lock(lock_path):
         late = keeper.late_writes(file) if keeper is not None else []
         retained: list[_Replaced] = []
-        watch_replaced = False  # keep replaced files a while: someone may write into them
         try:
             for _ in range(MAX_ATTEMPTS):
                 on_disk, busy, settled = settled_read(path, keeper, file)
@@ -327,7 +326,6 @@ def guarded_update(
                     if time.monotonic() > deadline:
                         break
                     continue
-                watch_replaced = watch_replaced or busy
                 if keeper is not None:
                     keeper.observe(file, on_disk)
                 text = decode_text(on_disk, path) if on_disk else ""
@@ -347,10 +345,9 @@ def guarded_update(
                 aside = _swap_in(tmp, path)
                 if aside is not None:
                     replaced = _Replaced(aside, _read_raw(Path(aside)))
-                    if replaced.content != on_disk or _written_late(replaced, busy):
-                        watch_replaced = True
-                        if _put_back(replaced, path, new_bytes):
-                            continue  # theirs is back in place: start over on it
+                    theirs = replaced.content != on_disk or _written_late(replaced, busy)
+                    if theirs and _put_back(replaced, path, new_bytes):
+                        continue  # theirs is back in place: start over on it
                     retained.append(replaced)  # kept: a late write into it is merged later
                 _sync_dir(path.parent)
                 if _read_raw(path) == new_bytes:
@@ -362,8 +359,8 @@ def guarded_update(
                         sys.stderr.write(f"memcli: warning: {exc.message}\n")
                     return result
         finally:
-            for item in retained:
-                if keeper is not None and watch_replaced:
+            for item in retained:  # an editor may still hold it open: keep it a while
+                if keeper is not None:
                     keeper.detach(file, Path(item.path), item.content)
                 else:
                     _discard(item.path)

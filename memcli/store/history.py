@@ -98,9 +98,11 @@ class Detached:
 
     def late_content(self) -> bytes | None:
         """Its content now, if that differs from when it was detached (else None)."""
-        try:  # by content: a write in the same clock tick keeps an older mtime
-            data = self.path.read_bytes()
-        except OSError:
+        try:
+            if self.path.stat().st_mtime_ns < self.since_ns - 50_000_000:
+                return None  # last written well before it was detached: cheap, no read
+            data = self.path.read_bytes()  # by content: a write in the same clock tick
+        except OSError:  # keeps an mtime a little older than the detach
             return None
         return data if sha256(data) != self.sha else None
 
