@@ -60,7 +60,11 @@ class WatchService:
         """Write the access counts that answers recorded in memory once requests pause
         (ACCESS_IDLE_S) or at the latest after ACCESS_MAX_DELAY_S: a burst of searches
         never waits for the statistics file."""
+        ticks = 0
         while not self._stopping.wait(0.05):
+            ticks += 1
+            if ticks % 20 == 0:
+                self._merge_late_writes()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -124,6 +128,25 @@ class WatchService:
             f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
             f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
         )
+
+    def _merge_late_writes(self) -> None:
+        """Once a second: bytes an editor wrote into a file after memcli replaced it
+        (kept in the history) are merged back into the file."""
+        history = self.memory.store.history
+        try:
+            names = {d.file for d in history.detached()}
+        except OSError:
+            return
+        for name in sorted(names):
+            if not history.late_writes(name):
+                continue
+            try:
+                with self.lock:
+                    self.memory.store.update(name, lambda doc: None)
+            except MemcliError as exc:
+                self.log(f"warning: {name}: cannot merge back an editor's late bytes: {exc}")
+                continue
+            self.log(f"{name}: merged back bytes an editor wrote after memcli replaced the file")
 
     def _observe(self, name: str) -> None:
         """Keep the file's new version in the history; say so when someone's save

@@ -272,9 +272,19 @@ def test_observer_follows_create_edit_delete(watched) -> None:
     assert [e.id for e in snapshot] == manifest["ids"]
 
 
-def test_bad_edit_and_a_stale_save_are_reported(watched) -> None:
+def test_bad_edit_a_stale_save_and_late_bytes_are_handled(watched) -> None:
     ws, proc = watched
     memory = ws / "memory.md"
+    # an editor opened the file in place before memcli replaced it and writes after:
+    # the watcher merges its bytes back from the replaced file memcli kept
+    with memory.open("r+b") as handle:
+        content = handle.read()
+        assert memcli(ws, "add", "Standups are at nine thirty").returncode == 0
+        handle.seek(0)
+        handle.write(content + b"- Typed while memcli wrote\n")
+        handle.truncate()
+    wait_for(lambda: "Typed while memcli wrote" in memory.read_text())
+    assert "Standups are at nine thirty" in memory.read_text()
     buffer = memory.read_text()  # an editor loads the file...
     added = memcli(ws, "add", "Deploys happen on Tuesdays after the standup", "--json")
     assert added.returncode == 0, added.stderr
@@ -288,6 +298,7 @@ def test_bad_edit_and_a_stale_save_are_reported(watched) -> None:
     assert proc.returncode == 0
     assert "memory.md:" in output and "imp='lots'" in output
     assert f"a save removed {entry_id}" in output and f"memcli restore {entry_id}" in output
+    assert "memory.md: merged back bytes an editor wrote" in output
 
 
 def test_daemon_and_in_process_give_identical_results(watched) -> None:
