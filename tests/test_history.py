@@ -186,3 +186,23 @@ def test_history_is_pruned_but_keeps_the_newest_versions(tmp_path: Path) -> None
     assert history.get(kept[-1]["sha"]).startswith(f"- version {KEEP_PER_FILE + 9}".encode())
     objects = list((tmp_path / "history" / "objects").rglob("*"))
     assert len([p for p in objects if p.is_file()]) == KEEP_PER_FILE
+
+
+def test_a_read_cut_inside_a_character_mid_save_waits_for_the_rest(workspace: Path) -> None:
+    memory = workspace / "memory.md"
+    data = memory.read_bytes() + "- 发布前在预发环境跑一遍迁移\n".encode()
+    cut = len(data) - 5  # inside a CJK character
+    handle = open(memory, "wb")  # noqa: SIM115 - an editor's in-place save, half done
+    handle.write(data[:cut])
+    handle.flush()
+
+    def finish() -> None:
+        time.sleep(0.2)
+        handle.write(data[cut:])
+        handle.close()
+
+    thread = threading.Thread(target=finish)
+    thread.start()
+    texts = [e.text for e in Memory(workspace).entries()]
+    thread.join()
+    assert "发布前在预发环境跑一遍迁移" in texts

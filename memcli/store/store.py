@@ -86,12 +86,29 @@ class Store:
         if signature is not None and cached is not None and cached[0] == signature:
             doc = cached[1]
         else:
-            doc = parse(read_text(path), name)
+            doc = parse(self._read(path, name), name)
             if signature is not None:
                 self._parsed[name] = (signature, doc)
         if strict and doc.problems:
             raise doc.problems[0]
         return doc
+
+    def _read(self, path: Path, name: str) -> str:
+        """The file's text; one that fails to decode while it was just written (an
+        editor's save in progress, cut inside a character) is read again once quiet."""
+        try:
+            return read_text(path)
+        except MemcliError:
+            from memcli.store.files import SETTLE_WINDOW, decode_text, settled_read
+
+            try:
+                recent = time.time() - path.stat().st_mtime < SETTLE_WINDOW
+            except OSError:
+                recent = False
+            if not recent:
+                raise
+            data, _, _ = settled_read(path, self.history, name)
+            return decode_text(data, path)
 
     def entries(
         self, include_archived: bool = False, warn: Callable[[ParseError], None] | None = None
