@@ -99,7 +99,7 @@ class Store:
         try:
             return read_text(path)
         except MemcliError:
-            from memcli.store.files import SETTLE_WINDOW, decode_text, settled_read
+            from memcli.store.files import SETTLE_MAX, SETTLE_WINDOW, decode_text, settled_read
 
             try:
                 recent = time.time() - path.stat().st_mtime < SETTLE_WINDOW
@@ -107,8 +107,15 @@ class Store:
                 recent = False
             if not recent:
                 raise
-            data, _, _ = settled_read(path, self.history, name)
-            return decode_text(data, path)
+            deadline = time.monotonic() + SETTLE_MAX
+            while True:
+                data, _, _ = settled_read(path, self.history, name)
+                try:
+                    return decode_text(data, path)
+                except MemcliError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.02)
 
     def entries(
         self, include_archived: bool = False, warn: Callable[[ParseError], None] | None = None
