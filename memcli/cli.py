@@ -662,12 +662,51 @@ def doctor(json_out: bool = JsonOpt) -> None:
                 f"removed by an editor's save: {item['id']} ({item['file']}): {item['text']} "
                 f"— `memcli restore {item['id']}` brings it back"
             )
+        for conflict in report["merge_conflicts"]:
+            render.info(f"merge conflict: {conflict}")
         for item in report["merged_late_writes"]:
             render.info(f"merged back bytes an editor wrote late into {item}")
         if report["ok"]:
             render.info(f"{report['workspace']}: ok")
     if not report["ok"]:
         raise typer.Exit(ExitCode.ERROR)
+
+
+@app.command(name="merge-driver", hidden=True)
+def merge_driver(
+    base: Path = typer.Argument(..., help="%O: the common ancestor's version."),
+    ours: Path = typer.Argument(..., help="%A: our version; the result is written here."),
+    theirs: Path = typer.Argument(..., help="%B: their version."),
+    pathname: str | None = typer.Argument(None, help="%P: the file's path in the repo."),
+) -> None:
+    """The git merge driver `memcli git setup` registers (merges entries by id)."""
+    from memcli.gitmerge import run_driver
+
+    raise typer.Exit(run_driver(base, ours, theirs, pathname))
+
+
+git_app = typer.Typer(help="Keep a workspace in git: entry-aware merges.", no_args_is_help=True)
+app.add_typer(git_app, name="git")
+
+
+@git_app.command("setup")
+def git_setup(
+    path: str | None = typer.Argument(None, help="The workspace (default: see README)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Register the entry-aware merge driver: .gitattributes, git config, post-merge hook."""
+    from memcli.gitmerge import setup
+    from memcli.store.workspace import resolve_workspace
+
+    root = resolve_workspace(path or state.workspace)
+    done = setup(root)
+    if json_out:
+        render.emit_json({"workspace": str(root), "done": done})
+        return
+    for line in done:
+        render.info(line)
+    if not done:
+        render.info(f"{root}: already set up")
 
 
 @app.command()

@@ -215,8 +215,17 @@ class Memory:
         return self._index
 
     def init(self) -> list[Path]:
-        """Create the workspace files that are missing; returns those created."""
-        return init_workspace(self.root)
+        """Create the workspace files that are missing (and `.gitattributes` naming the
+        entry-aware merge driver, registered when the workspace is in a git
+        repository); returns the files created."""
+        from memcli.gitmerge import setup
+
+        had_attributes = (self.root / ".gitattributes").exists()
+        created = init_workspace(self.root)
+        setup(self.root)
+        if not had_attributes and (self.root / ".gitattributes").exists():
+            created.append(self.root / ".gitattributes")
+        return created
 
     def _ready(self) -> Store:
         require_workspace(self.root)

@@ -294,13 +294,21 @@ def diagnose(store: Store) -> dict[str, Any]:
             store.update(name, lambda doc: None)  # a write merges them back
             merged.append(name)
     removed = removed_entries(store)
+    from memcli.gitmerge import conflict_entries
+
+    conflicts = [
+        f"{e.file}:{e.line}: {e.id} is the other side of a git merge of {e.meta['conflict']}; "
+        "keep one text (edit or forget the other) and remove conflict="
+        for e in conflict_entries(entries)
+    ]
     return {
         "workspace": str(store.root),
         "problems": problems,
         "duplicate_ids": duplicates,
         "removed_entries": removed,
         "merged_late_writes": merged,
-        "ok": not (problems or duplicates or removed),
+        "merge_conflicts": conflicts,
+        "ok": not (problems or duplicates or removed or conflicts),
     }
 
 

@@ -26,11 +26,13 @@ def test_init_creates_files(runner: CliRunner, tmp_path: Path) -> None:
     target = tmp_path / "new"
     data = as_json(runner.invoke(app, ["init", str(target), "--json"]))
     assert sorted(Path(p).name for p in data["created"]) == [
+        ".gitattributes",
         ".gitignore",
         "learnings.md",
         "memory.md",
     ]
     assert (target / ".gitignore").read_text() == ".memcli/\n"
+    assert "memory.md merge=memcli" in (target / ".gitattributes").read_text()
     again = as_json(runner.invoke(app, ["init", str(target), "--json"]))
     assert again["created"] == []
 

@@ -26,33 +26,42 @@ def merge_text(base: str, ours: str, theirs: str) -> MergeResult:
         return MergeResult(ours, 0)
     if ours == base:
         return MergeResult(theirs, 0)
-    from merge3 import Merge3
-
     base_lines = base.splitlines(keepends=True)
     our_lines = ours.splitlines(keepends=True)
     their_lines = theirs.splitlines(keepends=True)
     _terminate(base_lines, our_lines, their_lines)
-    merger = Merge3(base_lines, our_lines, their_lines)
-    out: list[str] = []
-    conflicts = 0
-    for region in merger.merge_regions():
-        kind = region[0]
-        if kind == "unchanged":
-            out.extend(base_lines[region[1] : region[2]])
-        elif kind in ("a", "same"):
-            out.extend(our_lines[region[1] : region[2]])
-        elif kind == "b":
-            out.extend(their_lines[region[1] : region[2]])
-        else:  # conflict: (kind, base_start, base_end, a_start, a_end, b_start, b_end)
-            conflicts += 1
-            mine = our_lines[region[3] : region[4]]
-            seen = set(mine)
-            out.extend(mine)
-            out.extend(line for line in their_lines[region[5] : region[6]] if line not in seen)
-    text = "".join(out)
+    lines, conflicts = merge_lines(base_lines, our_lines, their_lines)
+    text = "".join(lines)
     if not ours.endswith(("\n", "\r")) and not theirs.endswith(("\n", "\r")):
         text = text.rstrip("\r\n")  # neither side ended with a newline: neither does this
     return MergeResult(text, conflicts)
+
+
+def merge_lines(
+    base: list[str], ours: list[str], theirs: list[str]
+) -> tuple[list[str], int]:
+    """Three-way merge of line lists (each line with its end of line); a region both
+    sides changed differently keeps ours, then the lines of theirs ours lacks. Returns
+    the lines and the number of such regions."""
+    from merge3 import Merge3
+
+    out: list[str] = []
+    conflicts = 0
+    for region in Merge3(base, ours, theirs).merge_regions():
+        kind = region[0]
+        if kind == "unchanged":
+            out.extend(base[region[1] : region[2]])
+        elif kind in ("a", "same"):
+            out.extend(ours[region[1] : region[2]])
+        elif kind == "b":
+            out.extend(theirs[region[1] : region[2]])
+        else:  # conflict: (kind, base_start, base_end, a_start, a_end, b_start, b_end)
+            conflicts += 1
+            mine = ours[region[3] : region[4]]
+            seen = set(mine)
+            out.extend(mine)
+            out.extend(line for line in theirs[region[5] : region[6]] if line not in seen)
+    return out, conflicts
 
 
 def _terminate(*versions: list[str]) -> None:
