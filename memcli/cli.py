@@ -407,8 +407,8 @@ def watch(
         render.error(str(exc))
         raise typer.Exit(ExitCode.ERROR) from None
     try:
-        while True:
-            time.sleep(3600)
+        while True:  # short naps: a signal the kernel hands to another thread is only
+            time.sleep(0.5)  # acted on once this (main) thread runs again
     except KeyboardInterrupt:
         pass
     finally:
