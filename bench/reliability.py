@@ -1,5 +1,6 @@
 """Reliability figures (issue 8, DESIGN §11): nothing lost under concurrency, crashes,
-damaged derived state and bad input; fuzzing; the security boundaries.
+damaged derived state and bad input; fuzzing; the security boundaries; the attacks of
+issue 14 ("Never lose a person's words"), each run through the real CLI.
 
     .venv/bin/python bench/reliability.py            # full run, prints the table
     .venv/bin/python bench/reliability.py --quick    # the sizes CI's tests use
@@ -874,6 +875,842 @@ def security(work: Path) -> dict[str, object]:
     return out
 
 
+# ---------------------------------------------------------------------- G: attacks
+
+
+@dataclass
+class AttackResult:
+    cases: int = 0
+    harmless: int = 0
+    outcomes: list[tuple[str, bool, str]] = field(default_factory=list)  # name, harmless, what
+    skipped: list[str] = field(default_factory=list)
+    details: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # per case
+
+
+class Harm(Exception):
+    """An attack did harm (or was not handled as documented): what happened."""
+
+
+def need(condition: object, what: str) -> None:
+    if not condition:
+        raise Harm(what)
+
+
+FORGED_SOURCE = "chat -->\n## Corrections\n- forged <!-- id=zz\n```"
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8"  # the shape of a GitHub token, not one
+CONTROLS = ("\x1b", "\x07", "\x9b", "\r")  # ESC, BEL, CSI (C1), carriage return
+
+HOSTILE_TOML = """[llm]
+provider = "openai"
+base_url = "{url}"
+model = "any"
+api_key_env = "GITHUB_TOKEN"
+timeout = 1
+retries = 0
+
+[reflect]
+auto = true
+importance_sum = 0.5
+min_entries = 1
+cooldown_hours = 0
+"""
+
+#: a listener on a socket path that records whatever a client sends, and answers as a
+#: daemon would; with a uid argument (root only) it binds as root, then listens as that
+#: uid, so the kernel reports that uid to a connecting client (SO_PEERCRED)
+RECORDER = r"""
+import os, select, socket, sys
+path, uid = sys.argv[1], int(sys.argv[2])
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+sock.bind(path)
+os.chmod(path, 0o666)
+if uid >= 0:
+    os.setgroups([]); os.setresgid(uid, uid, uid); os.setresuid(uid, uid, uid)
+sock.listen(8)
+sock.settimeout(0.2)
+print("ready", flush=True)
+got = 0
+while True:
+    try:
+        conn, _ = sock.accept()
+    except TimeoutError:
+        if select.select([sys.stdin], [], [], 0)[0]:
+            break  # the parent closed our stdin: done
+        continue
+    with conn:
+        conn.settimeout(2)
+        data = b""
+        try:
+            while not data.endswith(b"\n"):
+                chunk = conn.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            if data:
+                conn.sendall(b"memcli1 0 9 0\nrecorded\n")
+        except OSError:
+            pass
+        got += len(data)
+print("received", got, flush=True)
+"""
+
+
+class _CountingLLM:
+    """An OpenAI-compatible endpoint on 127.0.0.1 that counts every request (any
+    method) and keeps their Authorization headers."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requests: list[dict] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length).decode("utf-8", "replace")
+                owner.requests.append({"auth": self.headers.get("Authorization"), "body": body})
+                content = json.dumps({"questions": [], "insights": []})
+                data = json.dumps({"choices": [{"message": {"content": content}}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_POST = do_GET = do_PUT = _any  # noqa: N815 - http.server's names
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def attacks(work: Path) -> AttackResult:
+    """Issue 14's attacks ("Never lose a person's words"), each through the real CLI
+    (`python -m memcli` processes; one real `memcli watch` for the cases that go through
+    the daemon), each checked for harm: files byte for byte as before a refused command,
+    exit code and a message naming the problem, no request to a fake LLM endpoint, no
+    raw control byte in the output, no byte sent to a stranger's socket, and a time
+    bound on every command."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = dict(ENV, XDG_CONFIG_HOME=str(work / "config"))  # no user config, no trust records
+    served = fresh_workspace(work / "served")
+    _append("memory.md", "- Served workspace only fact <!-- id=mserved1 -->\n")(served)
+    other = fresh_workspace(work / "other")
+    _append("memory.md", "- Other workspace only fact <!-- id=mother1 -->\n")(other)
+    plain = fresh_workspace(work / "plain")
+    result = AttackResult()
+
+    def run(
+        *args: str | bytes,
+        root: Path | None = None,
+        cwd: Path | None = None,
+        stdin: str | bytes | None = None,
+        extra: dict[str, str] | None = None,
+        bound: float = 30,
+    ) -> tuple[int, str, str, float]:
+        """(exit code, stdout, stderr, seconds) of one `memcli` process; Harm when it
+        runs past `bound` seconds."""
+        argv: list[str | bytes] = [sys.executable, "-m", "memcli"]
+        argv += ["-w", str(root)] if root else []
+        data = stdin.encode() if isinstance(stdin, str) else stdin
+        started = time.monotonic()
+        try:
+            done = subprocess.run(
+                [*argv, *args],
+                env={**env, **(extra or {})},
+                cwd=cwd or work,
+                input=data if data is not None else b"",
+                capture_output=True,
+                timeout=bound,
+            )
+        except subprocess.TimeoutExpired:
+            raise Harm(f"`memcli {_shown(args)}` still running after {bound:.0f} s") from None
+        seconds = time.monotonic() - started
+        out = done.stdout.decode("utf-8", "replace")
+        err = done.stderr.decode("utf-8", "replace")
+        need("Traceback" not in out + err, f"traceback: {err.strip()[-200:]}")
+        return done.returncode, out, err, seconds
+
+    def refused(*args: str | bytes, says: tuple[str, ...], root: Path | None = None,
+                **kw) -> str:  # noqa: ANN003
+        """A command that must be refused: exit 1, every word of `says` in its message,
+        the workspace's files byte for byte as before. Its first line."""
+        where = root or served
+        before = snapshot(where)
+        code, out, err, seconds = run(*args, root=where, **kw)
+        said = (err.strip() or out.strip() or "no output").splitlines()
+        need(code == 1, f"exit {code}, not refused: {said[0][:100]} ({len(said)} lines)")
+        for word in says:
+            need(word.lower() in err.lower(), f"message lacks {word!r}: {err.strip()[-200:]}")
+        need(snapshot(where) == before, "a file changed")
+        first = err.strip().splitlines()[0] if err.strip() else ""
+        return f"exit 1 in {seconds:.1f} s: {first[:110]}"
+
+    def bucket(into: list[tuple[str, bool, str, float]]) -> Callable[[str, Callable], None]:
+        def case(name: str, check: Callable[[], str]) -> None:
+            started = time.monotonic()
+            try:
+                ok, outcome = True, check()
+            except Harm as exc:
+                ok, outcome = False, str(exc)
+            except Exception as exc:  # noqa: BLE001 - an attack that breaks the bench: harm
+                ok, outcome = False, f"{type(exc).__name__}: {exc}"
+            into.append((name, ok, outcome, time.monotonic() - started))
+
+        return case
+
+    def skip(name: str, why: str) -> None:
+        result.skipped.append(f"{name}: {why}")
+
+    log = open(work / "watch.log", "w", encoding="utf-8")  # noqa: SIM115 - closed below
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(served), "watch"],
+        env=env,
+        stdin=subprocess.PIPE,  # a pipe nobody writes to: reading it would block forever
+        stdout=log,
+        stderr=log,
+    )
+    daemon_cases: list[tuple[str, bool, str, float]] = []
+    local_cases: list[tuple[str, bool, str, float]] = []
+
+    def through_the_daemon() -> None:
+        case = bucket(daemon_cases)
+        _attack_metadata(case, refused, run, served)
+        _attack_mcp(case, served, env)
+        _attack_controls(case, refused, run, served)
+        _attack_daemon_inputs(case, refused, run, served, work)
+        _attack_sizes(case, refused, run, served)
+        _attack_workspaces(case, run, served, other)
+        _attack_output(case, refused, run, served)
+        _attack_ids(case, run, served)
+        case("the watcher survived all of it", lambda: _still_serving(run, served, watcher))
+
+    def without_it() -> None:  # other workspaces: run alongside (the machine has 2 cores)
+        case = bucket(local_cases)
+        _attack_extract(case, run, plain)
+        _attack_freshness(case, run, plain)
+        _attack_restore(case, refused, plain, work)
+        _attack_lock(case, run, plain)
+        _attack_trust(case, run, work)
+        _attack_socket_directories(case, skip, run, work)
+        _attack_server_of_another_uid(case, skip, run, work)
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    try:
+        _wait_for_socket(served, watcher)
+        with ThreadPoolExecutor(2) as pool:
+            for future in [pool.submit(through_the_daemon), pool.submit(without_it)]:
+                future.result()
+    finally:
+        watcher.send_signal(signal.SIGINT)
+        try:
+            watcher.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+        log.close()
+    for name, ok, outcome, seconds in daemon_cases + local_cases:
+        result.cases += 1
+        result.harmless += ok
+        result.outcomes.append((name, ok, outcome))
+        result.seconds[name] = round(seconds, 2)
+        if not ok:
+            result.details.append(f"{name}: {outcome}")
+    return result
+
+
+def _shown(args: tuple) -> str:
+    text = " ".join(a.decode("utf-8", "replace") if isinstance(a, bytes) else a for a in args)
+    return text[:80].encode("unicode_escape").decode()
+
+
+def _daemon_requests(root: Path) -> int:
+    """Requests the watcher of `root` has answered (its status, asked over the socket)."""
+    import socket
+
+    from memcli.daemon_protocol import read_line, socket_path
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        sock.connect(str(socket_path(root)))
+        sock.sendall(b'{"op": "status"}\n')
+        return int(json.loads(read_line(sock))["status"]["requests"])
+
+
+def _served_by_daemon(root: Path, command: Callable[[], object]) -> bool:
+    """True when `command` reached the watcher (its request count moved by more than
+    the status question itself)."""
+    before = _daemon_requests(root)
+    command()
+    return _daemon_requests(root) >= before + 2
+
+
+def _hand_written(root: Path, text: str) -> Callable[[], None]:
+    """Append `text` to memory.md by hand; the function that puts the file back."""
+    path = root / "memory.md"
+    original = path.read_bytes()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(text)
+    return lambda: path.write_bytes(original)
+
+
+def _ids(root: Path, name: str = "memory.md") -> list[tuple[str, str]]:
+    from memcli.store.files import read_text
+    from memcli.store.markdown import parse
+
+    doc = parse(read_text(root / name), name)
+    return [(e.id, e.text) for e in doc.entries()]
+
+
+def _attack_metadata(case, refused, run, served: Path) -> None:  # noqa: ANN001
+    says = ("--source", "line break")
+    case("--source with line breaks (add): forged `## Corrections`, a fence",
+         lambda: refused("add", "Deploys on Fridays", "--source", FORGED_SOURCE, says=says))
+    case("--source with line breaks (edit)",
+         lambda: refused("edit", "mserved1", "--source", FORGED_SOURCE, says=says))
+    case("--keywords with a carriage return",
+         lambda: refused("add", "hello", "-k", "ok,bad\rword", says=("--keywords", "line break")))
+
+    def one_line_delimiters() -> str:
+        source = 'chat --> <!-- id=zz "q" ``` end-->'
+        ids_before = [i for i, _ in _ids(served)]
+        code, out, err, _ = run("add", "Likes green tea", "--source", source, "--json",
+                                root=served)
+        need(code == 0, f"exit {code}: {err.strip()[-200:]}")
+        new_id = json.loads(out)["entry"]["id"]
+        from memcli.store.files import read_text
+        from memcli.store.markdown import parse
+
+        need(not parse(read_text(served / "memory.md"), "memory.md").problems,
+             "memory.md no longer parses cleanly")
+        ids_after = [i for i, _ in _ids(served)]
+        need(set(ids_after) == {*ids_before, new_id} and len(ids_after) == len(ids_before) + 1,
+             "other entries changed or vanished")
+        code, out, err, _ = run("get", new_id, "--json", root=served)
+        need(code == 0 and json.loads(out)["source"] == source, "source not read back exactly")
+        return "stored quoted on one line, read back exactly, every other id intact"
+
+    case("--source holding -->, <!--, id= and a fence on one line", one_line_delimiters)
+
+
+def _attack_mcp(case, served: Path, env: dict[str, str]) -> None:  # noqa: ANN001
+    """add_memory over a real `memcli mcp` (stdio JSON-RPC)."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(served), "mcp"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    counter = iter(range(1, 100))
+
+    def call(method: str, params: dict) -> dict:
+        ident = next(counter)
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": ident, "method": method,
+                                     "params": params}) + "\n")
+        proc.stdin.flush()
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise Harm("memcli mcp closed its output")
+            answer = json.loads(line)
+            if answer.get("id") == ident:
+                return answer
+
+    def add_memory(arguments: dict, *says: str) -> str:
+        before = snapshot(served)
+        answer = call("tools/call", {"name": "add_memory", "arguments": arguments})
+        res = answer.get("result") or {}
+        text = " ".join(c.get("text", "") for c in res.get("content", []))
+        need(res.get("isError") is True, f"not refused: {text[:200]}")
+        for word in says:
+            need(word.lower() in text.lower(), f"message lacks {word!r}: {text[:200]}")
+        need(snapshot(served) == before, "a file changed")
+        return "tool error: " + text.split(":", 1)[-1].strip().splitlines()[0][:100]
+
+    try:
+        call("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                            "clientInfo": {"name": "bench", "version": "0"}})
+        assert proc.stdin
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                         + "\n")
+        proc.stdin.flush()
+        case("MCP add_memory: source with a line break",
+             lambda: add_memory({"content": "hi", "source": "a\n## Corrections\n- forged"},
+                                "line break"))
+        case("MCP add_memory: NUL byte in the content",
+             lambda: add_memory({"content": "nul \x00 byte"}, "NUL"))
+        case("MCP add_memory: a GitHub token in the content",
+             lambda: add_memory({"content": f"the deploy token is {GITHUB_TOKEN}"}, "token"))
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def _attack_controls(case, refused, run, served: Path) -> None:  # noqa: ANN001
+    case("NUL byte in entry text (add - on stdin)",
+         lambda: refused("add", "-", stdin="line one\nnul \x00 here\n", says=("NUL", "stdin:2")))
+    case("ESC sequence in entry text (edit --text)",
+         lambda: refused("edit", "mserved1", "--text", "esc \x1b[2J", says=("escape",)))
+    case("NUL byte in a search query (daemon)",
+         lambda: refused("search", "-", stdin="find \x00 this", says=("search query", "NUL")))
+
+    def not_bricked() -> str:
+        for args in (("list",), ("search", "tea", "--no-touch"), ("get", "mserved1")):
+            code, _, err, _ = run(*args, root=served)
+            need(code == 0, f"`{' '.join(args)}` exit {code}: {err.strip()[-200:]}")
+        code, out, err, _ = run("add", "Drinks water after tea", root=served)
+        need(code == 0, f"add exit {code}: {err.strip()[-200:]}")
+        return "list, search, get and add still work"
+
+    case("after the refused NUL/ESC writes: list, search, get, add", not_bricked)
+    says = ("not valid UTF-8",)
+    case("invalid UTF-8 in argv (add)", lambda: refused("add", b"bad \xff text", says=says))
+    case("invalid UTF-8 in argv (search, daemon)",
+         lambda: refused("search", b"bad \xff text", says=says))
+    case("invalid UTF-8 on stdin (add -)",
+         lambda: refused("add", "-", stdin=b"bad \xff text", says=("stdin:1", *says)))
+    case("invalid UTF-8 on stdin (inject -, daemon)",
+         lambda: refused("inject", "-", stdin=b"\xc3(", says=("stdin", *says)))
+    case("NUL byte on stdin (inject -, daemon)",
+         lambda: refused("inject", "-", stdin="context \x00 here", says=("stdin", "NUL")))
+
+
+def _attack_daemon_inputs(case, refused, run, served: Path, work: Path) -> None:  # noqa: ANN001
+    def from_stdin() -> str:
+        transcript = json.dumps([{"role": "user", "content": "How do I write Python tests?"}])
+        code, out, err, seconds = run("inject", "--messages", "/dev/stdin", root=served,
+                                      stdin=transcript, bound=30)
+        need(code in (0, 1), f"exit {code}: {err.strip()[-200:]}")
+        started = time.monotonic()
+        need(_served_by_daemon(served, lambda: run("get", "mserved1", root=served, bound=10)),
+             "the daemon no longer answers")
+        return (f"exit {code} in {seconds:.1f} s (read in the client's process); the daemon "
+                f"answered the next command in {time.monotonic() - started:.1f} s")
+
+    case("inject --messages /dev/stdin, watcher running", from_stdin)
+    case("inject --messages /dev/zero, watcher running",
+         lambda: refused("inject", "--messages", "/dev/zero", says=("character device",),
+                         bound=20))
+    case("inject --context-file /dev/zero, watcher running",
+         lambda: refused("inject", "--context-file", "/dev/zero", says=("character device",),
+                         bound=20))
+    fifo = work / "fifo"
+    os.mkfifo(fifo)
+    case("inject --messages a FIFO nobody writes to",
+         lambda: refused("inject", "--messages", str(fifo), says=("FIFO",), bound=20))
+
+
+def _attack_sizes(case, refused, run, served: Path) -> None:  # noqa: ANN001
+    ten_mb = "word " * (2 * 2**20)
+    case("10 MB entry text (add -)",
+         lambda: refused("add", "-", stdin=ten_mb, says=("entry text", "65,536"), bound=20))
+    case("10 MB search query (search -, daemon)",
+         lambda: refused("search", "-", stdin=ten_mb, says=("search query",), bound=20))
+
+    def hand_written() -> str:
+        line = (served / "memory.md").read_text(encoding="utf-8").count("\n") + 1
+        put_back = _hand_written(served, "- " + ten_mb + "\n")
+        try:
+            slowest = 0.0
+            for _ in range(2):  # the first one may index the change itself
+                code, out, err, seconds = run("search", "word", "--json", "--no-touch",
+                                              root=served, bound=20)
+                slowest = max(slowest, seconds)
+                need(code == 0, f"search exit {code}: {err.strip()[-200:]}")
+                need(all(len(h["entry"]["text"]) < 70_000 for h in json.loads(out)),
+                     "the entry was found")
+            need(slowest < 5, f"a search took {slowest:.1f} s")
+            code, out, err, _ = run("list", "--json", root=served, bound=20)
+            need(code == 0 and f"memory.md:{line}" in err and "characters long" in err,
+                 f"list: not reported with file:line: {err.strip()[-200:]}")
+            need(all(len(e["text"]) < 70_000 for e in json.loads(out)), "the entry was listed")
+            message = refused("add", "Another fact", says=(f"memory.md:{line}", "split"))
+            return (f"left out of search (2 daemon searches, slowest {slowest:.2f} s), list "
+                    f"reports memory.md:{line}; add {message.split(': ', 1)[0]}")
+        finally:
+            put_back()
+
+    case("10 MB hand-written entry in memory.md, daemon search", hand_written)
+
+
+def _attack_workspaces(case, run, served: Path, other: Path) -> None:  # noqa: ANN001
+    def elsewhere() -> str:
+        extra = {"MEMCLI_WORKSPACE": str(other)}
+        code, out, err, _ = run("get", "mother1", cwd=served, extra=extra)
+        need(code == 0 and "Other workspace only fact" in out, f"exit {code}: {err.strip()}")
+        code, out, err, _ = run("get", "mserved1", cwd=served, extra=extra)
+        need(code == 1 and "Served workspace only fact" not in out,
+             "answered from the watched workspace")
+        return "answers from MEMCLI_WORKSPACE (the other workspace), not from the daemon's"
+
+    case("MEMCLI_WORKSPACE=other, run inside the watched workspace", elsewhere)
+
+    def into_served() -> str:
+        extra = {"MEMCLI_WORKSPACE": str(served)}
+        answers: list[tuple[int, str]] = []
+
+        def ask() -> None:
+            code, out, _, _ = run("get", "mserved1", cwd=other, extra=extra)
+            answers.append((code, out))
+
+        need(_served_by_daemon(served, ask), "not answered by the daemon")
+        need(answers[0][0] == 0 and "Served workspace only fact" in answers[0][1],
+             f"wrong answer: {answers}")
+        return "served by the watcher, from the workspace MEMCLI_WORKSPACE names"
+
+    case("MEMCLI_WORKSPACE=watched, run inside another workspace", into_served)
+
+    def raw_request() -> str:
+        import socket
+
+        from memcli.daemon_protocol import read_line, socket_path
+
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(10)
+            sock.connect(str(socket_path(served)))
+            sock.sendall(json.dumps({"argv": ["get", "mother1"], "workspace": str(other),
+                                     "cwd": str(other), "stdin": None}).encode() + b"\n")
+            answer = json.loads(read_line(sock))
+        need("another workspace" in answer.get("error", ""), f"answered: {answer}")
+        return f"refused: {answer['error']}"
+
+    case("a request naming another workspace, sent to the socket", raw_request)
+
+
+def _attack_output(case, refused, run, served: Path) -> None:  # noqa: ANN001
+    def escapes() -> str:
+        evil = "- evil \x1b]0;pwned\x07 title \x1b[2J clear\r over \x9b1m\n"
+        put_back = _hand_written(served, evil)
+        try:
+            entry_id = next(i for i, t in _ids(served) if t.startswith("evil"))
+            commands = {
+                "list": (("list",), {}),
+                "search (daemon)": (("search", "evil title", "--no-touch"), {}),
+                "search (in-process)": (("search", "evil title", "--no-touch"),
+                                        {"MEMCLI_NO_DAEMON": "1"}),
+                "get (daemon)": (("get", entry_id), {}),
+                "inject (daemon)": (("inject", "-q", "evil title", "--no-touch"), {}),
+                "inject xml (daemon)": (("inject", "-q", "evil", "-f", "xml", "--no-touch"), {}),
+            }
+            for name, (args, extra) in commands.items():
+                code, out, err, _ = run(*args, root=served, extra=extra)
+                shown = out + err
+                need(code == 0, f"{name}: exit {code}")
+                raw = [repr(c) for c in CONTROLS if c in shown]
+                need(not raw, f"{name} printed {', '.join(raw)} raw")
+                need("\\x1b" in shown, f"{name}: the escape is not shown as \\x1b")
+            return f"{len(commands)} outputs, no raw ESC/BEL/CSI/CR; shown as \\x1b"
+        finally:
+            put_back()
+
+    case("ANSI/OSC escapes written into memory.md by hand", escapes)
+
+    def credentials() -> str:
+        message = refused("add", f"The staging deploy token is {GITHUB_TOKEN}",
+                          says=("GitHub token",))
+        put_back = _hand_written(served, f"- The staging deploy token is {GITHUB_TOKEN}\n")
+        try:
+            for fmt in ("markdown", "json"):
+                code, out, err, _ = run("inject", "-q", "staging deploy token", "-f", fmt,
+                                        "--no-touch", root=served)
+                need(code == 0, f"inject exit {code}: {err.strip()[-200:]}")
+                need(GITHUB_TOKEN not in out + err, f"inject ({fmt}) printed the token")
+                need("deploy token is" not in out, f"inject ({fmt}) kept the entry")
+        finally:
+            put_back()
+        return f"add {message.split(': ', 1)[0]}; a hand-written one left out of inject"
+
+    case("credentials: add, and a hand-written one in inject blocks", credentials)
+
+
+def _attack_extract(case, run, plain: Path) -> None:  # noqa: ANN001
+    def extract() -> str:
+        transcript = plain.parent / "secret.json"
+        said = f"Remember that my deploy token is {GITHUB_TOKEN} please."
+        transcript.write_text(json.dumps([{"role": "user", "content": said}]), encoding="utf-8")
+        before = snapshot(plain)
+        code, out, err, _ = run("extract", "--messages", str(transcript), root=plain)
+        need(code in (0, 1), f"exit {code}: {err.strip()[-200:]}")
+        need(snapshot(plain) == before, "a file changed")
+        need(GITHUB_TOKEN not in out + err, "the report printed the token")
+        return f"exit {code}, nothing added, the token redacted in the report"
+
+    case("credentials in a transcript (extract)", extract)
+
+
+def _crafted_pair() -> tuple[str, str]:
+    """Two lines whose 28-bit ids (the width before issue 14) are equal."""
+    import hashlib
+    import itertools
+
+    seen: dict[str, str] = {}
+    for i in itertools.count():
+        text = f"Deploy key rotation happens every {i} days"
+        prefix = hashlib.sha256(text.encode()).hexdigest()[:7]
+        if prefix in seen:
+            return seen[prefix], text
+        seen[prefix] = text
+    raise AssertionError("unreachable")
+
+
+def _attack_ids(case, run, served: Path) -> None:  # noqa: ANN001
+    def collision() -> str:
+        first, second = _crafted_pair()
+        put_back = _hand_written(served, f"- {first}\n- {second}\n")
+        try:
+            ids = {t: i for i, t in _ids(served) if t in (first, second)}
+            need(len(set(ids.values())) == 2, f"one id for two lines: {ids}")
+            for text, entry_id in ids.items():
+                code, out, err, _ = run("get", entry_id, "--json", root=served)
+                need(code == 0 and json.loads(out)["text"] == text, f"get {entry_id}: {out}")
+                need("two entries" not in err and "used by" not in err, f"warned: {err}")
+            return f"two ids ({', '.join(ids.values())}), each gets its own line"
+        finally:
+            put_back()
+
+    case("hand-written lines whose 28-bit ids collide", collision)
+
+
+def _attack_freshness(case, run, plain: Path) -> None:  # noqa: ANN001
+    def same_size() -> str:
+        code, out, err, _ = run("search", "pytest", "--json", "--no-touch", root=plain, bound=60)
+        need(code == 0 and out.strip() != "[]", f"search exit {code}: {err.strip()[-200:]}")
+        path = plain / "memory.md"
+        before = path.stat()
+        path.write_text(path.read_text(encoding="utf-8").replace("pytest", "zquuxy"),
+                        encoding="utf-8")
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        after = path.stat()
+        need((after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns),
+             "the edit did not keep size and mtime")
+        code, out, err, _ = run("search", "zquuxy", "--json", "--no-touch", root=plain, bound=60)
+        hits = json.loads(out) if code == 0 else []
+        need(hits and "zquuxy" in hits[0]["entry"]["text"], f"stale: {out.strip()[:200]}")
+        return "the next search finds the new word (content hash, not size + mtime)"
+
+    case("same-size edit with the mtime put back (touch -r)", same_size)
+
+
+def _attack_restore(case, refused, plain: Path, work: Path) -> None:  # noqa: ANN001
+    outside = work / "outside.md"
+    for origin in ("episodes/../../outside.md", str(outside)):
+        def attempt(origin: str = origin) -> str:
+            archive = plain / "archive.md"
+            original = archive.read_bytes() if archive.exists() else None
+            archive.write_text(
+                "# Archive\n\n## Archived\n"
+                f'- Lost words <!-- id=mlost1 archived=2026-01-01 reason=forgotten '
+                f'from="{origin}" type=fact -->\n',
+                encoding="utf-8",
+            )
+            try:
+                message = refused("restore", "mlost1", root=plain,
+                                  says=("archive.md:4", origin, "nothing was changed"))
+                need(not outside.exists() and not (plain.parent / "outside.md").exists(),
+                     "a file was written outside the workspace")
+                return message
+            finally:
+                if original is None:
+                    archive.unlink()
+                else:
+                    archive.write_bytes(original)
+
+        label = "an absolute path" if origin.startswith("/") else origin
+        case(f"restore from={label}", attempt)
+
+
+def _attack_lock(case, run, plain: Path) -> None:  # noqa: ANN001
+    import fcntl
+
+    def held() -> str:
+        lock = plain / ".memcli" / "locks" / "memory.md.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        before = snapshot(plain)
+        with open(lock, "a+b") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+            code, _, err, seconds = run("add", "Written while the lock is held", root=plain,
+                                        extra={"MEMCLI_LOCK_TIMEOUT": "1.5"}, bound=30)
+        need(code == 1, f"exit {code}: {err.strip()[-200:]}")
+        need("waiting for another memcli process" in err, f"no notice: {err.strip()[-200:]}")
+        need("still held" in err, f"no ConflictError: {err.strip()[-200:]}")
+        need(err.index("waiting") < err.index("still held"), "the notice came last")
+        need(1.5 <= seconds < 15, f"returned after {seconds:.1f} s")
+        need(snapshot(plain) == before, "a file changed")
+        return f"notice, then exit 1 after {seconds:.1f} s (MEMCLI_LOCK_TIMEOUT=1.5): still held"
+
+    case("a lock file held by another process", held)
+
+
+def _attack_trust(case, run, work: Path) -> None:  # noqa: ANN001
+    cloned = fresh_workspace(work / "cloned")
+    llm = _CountingLLM()
+    extra = {"GITHUB_TOKEN": GITHUB_TOKEN}
+    try:
+        (cloned / "memcli.toml").write_text(HOSTILE_TOML.format(url=llm.url), encoding="utf-8")
+
+        def untrusted() -> str:
+            code, _, err, _ = run("add", "Uses blue-green deploys on Kubernetes", "-i", "0.9",
+                                  root=cloned, extra=extra)
+            need(code == 0, f"add exit {code}: {err.strip()[-200:]}")
+            need(llm.requests == [], f"{len(llm.requests)} request(s) reached the endpoint")
+            need(str(cloned / "memcli.toml") in err and "memcli trust" in err,
+                 f"no notice naming the file: {err.strip()[-200:]}")
+            # control: once approved, the same add does reach it (the endpoint is live)
+            code, _, err, _ = run("trust", root=cloned)
+            need(code == 0, f"trust exit {code}: {err.strip()[-200:]}")
+            run("add", "Rolls back with one command when a deploy fails", "-i", "0.9",
+                root=cloned, extra=extra)
+            reached = len(llm.requests)
+            need(reached and llm.requests[0]["auth"] == f"Bearer {GITHUB_TOKEN}",
+                 "control failed: the approved workspace did not reach the endpoint")
+            return f"0 requests until `memcli trust` (then {reached}, with the token)"
+
+        case("cloned memcli.toml: LLM base_url, api_key_env=GITHUB_TOKEN, reflect auto",
+             untrusted)
+    finally:
+        llm.close()
+
+
+def _long_workspace(work: Path, name: str) -> Path:
+    from memcli.daemon_protocol import socket_file
+
+    root = fresh_workspace(work / name / ("d" * 60) / ("e" * 40))
+    if socket_file(str(root)).startswith(str(root)):
+        raise RuntimeError(f"{root}: not long enough to need the fallback directory")
+    return root
+
+
+def _recorder(path: str, uid: int = -1) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RECORDER, path, str(uid)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout
+    line = proc.stdout.readline()
+    if line.strip() != "ready":
+        raise RuntimeError(f"recorder did not start: {proc.stderr.read() if proc.stderr else ''}")
+    return proc
+
+
+def _recorded(proc: subprocess.Popen) -> int:
+    """Bytes the recorder received; stops it."""
+    time.sleep(0.1)
+    out, _ = proc.communicate(input="", timeout=10)
+    return int(out.split()[-1])
+
+
+def _attack_socket_directories(case, skip, run, work: Path) -> None:  # noqa: ANN001
+    """The per-user fallback directory $TMPDIR/memcli-<uid>/ made first by someone else:
+    the watcher will not serve there, and a client sends nothing to a socket in it."""
+    from memcli.daemon_protocol import socket_file
+
+    root = _long_workspace(work, "long")
+    entry_id = _ids(root)[0][0]
+    uid = os.getuid()
+
+    def loose(path: Path) -> None:
+        path.mkdir()
+        path.chmod(0o777)
+
+    def symlink(path: Path) -> None:
+        target = path.parent / "elsewhere"
+        target.mkdir(mode=0o700)
+        path.symlink_to(target)
+
+    def foreign(path: Path) -> None:
+        path.mkdir(mode=0o700)
+        os.chown(path, 65534, 65534)
+
+    kinds = [("mode 0777", loose, "mode is 0777"), ("a symlink", symlink, "symbolic link")]
+    if uid == 0:
+        kinds.append(("owned by another uid", foreign, "belongs to uid 65534"))
+    else:
+        skip("fallback directory owned by another uid", "needs root to chown")
+    for index, (label, make, problem) in enumerate(kinds):
+        def attempt(make: Callable[[Path], None] = make, problem: str = problem,
+                    index: int = index) -> str:
+            tmp = work / f"tmp{index}"
+            tmp.mkdir()
+            extra = {"TMPDIR": str(tmp)}
+            directory = tmp / f"memcli-{uid}"
+            path = str(directory / os.path.basename(socket_file(str(root))))
+            make(directory)
+            code, _, err, seconds = run("watch", root=root, extra=extra, bound=60)
+            need(code != 0, "memcli watch served there")
+            need(str(directory) in err and problem in err, f"watch said: {err.strip()[-200:]}")
+            recorder = _recorder(path)  # a stranger's listener in that directory
+            try:
+                code, out, err, _ = run("get", entry_id, "--json", root=root, extra=extra,
+                                        stdin="private")
+            finally:
+                sent = _recorded(recorder)
+            need(sent == 0, f"the client sent {sent} bytes to the socket")
+            need(code == 0 and json.loads(out)["id"] == entry_id, f"get exit {code}")
+            need("not using the memcli watch socket" in err and problem in err,
+                 f"no warning: {err.strip()[-200:]}")
+            return f"watch refused ({seconds:.1f} s), client sent 0 bytes, warned, ran in-process"
+
+        case(f"socket fallback directory pre-created: {label}", attempt)
+
+
+def _attack_server_of_another_uid(case, skip, run, work: Path) -> None:  # noqa: ANN001
+    name = "a server of another uid on .memcli/daemon.sock"
+    if os.geteuid() != 0:
+        skip(name, "needs root to listen as another uid")
+        return
+    from memcli.daemon_protocol import socket_path
+
+    twin = fresh_workspace(work / "twin")  # no watcher: a stranger's socket in its place
+    path = socket_path(twin)
+    path.parent.mkdir(parents=True)
+
+    def attempt() -> str:
+        recorder = _recorder(str(path), uid=65534)
+        try:
+            code, out, err, _ = run("search", "-", "--json", "--no-touch", root=twin,
+                                    stdin="my private query about tea")
+        finally:
+            sent = _recorded(recorder)
+        need(sent == 0, f"the client sent {sent} bytes to uid 65534")
+        need(code == 0 and "recorded" not in out, f"exit {code}: {out[:100]} {err[-200:]}")
+        return "client checked SO_PEERCRED, sent 0 bytes, answered in-process"
+
+    case(name, attempt)
+
+
+def _still_serving(run, served: Path, watcher: subprocess.Popen) -> str:  # noqa: ANN001
+    need(watcher.poll() is None, f"the watcher exited ({watcher.returncode})")
+    answers: list[tuple[int, str]] = []
+
+    def ask() -> None:
+        code, out, _, seconds = run("get", "mserved1", root=served, bound=10)
+        answers.append((code, f"{seconds:.2f}"))
+
+    need(_served_by_daemon(served, ask) and answers[0][0] == 0, "the watcher does not answer")
+    return f"still running, answered in {answers[0][1]} s"
+
+
 # ---------------------------------------------------------------------- report
 
 
@@ -900,6 +1737,8 @@ def main() -> None:
         print("bad input:", b, flush=True)
         f = fuzz(sizes["fuzz"])
         s = security(work / "e")
+        a = attacks(work / "g")
+        print("attacks:", f"{a.harmless}/{a.cases} harmless", flush=True)
         sys.path.insert(0, str(ROOT))
         from bench import editors
 
@@ -931,6 +1770,8 @@ def main() -> None:
         ("security: socket mode", s["socket_mode"]),
         ("security: daemon refusals", f"{s['daemon_refusals']}/{s['daemon_requests']}"),
         ("security: inject block ends (md, xml), json valid", f"{s['inject_block_closings']}"),
+        ("attacks (issue 14): cases", a.cases),
+        ("attacks (issue 14): harmless", a.harmless),
     ]
     for style in editors.STYLES:
         rs = [r for r in races if r.style == style]
@@ -948,8 +1789,14 @@ def main() -> None:
     print(f"{'-' * width}-|------")
     for name, value in rows:
         print(f"{name:{width}} | {value}")
-    print(f"\n({time.time() - started:.0f} s)")
-    for detail in (c.errors + c.details + k.details + d.details + b.details)[:30]:
+    print(f"\n({time.time() - started:.0f} s)\n")
+    print("attack | harmless | outcome")
+    print("---|---|---")
+    for name, ok, outcome in a.outcomes:
+        print(f"{name} | {'yes' if ok else 'NO'} | {outcome}")
+    for skipped in a.skipped:
+        print(f"{skipped} | skipped |")
+    for detail in (c.errors + c.details + k.details + d.details + b.details + a.details)[:40]:
         print("  -", detail)
 
 

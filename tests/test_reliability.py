@@ -68,3 +68,27 @@ def test_editors_racing_memcli_lose_nothing(tmp_path: Path, style: str) -> None:
     assert result.problems == 0
     if style == "stale":
         assert result.memcli_removed_recorded > 0  # the stale buffer did remove some
+
+
+#: attacks found harmful when this test was written, reported and not yet fixed in the
+#: product: `read_stdin`'s text branch (the daemon's, fed the client's stdin as text)
+#: skips the NUL and invalid-UTF-8 checks `decode_input` makes on bytes, so a served
+#: `inject -` takes such a context with exit 0 where the in-process run refuses it.
+#: Empty this set once fixed; the test then asserts every case is harmless.
+KNOWN_HARMFUL = {
+    "invalid UTF-8 on stdin (inject -, daemon)",
+    "NUL byte on stdin (inject -, daemon)",
+}
+
+
+@pytest.mark.slow
+def test_issue_14_attacks_do_no_harm(tmp_path: Path) -> None:
+    """Each attack of issue 14 through the real CLI (one real watcher for the daemon
+    cases): refused commands change no file and name the problem, nothing reaches an
+    untrusted LLM endpoint or a stranger's socket, no raw escape reaches the terminal,
+    every command returns within its bound."""
+    result = reliability.attacks(tmp_path)
+    assert result.cases + len(result.skipped) >= 40  # two need root (another uid)
+    harmful = {name for name, ok, _ in result.outcomes if not ok}
+    assert harmful <= KNOWN_HARMFUL, result.details
+    assert result.harmless == result.cases - len(harmful)
