@@ -152,6 +152,7 @@ def add(
         source=source,
         pin=pin,
         allow_secret=allow_secret,
+        by="person",
     )
     if json_out:
         render.emit_json(result.to_dict())
@@ -218,6 +219,7 @@ def edit(
         source=source,
         pin=pin,
         allow_secret=allow_secret,
+        by="person",  # confirmed by a person: no longer fades with age (DESIGN §5.1)
     )
     if json_out:
         render.emit_json(entry.to_dict())

@@ -2,6 +2,11 @@
 similar entries and of old episode notes, Ebbinghaus forgetting (seed 002), and a token
 target. Pure: entries, their vectors and access statistics in, a Plan out; nothing here
 reads or writes files. Memory.compress shows the plan as a diff and applies it.
+
+Provenance decides what may fade (Entry.provenance, `[forget] scope`): by default only
+entries a program wrote that nobody confirmed, and episodes; a hand-kept entry leaves
+only as a duplicate, as superseded, or under --target-tokens. Whether two entries are
+one fact or contradict is memcli.similarity's verdict.
 """
 
 from __future__ import annotations
@@ -20,47 +25,14 @@ from memcli.config import CompressSettings
 from memcli.index.access import Access
 from memcli.index.tokenize import tokenize
 from memcli.models import (
+    BY_KEY,
     EPISODES_DIR,
     Entry,
     file_for_type,
     format_time,
     normalize_text,
 )
-
-#: words after which what follows is a value a newer entry can overwrite
-_VALUE_WORDS = frozenset(
-    [
-        "is",
-        "are",
-        "was",
-        "were",
-        "uses",
-        "use",
-        "using",
-        "runs",
-        "run",
-        "on",
-        "at",
-        "in",
-        "to",
-        "version",
-        "prefers",
-        "prefer",
-        "lives",
-        "works",
-        "based",
-        "targets",
-        "target",
-        "set",
-        "default",
-        "是",
-        "用",
-        "在",
-        "为",
-    ]
-)
-_TOKEN = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+from memcli.similarity import OVERLAP_WEIGHT, Verdict, features, judge, units
 
 
 @dataclass(frozen=True)
@@ -72,6 +44,7 @@ class Context:
     new_id: Callable[[str], str]  # file -> a fresh id for an entry written there
     access: dict[str, Access]
     summarize: Callable[[list[Entry]], str] | None = None  # abstractive merge (an LLM)
+    forget_scope: str = "machine"  # [forget] scope: machine | all | none
 
 
 # ---------------------------------------------------------------------- pieces
@@ -120,26 +93,62 @@ def newest_first(entries: Sequence[Entry], order: dict[str, int]) -> list[Entry]
 
 def conflicting_values(a: str, b: str) -> bool:
     """Same statement with a different value: "uses Python 3.10" / "uses Python 3.12",
-    "lives in Berlin" / "lives in Paris". The texts share most words and differ in one
-    short span that holds a number or follows a value word (is, uses, in, 是 …)."""
-    ta, tb = _TOKEN.findall(a.casefold()), _TOKEN.findall(b.casefold())
-    if ta == tb or not ta or not tb:
+    "lives in Berlin" / "lives in Paris", "drinks coffee" / "doesn't drink coffee"
+    (memcli.similarity's structural signs, without the topic check)."""
+    pair = features(a, b, 1.0)
+    return pair.conflict or pair.negated
+
+
+def may_fade(entry: Entry, scope: str) -> bool:
+    """Whether age may archive or consolidate this entry under `[forget] scope`: never
+    pinned entries, reflections or importance ≥ 0.9; with "machine" only entries a
+    program wrote that nobody confirmed, and episodes; "all" every other; "none" none."""
+    if scope == "none" or _exempt(entry):
         return False
-    p = 0
-    while p < min(len(ta), len(tb)) and ta[p] == tb[p]:
-        p += 1
-    s = 0
-    while s < min(len(ta), len(tb)) - p and ta[-1 - s] == tb[-1 - s]:
-        s += 1
-    da, db = ta[p : len(ta) - s], tb[p : len(tb) - s]
-    span = 6 if _CJK.search(a + b) else 3
-    if not da or not db or len(da) > span or len(db) > span:
-        return False
-    if (p + s) < 2 or (p + s) / max(len(ta), len(tb)) < 0.5:
-        return False
-    numbers = any(t[0].isdigit() for t in da) and any(t[0].isdigit() for t in db)
-    after_value_word = p > 0 and ta[p - 1] in _VALUE_WORDS
-    return numbers or after_value_word
+    return scope == "all" or entry.provenance in ("machine", "episode")
+
+
+#: pairs sharing a word that more than this many entries hold are not compared for it
+_COMMON_UNIT = 64
+
+
+def judged_pairs(
+    entries: Sequence[Entry], vectors: np.ndarray, cfg: CompressSettings
+) -> dict[tuple[int, int], Verdict]:
+    """The verdict (memcli.similarity) on every pair that could be a duplicate or a
+    contradiction: pairs close by cosine, and pairs that share enough words (an English
+    model's cosine misses "Works at TechCorp" / "Works at DataSoft" and Chinese)."""
+    floor = min(
+        cfg.contradiction_similarity,
+        (cfg.duplicate_threshold - OVERLAP_WEIGHT) / (1.0 - OVERLAP_WEIGHT),
+    )
+    candidates: dict[tuple[int, int], float] = {}
+    if len(entries) > 1:
+        for i, j in similar_pairs(vectors, max(floor, 0.0)):
+            candidates[(i, j)] = -1.0
+    bags = [units(e.text) for e in entries]
+    postings: dict[str, list[int]] = {}
+    for i, bag in enumerate(bags):
+        for unit in bag:
+            postings.setdefault(unit, []).append(i)
+    shared: dict[tuple[int, int], int] = {}
+    for members in postings.values():
+        if 1 < len(members) <= _COMMON_UNIT:
+            for x, i in enumerate(members):
+                for j in members[x + 1 :]:
+                    shared[(i, j)] = shared.get((i, j), 0) + 1
+    lexical = min(cfg.contradiction_similarity, cfg.duplicate_threshold)
+    for (i, j), count in shared.items():
+        if 2 * count / (len(bags[i]) + len(bags[j])) >= lexical:
+            candidates.setdefault((i, j), -1.0)
+    verdicts: dict[tuple[int, int], Verdict] = {}
+    for i, j in sorted(candidates):
+        cosine = float(vectors[i] @ vectors[j])
+        pair = features(entries[i].text, entries[j].text, cosine)
+        said = judge(pair, cfg.duplicate_threshold, cfg.contradiction_similarity)
+        if said != "distinct":
+            verdicts[(i, j)] = said
+    return verdicts
 
 
 def _union_find(n: int) -> tuple[Callable[[int], int], Callable[[int, int], None]]:
@@ -249,9 +258,14 @@ def plan_compress(
     row = {e.id: vectors[i] for i, e in enumerate(entries)}
     taken: set[str] = set()  # ids a step already acted on
     movable = [e for e in entries if not e.pinned]
+    matrix = np.stack([row[e.id] for e in movable]) if movable else np.zeros((0, 1))
+    verdicts = {
+        (movable[i].id, movable[j].id): said
+        for (i, j), said in judged_pairs(movable, matrix, ctx.settings).items()
+    }
 
-    _duplicates(plan, movable, row, order, ctx, taken)
-    _contradictions(plan, movable, row, order, ctx, taken)
+    _duplicates(plan, movable, verdicts, order, ctx, taken)
+    _contradictions(plan, movable, verdicts, order, taken)
     _consolidate(plan, movable, row, ctx, taken)
     _episodes(plan, movable, row, ctx, taken)
     _forget(plan, movable, ctx, taken)
@@ -263,22 +277,21 @@ def plan_compress(
 def _duplicates(
     plan: Plan,
     entries: Sequence[Entry],
-    row: dict[str, np.ndarray],
+    verdicts: dict[tuple[str, str], Verdict],
     order: dict[str, int],
     ctx: Context,
     taken: set[str],
 ) -> None:
-    """Same normalized text or cosine ≥ duplicate_threshold → the newest text survives
-    with the highest importance, the union of keywords, summed access counts."""
+    """Same normalized text, or the same fact in other words (memcli.similarity) → one
+    entry: the newest text (a person's wording over a program's), the highest importance,
+    the union of keywords, summed access counts. A group in which two entries contradict
+    each other is left to the contradiction step."""
     pool = [e for e in entries if e.id not in taken]
-    if len(pool) < 2:
-        return
+    index = {e.id: i for i, e in enumerate(pool)}
     pairs = [
-        (i, j)
-        for i, j in similar_pairs(
-            np.stack([row[e.id] for e in pool]), ctx.settings.duplicate_threshold
-        )
-        if not conflicting_values(pool[i].text, pool[j].text)  # a contradiction, not a copy
+        (index[a], index[b])
+        for (a, b), said in verdicts.items()
+        if said == "duplicate" and a in index and b in index
     ]
     by_text: dict[str, int] = {}
     for i, entry in enumerate(pool):
@@ -290,7 +303,14 @@ def _duplicates(
     now = format_time(ctx.now)
     for group in components(len(pool), pairs):
         members = newest_first([pool[i] for i in group], order)
-        keep, rest = members[0], members[1:]
+        ids = {e.id for e in members}
+        if any(
+            said == "contradiction" and a in ids and b in ids for (a, b), said in verdicts.items()
+        ):
+            continue
+        confirmed = [e for e in members if e.confirmed]
+        keep = (confirmed or members)[0]
+        rest = [e for e in members if e.id != keep.id]
         meta = dict(keep.meta)
         meta["id"] = keep.id
         meta["imp"] = _fmt(max(e.importance for e in members))
@@ -301,42 +321,53 @@ def _duplicates(
             meta["kw"] = ",".join(keywords)
         earlier = [s for s in (keep.source or "").split(",") if s]
         meta["src"] = ",".join(dict.fromkeys([*earlier, *(e.id for e in rest)]))
+        if confirmed:
+            meta[BY_KEY] = "person"  # a person stands behind it: src= must not make it fade
         meta["updated"] = now
         plan.writes.append(Write(replace(keep, meta=meta, id_explicit=True), keep))
         for other in rest:
             plan.removals.append(Removal(other, f"duplicate of {keep.id}", keep.id))
         plan.access_merges.append((keep.id, tuple(e.id for e in rest)))
-        ids = tuple(e.id for e in members)
-        plan.actions.append(Action("merge", f"merged {len(rest)} duplicate(s) into {keep.id}", ids))
+        ids_in_order = (keep.id, *(e.id for e in rest))
+        plan.actions.append(
+            Action("merge", f"merged {len(rest)} duplicate(s) into {keep.id}", ids_in_order)
+        )
         taken.update(ids)
+
+
+def newer_of(a: Entry, b: Entry, order: dict[str, int]) -> tuple[Entry, Entry]:
+    """(newer, older) of two entries that contradict. Both dated: the later date. An
+    undated entry's age is unknown: a person's entry (hand-written, added or edited by a
+    person) beats a program's, else the later one in the workspace wins."""
+    if _timestamp(a) is not None and _timestamp(b) is not None:
+        newer, older = newest_first([a, b], order)
+        return newer, older
+    if a.confirmed != b.confirmed:
+        return (a, b) if a.confirmed else (b, a)
+    return (a, b) if order[a.id] > order[b.id] else (b, a)
 
 
 def _contradictions(
     plan: Plan,
     entries: Sequence[Entry],
-    row: dict[str, np.ndarray],
+    verdicts: dict[tuple[str, str], Verdict],
     order: dict[str, int],
-    ctx: Context,
     taken: set[str],
 ) -> None:
-    """Same subject, different value → keep the newest, archive the older as superseded."""
-    pool = [e for e in entries if e.id not in taken and e.type != "reflection"]
-    if len(pool) < 2:
-        return
-    pairs = similar_pairs(
-        np.stack([row[e.id] for e in pool]), ctx.settings.contradiction_similarity
-    )
+    """Same subject, different value (memcli.similarity) → keep the newer, archive the
+    older as superseded."""
+    pool = {e.id: e for e in entries if e.id not in taken and e.type != "reflection"}
     superseded: dict[str, Entry] = {}
-    for i, j in pairs:
-        a, b = pool[i], pool[j]
+    for (a_id, b_id), said in verdicts.items():
+        if said != "contradiction" or a_id not in pool or b_id not in pool:
+            continue
+        a, b = pool[a_id], pool[b_id]
         if a.type != b.type or a.id in superseded or b.id in superseded:
             continue
-        if not conflicting_values(a.text, b.text):
-            continue
-        newer, older = newest_first([a, b], order)
+        newer, older = newer_of(a, b, order)
         superseded[older.id] = newer
     for old_id, newer in superseded.items():
-        older = next(e for e in pool if e.id == old_id)
+        older = pool[old_id]
         plan.removals.append(Removal(older, f"superseded by {newer.id}", newer.id))
         plan.actions.append(
             Action(
@@ -360,13 +391,15 @@ def _consolidate(
     ctx: Context,
     taken: set[str],
 ) -> None:
-    """Groups of old, rarely accessed, similar single-line entries of one type become one
-    entry (extractive, or abstractive through ctx.summarize)."""
+    """Groups of old, rarely accessed, similar single-line entries of one type that may
+    fade (by default: a program wrote them, nobody confirmed them) become one entry
+    (extractive, or abstractive through ctx.summarize)."""
     cfg = ctx.settings
     pool = [
         e
         for e in entries
         if e.id not in taken
+        and may_fade(e, ctx.forget_scope)
         and e.type not in ("reflection", "correction", "episode")
         and "\n" not in e.text
         and (_age_days(e, ctx.now) or 0.0) >= cfg.consolidate_age_days
@@ -445,6 +478,7 @@ def _write_merged(
     if keywords:
         meta["kw"] = ",".join(keywords)
     meta["src"] = _sources(members)
+    meta[BY_KEY] = "compress"
     entry = Entry(new_id, text, entry_type, file, 0, meta, True)
     plan.writes.append(Write(entry))
     for member in members:
@@ -526,10 +560,11 @@ def _exempt(entry: Entry) -> bool:
 
 
 def _forget(plan: Plan, entries: Sequence[Entry], ctx: Context, taken: set[str]) -> None:
-    """Archive entries whose retention fell below the threshold (seed 002)."""
+    """Archive entries that may fade (may_fade) whose retention fell below the threshold
+    (seed 002)."""
     cfg = ctx.settings
     for entry in entries:
-        if entry.id in taken or _exempt(entry):
+        if entry.id in taken or not may_fade(entry, ctx.forget_scope):
             continue
         value = retention(entry, ctx.access.get(entry.id), ctx.now, cfg)
         if value < cfg.forget_threshold:
@@ -549,8 +584,8 @@ def _fit(
     tokens_after: Callable[[Plan], int],
     entry_tokens: Callable[[Entry], int] | None,
 ) -> None:
-    """Archive more entries, lowest retention first, until memory.md + learnings.md fit
-    in `target` tokens (exempt entries stay)."""
+    """Archive more entries, those a program wrote before a person's, lowest retention
+    first, until memory.md + learnings.md fit in `target` tokens (exempt entries stay)."""
     total = tokens_after(plan)
     candidates = sorted(
         (
@@ -558,7 +593,7 @@ def _fit(
             for e in entries
             if e.id not in taken and not _exempt(e) and not e.file.startswith(f"{EPISODES_DIR}/")
         ),
-        key=lambda e: retention(e, ctx.access.get(e.id), ctx.now, ctx.settings),
+        key=lambda e: (e.confirmed, retention(e, ctx.access.get(e.id), ctx.now, ctx.settings)),
     )
     index = 0
     while total > target and index < len(candidates):

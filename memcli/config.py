@@ -92,8 +92,12 @@ class LLMSettings:
 class CompressSettings:
     """`compress`: duplicates, contradictions, forgetting (seed 002), consolidation."""
 
-    duplicate_threshold: float = 0.95
-    contradiction_similarity: float = 0.75
+    #: a pair is one fact when 0.7·cosine + 0.3·word overlap (0.3/0.7 in Chinese) reaches
+    #: this and nothing structural tells them apart (memcli.similarity); a contradiction
+    #: needs the cosine or the overlap ≥ contradiction_similarity. Chosen on
+    #: bench/data/*.jsonl (bench/maintenance.py)
+    duplicate_threshold: float = 0.65
+    contradiction_similarity: float = 0.5
     forget_base: float = 0.9
     forget_strength: float = 1.5
     forget_threshold: float = 0.1
@@ -104,6 +108,18 @@ class CompressSettings:
     consolidate_min_size: int = 3
     episode_age_days: float = 7.0
     auto: bool = False  # run after add/extract
+
+
+FORGET_SCOPES = ("machine", "all", "none")
+
+
+@dataclass(frozen=True)
+class ForgetSettings:
+    """What age-based forgetting and consolidation may touch (DESIGN §5.1): "machine"
+    (entries a program wrote and nobody confirmed, and episodes), "all" (every entry not
+    pinned, not a reflection, importance < 0.9) or "none"."""
+
+    scope: str = "machine"
 
 
 @dataclass(frozen=True)
@@ -128,13 +144,14 @@ class Settings:
     llm: LLMSettings = field(default_factory=LLMSettings)
     compress: CompressSettings = field(default_factory=CompressSettings)
     reflect: ReflectSettings = field(default_factory=ReflectSettings)
+    forget: ForgetSettings = field(default_factory=ForgetSettings)
     #: groups of equivalent words from the [synonyms] table (case-folded)
     synonyms: tuple[tuple[str, ...], ...] = ()
     #: `section.key` settings of an untrusted memcli.toml that were not applied
     ignored: tuple[str, ...] = ()
 
 
-SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect")
+SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect", "forget")
 
 
 def load_settings(
@@ -191,6 +208,12 @@ def load_settings(
             if value is not None:
                 values[key] = value
         sections[section.name] = dataclasses.replace(cls, **values)
+    if sections["forget"].scope not in FORGET_SCOPES:
+        raise ConfigError(
+            f"forget.scope must be one of {', '.join(FORGET_SCOPES)} "
+            f"(got {sections['forget'].scope!r})",
+            hint='"machine" (the default) forgets only what a program wrote',
+        )
     synonyms = _synonym_groups(user_table.get("synonyms", {}), user_path)
     synonyms += _synonym_groups(table.get("synonyms", {}), path)
     return Settings(**sections, synonyms=synonyms, ignored=tuple(ignored))

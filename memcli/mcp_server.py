@@ -161,6 +161,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             importance=importance,
             keywords=keywords,
             source=source,
+            by="agent",
         )
         return {
             "action": result.action,

@@ -25,6 +25,7 @@ from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
 from memcli.keywords import extract_keywords
 from memcli.models import (
     ARCHIVE_FILE,
+    BY_KEY,
     LEARNINGS_FILE,
     MEMORY_FILE,
     Entry,
@@ -582,7 +583,9 @@ class Memory:
         for decision in decisions:
             c = decision.candidate
             if decision.action == "ADD":
-                entry = self._add(c.text, type=c.type, importance=c.importance, source=source).entry
+                entry = self._add(
+                    c.text, type=c.type, importance=c.importance, source=source, by="extract"
+                ).entry
                 applied.append(Decision("ADD", c, entry.id, decision.reason))
             elif decision.action == "UPDATE" and decision.entry_id:
                 current = self.get(decision.entry_id).entry
@@ -642,6 +645,7 @@ class Memory:
             self._id_maker(),
             self.access.load(),
             (lambda members: llm_summary(llm, members)) if llm else None,
+            forget_scope=self.settings.forget.scope,
         )
         counter = get_counter(self.settings.inject.encoding)
 
@@ -820,9 +824,14 @@ class Memory:
         source: str | None = None,
         pin: bool = False,
         allow_secret: bool = False,
+        by: str = "agent",
     ) -> AddResult:
         """Add an entry, or update the existing entry with the same normalized text;
         then the automatic reflect / compress when memcli.toml turns them on.
+
+        `by` says who wrote it (`by=` metadata, DESIGN §5.1): "agent" (the default: a
+        program through the API or MCP) may fade with age; "person" (the CLI) never does,
+        and a person repeating an entry a program wrote confirms it.
 
         Text that looks like it holds a credential is refused unless allow_secret, which
         marks the entry `secret=ok` (inject leaves unmarked ones out)."""
@@ -835,6 +844,7 @@ class Memory:
             source=source,
             pin=pin,
             allow_secret=allow_secret,
+            by=by,
         )
         self.after_write()
         return result
@@ -850,6 +860,7 @@ class Memory:
         source: str | None = None,
         pin: bool = False,
         allow_secret: bool = False,
+        by: str = "agent",
     ) -> AddResult:
         text = clean_text(text)
         entry_type = check_type(type)
@@ -867,7 +878,7 @@ class Memory:
         for entry in store.entries():
             if normalize_text(entry.text) == wanted:
                 return self._merge_duplicate(
-                    entry, importance, confidence, keywords, source, pin, now, secret
+                    entry, importance, confidence, keywords, source, pin, now, secret, by
                 )
 
         target = file_for_type(entry_type)
@@ -882,6 +893,8 @@ class Memory:
                     merged = merged_meta(entry, importance, confidence, keywords, source, pin, now)
                     if secret:
                         merged["secret"] = "ok"
+                    if by == "person":
+                        merged[BY_KEY] = by
                     return AddResult(
                         doc.replace_entry(entry.id, replace(entry, meta=merged)), "updated"
                     )
@@ -899,6 +912,7 @@ class Memory:
                 meta["pin"] = "true"
             if secret:
                 meta["secret"] = "ok"
+            meta[BY_KEY] = by
             entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
             return AddResult(doc.insert_entry(entry), "added")
 
@@ -914,6 +928,7 @@ class Memory:
         pin: bool,
         now: str,
         secret: bool = False,
+        by: str = "agent",
     ) -> AddResult:
         def change(doc: Document) -> AddResult:
             current = doc.find(entry.id)
@@ -922,6 +937,8 @@ class Memory:
             meta = merged_meta(current.entry, importance, confidence, keywords, source, pin, now)
             if secret:
                 meta["secret"] = "ok"
+            if by == "person":  # a person said it again: confirmed
+                meta[BY_KEY] = by
             return AddResult(
                 doc.replace_entry(entry.id, replace(current.entry, meta=meta)), "updated"
             )
@@ -940,8 +957,11 @@ class Memory:
         source: str | None = None,
         pin: bool | None = None,
         allow_secret: bool = False,
+        by: str | None = None,
     ) -> Entry:
-        """Change an entry's text and/or metadata in place; stamps its id. New text that
+        """Change an entry's text and/or metadata in place; stamps its id. `by="person"`
+        (the CLI) marks it confirmed by a person: it no longer fades with age; None keeps
+        who wrote it as it was. New text that
         looks like it holds a credential is refused unless allow_secret, which marks the
         entry `secret=ok` (also for its current text)."""
         if text is not None:
@@ -983,6 +1003,8 @@ class Memory:
             if allow_secret:
                 meta["secret"] = "ok"
             meta["updated"] = now
+            if by is not None:
+                meta[BY_KEY] = by
             new = replace(
                 block.entry, text=text if text is not None else block.entry.text, meta=meta
             )

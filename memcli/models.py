@@ -46,6 +46,15 @@ HEADING_TYPES: dict[str, str] = {
 }
 
 
+#: metadata key naming who wrote an entry (DESIGN §5.1): `by=person` (`memcli add` or
+#: `memcli edit` on the command line), `by=extract`, `by=agent` (MCP or the Python API),
+#: `by=compress` (a merged or consolidated entry), `by=reflect`
+BY_KEY = "by"
+#: `by=` values of entries a program wrote
+MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
+#: Entry.provenance values
+PROVENANCES = ("hand", "person", "machine", "episode", "reflection")
+
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 1.0
 
@@ -178,6 +187,29 @@ class Entry:
         raw = self.meta.get("expires")
         return parse_time(raw) if raw else None
 
+    @cached_property
+    def provenance(self) -> str:
+        """Who wrote the entry (DESIGN §5.1): "reflection" (reflect), "episode" (`log`,
+        episodes/), "person" (`by=person`: added or edited on the command line),
+        "machine" (`by=extract|agent|compress`, or no `by=` but `src=` set: an older
+        extract or agent write), else "hand" (written in the file)."""
+        by = self.meta.get(BY_KEY, "")
+        if self.type == "reflection" or by == "reflect":
+            return "reflection"
+        if self.type == "episode" or self.file.startswith(f"{EPISODES_DIR}/"):
+            return "episode"
+        if by == "person":
+            return "person"
+        if by in MACHINE_WRITERS or (not by and self.meta.get("src")):
+            return "machine"
+        return "hand"
+
+    @property
+    def confirmed(self) -> bool:
+        """A person stands behind it: written by hand, added or edited by a person (which
+        includes raising its importance), or pinned."""
+        return self.pinned or self.provenance in ("hand", "person")
+
     def as_row(self) -> tuple:
         """The fields as a tuple of plain values (for the index's entry snapshot)."""
         return (self.id, self.text, self.type, self.file, self.line, self.meta, self.id_explicit)
@@ -204,6 +236,7 @@ class Entry:
             "updated": self.meta.get("updated"),
             "source": self.source,
             "pinned": self.pinned,
+            "provenance": self.provenance,
             "meta": dict(self.meta),
         }
 

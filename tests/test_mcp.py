@@ -89,6 +89,7 @@ def test_tools_over_stdio(workspace: Path) -> None:
             )
         )
         assert added["action"] == "added"
+        assert added["memory"]["meta"]["by"] == "agent"  # a program wrote it: may fade
         again = payload(
             await session.call_tool("add_memory", {"content": "prefers vim keybindings."})
         )
