@@ -570,38 +570,55 @@ class Memory:
         """Turn a conversation into entries (the configured LLM, else offline rules),
         deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
         An LLM failure raises before anything is written."""
-        from memcli.extract import Decision, candidates, llm_candidates, plan, screen
+        from memcli.extract import candidates, llm_candidates, plan, screen
         from memcli.llm import client_from
 
         check_meta_value("--source", source)
         llm = client_from(self.settings.llm)
         found = llm_candidates(messages, llm) if llm else candidates(messages)
-        decisions = screen(plan(found, self.entries()))
+
+        def embed(texts: Sequence[str]) -> np.ndarray:
+            return self.index_manager.vectors_for([Entry("", t, "fact", "", 0) for t in texts])
+
+        decisions = screen(plan(found, self.entries(), embed))
         if dry_run:
             return decisions
         applied = []
         for decision in decisions:
             c = decision.candidate
+            text = decision.stored or c.text
             if decision.action == "ADD":
                 entry = self._add(
-                    c.text, type=c.type, importance=c.importance, source=source, by="extract"
+                    text, type=c.type, importance=c.importance, source=source, by="extract"
                 ).entry
-                applied.append(Decision("ADD", c, entry.id, decision.reason))
+                applied.append(replace(decision, entry_id=entry.id))
             elif decision.action == "UPDATE" and decision.entry_id:
-                current = self.get(decision.entry_id).entry
+                current = self._find(decision.entry_id)
+                if normalize_text(text) != normalize_text(current.text):
+                    self._archive_superseded(current)  # first: never in neither place
                 sources = ",".join(s for s in [current.source, source] if s) or None
                 entry = self.edit(
                     decision.entry_id,
-                    text=c.text,
+                    text=text,
                     importance=max(current.importance, c.importance),
                     source=sources,
                 )
-                applied.append(Decision("UPDATE", c, entry.id, decision.reason))
+                applied.append(replace(decision, entry_id=entry.id))
             else:
                 applied.append(decision)
         if any(d.action in ("ADD", "UPDATE") for d in applied):
             self.after_write()
         return applied
+
+    def _archive_superseded(self, entry: Entry) -> None:
+        """A copy of `entry` as it reads now, put in archive.md under a fresh id as
+        superseded by the entry (extract's UPDATE); `memcli restore` brings it back."""
+        from memcli.changes import add_to_archive, archived_copy
+
+        old_id = new_id(self.entries(include_archived=True), id_prefix_for(entry.file))
+        old = replace(entry, id=old_id, meta={**entry.meta, "id": old_id})
+        copy = archived_copy(old, f"superseded by {entry.id}", entry.id, format_time(utc_now()))
+        self.store.update(ARCHIVE_FILE, add_to_archive([copy]))
 
     # ------------------------------------------------------------------ compress, reflect, log
 
