@@ -719,6 +719,90 @@ def mcp() -> None:
     serve(state.workspace)
 
 
+@app.command()
+def hook(
+    event: str = typer.Argument(
+        ..., metavar="EVENT", help="session-start, user-prompt-submit, pre-compact or stop."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Budget of the block (1500 at session start, 600 a prompt)."
+    ),
+    timeout: float | None = typer.Option(
+        None, "--timeout", help="Seconds before giving up (8 for inject, 50 for extract)."
+    ),
+) -> None:
+    """Answer an agent host's hook (Claude Code: hook JSON on stdin). Session start and
+    each prompt get a memory block; pre-compact and stop remember what the transcript
+    says. Never blocks a prompt: a failure is one line on stderr and exit 0."""
+    from memcli import hooks
+
+    args = [event]
+    if max_tokens is not None:
+        args += ["--max-tokens", str(max_tokens)]
+    if timeout is not None:
+        args += ["--timeout", str(timeout)]
+    raise typer.Exit(hooks.run(state.workspace, args))
+
+
+ScopeProjectOpt = typer.Option(False, "--project", help="This project's settings files.")
+ScopeUserOpt = typer.Option(False, "--user", help="Your own settings files (the default).")
+DryRunOpt = typer.Option(False, "--dry-run", help="Show the changes as a diff, write nothing.")
+
+
+def _install(
+    host: str, project: bool, user: bool, dry_run: bool, json_out: bool, remove: bool
+) -> None:
+    from memcli import install as installer
+
+    if project and user:
+        usage_error("give --project or --user, not both")
+    plan = installer.plan(
+        host, "project" if project else "user", remove=remove, workspace=state.workspace
+    )
+    written = [] if dry_run else installer.apply(plan)
+    if json_out:
+        render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
+        return
+    for change in plan.changes:
+        if dry_run and change.changed:
+            render.diff(change.diff())
+        for line in change.did:
+            render.info(f"{change.path}: {line}")
+        if not change.did:
+            state_ = "nothing of memcli's there" if remove else "already set up"
+            render.info(f"{change.path}: {state_}")
+    for note in plan.notes:
+        render.note(note)
+    if dry_run:
+        render.note("dry run: nothing was written")
+
+
+@app.command()
+def install(
+    host: str = typer.Argument(..., metavar="HOST", help="claude-code, cursor or codex."),
+    project: bool = ScopeProjectOpt,
+    user: bool = ScopeUserOpt,
+    dry_run: bool = DryRunOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Wire memcli into an agent host: Claude Code hooks (+ MCP with --project), the MCP
+    server for Cursor and Codex. Merges into the settings files; running it again
+    changes nothing."""
+    _install(host, project, user, dry_run, json_out, remove=False)
+
+
+@app.command()
+def uninstall(
+    host: str = typer.Argument(..., metavar="HOST", help="claude-code, cursor or codex."),
+    project: bool = ScopeProjectOpt,
+    user: bool = ScopeUserOpt,
+    dry_run: bool = DryRunOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remove what `memcli install HOST` added (and nothing else)."""
+    _install(host, project, user, dry_run, json_out, remove=True)
+
+
 @app.command(name="trust")
 def trust_(
     path: str | None = typer.Argument(None, help="The workspace (default: the current one)."),

@@ -13,11 +13,16 @@ from __future__ import annotations
 import os
 import sys
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 SERVED = ("search", "inject", "get")
 
 
-def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
-    """(workspace flag, command, rest) for a daemon-servable call, else None."""
+def split_global(argv: list[str]) -> tuple[str | None, int] | None:
+    """(workspace flag, index of the command) when the only global option is
+    --workspace/-w, else None (--traceback, --help, anything unusual: Typer's job)."""
     workspace = None
     i = 0
     while i < len(argv) and argv[i].startswith("-"):
@@ -29,13 +34,33 @@ def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
             workspace = arg.split("=", 1)[1]
             i += 1
         else:
-            return None  # --traceback, --help, anything unusual: run in-process
+            return None
+    return workspace, i
+
+
+def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
+    """(workspace flag, command, rest) for a daemon-servable call, else None."""
+    split = split_global(argv)
+    if split is None:
+        return None
+    workspace, i = split
     if i >= len(argv) or argv[i] not in SERVED:
         return None
     rest = argv[i + 1 :]
     if "--help" in rest:
         return None
     return workspace, argv[i], rest
+
+
+def hook_call(argv: list[str]) -> tuple[str | None, list[str]] | None:
+    """(workspace flag, arguments) of `memcli [-w W] hook ARGS`, else None."""
+    split = split_global(argv)
+    if split is None:
+        return None
+    workspace, i = split
+    if i >= len(argv) or argv[i] != "hook" or "--help" in argv[i + 1 :]:
+        return None
+    return workspace, argv[i + 1 :]
 
 
 def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
@@ -67,11 +92,43 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
             root = resolve_workspace(None)
         except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
             return None
-    path = protocol.socket_file(str(root))
+    read: list[str] = []
+
+    def stdin() -> str | None:  # read only once a daemon of ours is listening
+        if "-" not in rest:
+            return None
+        read.append(sys.stdin.read())
+        return read[0]
+
+    response = ask_daemon(str(root), argv, cwd, stdin, timeout)
+    if response is None:
+        if read:  # already read: hand it to the in-process run
+            sys.stdin = _Replay(read[0])
+        return None
+    code, out, err = response
+    sys.stdout.write(out)
+    sys.stderr.write(err)
+    return code
+
+
+def ask_daemon(
+    root: str,
+    argv: list[str],
+    cwd: str,
+    stdin: Callable[[], str | None],
+    timeout: float,
+) -> tuple[int, str, str] | None:
+    """(exit code, stdout, stderr) of `argv` as the watcher of the workspace at `root`
+    ran it, or None when no watcher answers (no socket, a stale one, a socket in a
+    directory that is not ours alone, a listener of another uid, a timeout). `stdin()`
+    gives the request's stdin; it is called only once the listener is known to be ours."""
+    from memcli import daemon_protocol as protocol
+
+    path = protocol.socket_file(root)
     if not os.path.exists(path):
         return None
     directory = os.path.dirname(path)
-    if directory != os.path.join(str(root), ".memcli"):
+    if directory != os.path.join(root, ".memcli"):
         problem = protocol.private_dir_problem(directory)
         if problem is not None:
             sys.stderr.write(
@@ -81,29 +138,18 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    stdin: str | None = None
-    response = None
     try:
-        sock.settimeout(1.0)
+        sock.settimeout(min(1.0, timeout))
         sock.connect(path)
-        if protocol.peer_uid(sock) == os.getuid():  # who listens, before anything is sent
-            stdin = sys.stdin.read() if "-" in rest else None
-            request = _request_json(argv, str(root), cwd, stdin)
-            sock.settimeout(timeout)
-            sock.sendall(request)
-            response = protocol.unframe(protocol.read_all(sock, limit=1 << 30))
+        if protocol.peer_uid(sock) != os.getuid():  # who listens, before anything is sent
+            return None
+        sock.settimeout(timeout)
+        sock.sendall(_request_json(argv, root, cwd, stdin()))
+        return protocol.unframe(protocol.read_all(sock, limit=1 << 30))
     except (OSError, ValueError):
-        response = None
+        return None
     finally:
         sock.close()
-    if response is None:
-        if stdin is not None:  # already read: hand it to the in-process run
-            sys.stdin = _Replay(stdin)
-        return None
-    code, out, err = response
-    sys.stdout.write(out)
-    sys.stderr.write(err)
-    return code
 
 
 def _request_json(argv: list[str], root: str, cwd: str, stdin: str | None) -> bytes:
@@ -159,6 +205,14 @@ class _Replay:
 
 
 def main() -> None:
+    hook = hook_call(sys.argv[1:])
+    if hook is not None:  # agent hosts' hooks: answered without Typer, never blocking
+        from memcli import hooks
+
+        code = hooks.run(*hook)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
     code = try_daemon(sys.argv[1:])
     if code is not None:
         sys.stdout.flush()

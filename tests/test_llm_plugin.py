@@ -1,0 +1,49 @@
+"""The `llm` CLI plugin, with the real `llm` package: its entry point is found, `memcli:`
+fragments give the inject block, and the tools search and remember."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+llm = pytest.importorskip("llm")
+LLM = str(Path(sys.executable).parent / "llm")
+
+
+def test_llm_cli_loads_the_fragment(workspace: Path, tmp_path: Path) -> None:
+    env = dict(os.environ, MEMCLI_WORKSPACE=str(workspace), LLM_USER_PATH=str(tmp_path / "llm"))
+    plugins = subprocess.run([LLM, "plugins"], capture_output=True, text=True, env=env)
+    assert '"memcli"' in plugins.stdout and "register_fragment_loaders" in plugins.stdout
+    shown = subprocess.run(
+        [LLM, "fragments", "show", "memcli:How should I write Python tests?"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("<memory>") and "Prefers pytest" in shown.stdout
+
+
+def test_plugin_functions(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memcli import llm_plugin
+
+    monkeypatch.setenv("MEMCLI_WORKSPACE", str(workspace))
+    llm.load_plugins()
+    assert llm.get_fragment_loaders()["memcli"] is llm_plugin.memcli_fragment
+    fragment = llm_plugin.memcli_fragment("docker images")
+    assert isinstance(fragment, llm.Fragment) and fragment.source == "memcli:docker images"
+    assert "Docker" in fragment
+    tools = llm.get_tools()
+    assert {"memcli_search", "memcli_remember"} <= set(tools)
+    assert "m8f3a2c1 [preference]" in tools["memcli_search"].implementation("python tests", 3)
+    added = tools["memcli_remember"].implementation("Prefers Vim keybindings", "preference")
+    assert added.startswith("added ")
+    assert "Prefers Vim keybindings" in (workspace / "memory.md").read_text()
+    monkeypatch.setenv("MEMCLI_WORKSPACE", str(workspace / "missing"))
+    with pytest.raises(ValueError, match="memcli: .*no memcli workspace"):
+        llm_plugin.memcli_fragment("x")
