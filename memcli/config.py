@@ -37,7 +37,9 @@ class SearchSettings:
     confidence_weight: float = 0.02
     half_life_days: float = 30.0
     episode_half_life_days: float = 7.0  # episodic notes fade faster
-    reflected_penalty: float = 0.5
+    #: no longer used (evidence of a reflection keeps its rank, DESIGN §3); accepted so a
+    #: memcli.toml that sets it still loads
+    reflected_penalty: float = 0.0
     neighbour_weight: float = 0.4
     candidate_pool: int = 200
     bm25_k1: float = 0.9
@@ -74,6 +76,13 @@ class InjectSettings:
     similarity_weight: float = 0.6
     confidence_weight: float = 0.4
     reserved_share: float = 0.3
+    #: with a context, an entry is relevant when its cosine similarity to the context is
+    #: at least relevance_floor, or at least keyword_relevance_floor while it also shares
+    #: a word with it (BM25 > 0); chosen on bench/inject.py's contexts (README "Inject")
+    relevance_floor: float = 0.35
+    keyword_relevance_floor: float = 0.25
+    #: preferences and corrections this important apply to every conversation
+    profile_importance: float = 0.9
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from memcli.config import InjectSettings
 from memcli.credentials import withheld
 from memcli.errors import ValidationError
 from memcli.models import Entry, section_title
@@ -88,6 +89,32 @@ class Packed:
             ],
             "block": self.text,
         }
+
+
+#: types of the profile entries that apply to every conversation (DESIGN §4)
+PROFILE_TYPES = frozenset({"preference", "correction"})
+
+
+def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings) -> bool:
+    """Whether an entry is relevant to an inject context, from its raw signals: the
+    cosine similarity of the embeddings (`semantic`) and the BM25 score (`keyword`).
+
+    Absolute, not min-max normalized: the best match of an off-topic context ("what's the
+    capital of Peru") is still unrelated. A cosine ≥ relevance_floor is relevant; so is
+    one ≥ keyword_relevance_floor when the entry also shares a word with the context
+    (BM25 alone is no evidence: "What time is it in Tokyo?" shares "time" with
+    "Time-boxing spikes..."). In keyword mode (no embeddings) any BM25 match counts.
+    """
+    if mode == "keyword":
+        return keyword > 0
+    if semantic >= cfg.relevance_floor:
+        return True
+    return keyword > 0 and semantic >= cfg.keyword_relevance_floor
+
+
+def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
+    """A preference or correction important enough to apply to every conversation."""
+    return entry.type in PROFILE_TYPES and entry.importance >= cfg.profile_importance
 
 
 def heading(entry_type: str) -> str:

@@ -83,10 +83,6 @@ class SearchView:
         return EntryArrays(self.ordered)
 
     @cached_property
-    def reflected(self) -> set[str]:
-        return reflected_ids(self.ordered)
-
-    @cached_property
     def not_archived(self) -> np.ndarray:
         return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
 
@@ -360,8 +356,7 @@ class Memory:
             settings=cfg,
             mode=mode,
             now=ranking_time(),
-            access=self.access.load(),
-            reflected=view.reflected,
+            access=self.access.load(),  # shown by --explain; never moves a score
             neighbours=neighbours is not None,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
@@ -463,10 +458,14 @@ class Memory:
     ) -> Packed:
         """A memory block of at most `max_tokens` tokens for a prompt.
 
-        With context, entries rank by similarity_weight · search score against the context
-        + confidence_weight · confidence (seed 000); without, by importance × confidence ×
-        recency (seed 003). Pinned entries and corrections come first. Entries that make
-        it into the block count as accessed (they were recalled), unless touch is False.
+        Pinned entries and corrections come first. With context, the others must earn
+        their place (DESIGN §4): relevant to the context (memcli.inject.is_relevant: above
+        the relevance floor) or a profile entry (a preference or correction of importance
+        ≥ profile_importance); they rank by similarity_weight · search score against the
+        context + confidence_weight · confidence (seed 000), and nothing else fills the
+        block. Without context, every entry ranks by importance × confidence × recency
+        (seed 003). Entries that make it into the block count as accessed (they were
+        recalled), unless touch is False.
         """
         packed = self._pack(context, max_tokens, encoding, fmt, types)
         if touch and packed.chosen:
@@ -481,8 +480,8 @@ class Memory:
         fmt: str,
         types: Sequence[str] | None,
     ) -> Packed:
-        from memcli.inject import SCAN_AT_LEAST, Candidate, pack
-        from memcli.search import half_life, recency
+        from memcli.inject import SCAN_AT_LEAST, Candidate, is_profile, is_relevant, pack
+        from memcli.search import check_mode, half_life, recency
         from memcli.tokens import get_counter
 
         cfg = self.settings.inject
@@ -499,38 +498,40 @@ class Memory:
             hits = self.search(context, types=types, limit=10_000, touch=False)
             _, view = self._search_view(None)
             wanted = {check_type(t) for t in types or []}
-            scores = {
-                h.entry.id: cfg.similarity_weight * h.score
-                + cfg.confidence_weight * h.entry.confidence
+            mode = check_mode(self.settings.search.mode)
+            # Only entries that earn their place: relevant to the context, a profile entry,
+            # or pinned / a correction. Unrelated trivia never fills the budget.
+            candidates = [
+                Candidate(
+                    h.entry,
+                    cfg.similarity_weight * h.score + cfg.confidence_weight * h.entry.confidence,
+                    _priority(h.entry),
+                )
                 for h in hits
                 if not _expired(h.entry, now)
-            }
-            candidates = [
-                Candidate(h.entry, scores[h.entry.id], _priority(h.entry))
-                for h in hits
-                if h.entry.id in scores
+                and (
+                    _priority(h.entry)
+                    or is_profile(h.entry, cfg)
+                    or is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
+                )
             ]
-            # Entries the search did not return score on confidence alone: take them in
-            # that order until they could fill the budget several times over, plus every
-            # pinned entry and correction.
-            spare = 0
+            taken = {c.entry.id for c in candidates}
+            # Profile entries the search did not return (beyond its candidate pool) are
+            # scored on confidence alone.
             for entry in view.by_confidence:
-                if spare > 4 * budget:
-                    break
                 if (
-                    entry.id in scores
+                    entry.id in taken
+                    or not is_profile(entry, cfg)
+                    or _priority(entry)
                     or (wanted and entry.type not in wanted)
                     or _expired(entry, now)
                 ):
                     continue
-                candidates.append(
-                    Candidate(entry, cfg.confidence_weight * entry.confidence, _priority(entry))
-                )
-                spare += len(entry.text) // 3 + 2
+                candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence))
+                taken.add(entry.id)
             # Pinned entries and corrections go in even when the search did not return
             # them: the most confident first, until they could fill the budget many times
             # over (pack looks no further than a few budgets' worth).
-            taken = {c.entry.id for c in candidates}
             spare = added = 0
             for entry in view.priority:
                 if spare > 8 * budget and added >= 2 * SCAN_AT_LEAST:
@@ -547,14 +548,11 @@ class Memory:
             entries = [
                 e for e in filter_entries(self.entries(), types=types) if not _expired(e, now)
             ]
-            access = self.access.load()
             search_cfg = self.settings.search
             candidates = [
                 Candidate(
                     e,
-                    e.importance
-                    * e.confidence
-                    * recency(e, access.get(e.id), now, half_life(e, search_cfg)),
+                    e.importance * e.confidence * recency(e, now, half_life(e, search_cfg)),
                     _priority(e),
                 )
                 for e in entries
@@ -1190,15 +1188,6 @@ def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:
         part = np.argpartition(-scores[candidates], k - 1)[:k]
         candidates = candidates[part]
     return np.sort(candidates)
-
-
-def reflected_ids(entries: Sequence[Entry]) -> set[str]:
-    """Ids that reflections cite as their evidence (they rank lower afterwards)."""
-    ids: set[str] = set()
-    for entry in entries:
-        if (entry.type == "reflection" or entry.meta.get("by") == "reflect") and entry.source:
-            ids.update(s.strip() for s in entry.source.split(",") if s.strip())
-    return ids
 
 
 def clean_text(text: str) -> str:

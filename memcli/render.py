@@ -140,7 +140,10 @@ def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
         else:
             info(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {_one_line(e.text)}")
         if explain:
-            parts = "  ".join(f"{k}={v:.3f}" for k, v in hit.components.items())
+            parts = "  ".join(
+                f"{k}={v:.0f}" if k == "accesses" else f"{k}={v:.3f}"
+                for k, v in hit.components.items()
+            )
             info(f"      {parts}")
 
 

@@ -8,15 +8,18 @@ combined with recency, importance and confidence.
               + confidence_weight · confidence
 
 norm() is min-max over the candidate set (the union of both retrievers' top
-`candidate_pool`). Entries that a reflection summarises have their relevance scaled by
-(1 - reflected_penalty). `neighbour_weight` lets an entry borrow that share of its
-adjacent entries' relevance (same file and section), for conversation-like logs.
+`candidate_pool`). age_days counts from the entry's `updated`, else `created` (DESIGN
+§3): never from the last time a search returned it, so the same query on the same files
+ranks the same way every time; access statistics only show as a component. Entries a
+reflection cites rank as they would without it (no penalty). `neighbour_weight` lets an
+entry borrow that share of its adjacent entries' relevance (same file and section), for
+conversation-like logs.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,20 +75,13 @@ def minmax(values: np.ndarray) -> np.ndarray:
     return (values - lo) / (hi - lo)
 
 
-def recency(entry: Entry, access: Access | None, now: dt.datetime, half_life_days: float) -> float:
-    """0.5^(age/half-life) from the last access, else the last update or creation;
-    0.5 when the entry has no date at all."""
-    moment = None
-    if access and access.last:
-        try:
-            moment = dt.datetime.fromisoformat(access.last.replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-    if moment is None:
-        try:
-            moment = entry.updated or entry.created
-        except ValueError:
-            moment = None
+def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:
+    """0.5^(age/half-life) from the last update, else the creation (never from the last
+    access: rankings do not depend on past searches); 0.5 when the entry has no date."""
+    try:
+        moment = entry.updated or entry.created
+    except ValueError:
+        moment = None
     if moment is None:
         return 0.5
     age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
@@ -183,13 +179,6 @@ def _seconds(moment: dt.datetime) -> float:
     return moment.timestamp()
 
 
-def _access_seconds(last: str) -> float | None:
-    try:
-        return _seconds(dt.datetime.fromisoformat(last.replace("Z", "+00:00")))
-    except ValueError:
-        return None
-
-
 def rank(
     entries: Sequence[Entry],
     signals: Signals,
@@ -197,8 +186,7 @@ def rank(
     settings: SearchSettings,
     mode: str,
     now: dt.datetime,
-    access: dict[str, Access],
-    reflected: set[str],
+    access: Mapping[str, Access] | None = None,
     neighbours: bool = False,
     limit: int,
     min_score: float = 0.0,
@@ -206,7 +194,8 @@ def rank(
 ) -> list[Hit]:
     """Score the candidates and return the best `limit` hits, best first (with
     `neighbours`, relevance borrows from adjacent entries). `arrays` are
-    EntryArrays(entries), when the caller keeps them."""
+    EntryArrays(entries), when the caller keeps them. `access` (statistics per id) only
+    fills the `accesses` component: it never moves a score."""
     if len(signals.positions) == 0:
         return []
     if arrays is None:
@@ -227,17 +216,6 @@ def rank(
         )
     candidates = [entries[p] for p in positions.tolist()]
     importance, confidence, moment, episode = arrays.values(positions)
-    moment = moment.copy()  # access times replace some below
-    penalty = np.zeros(len(candidates), dtype=bool)
-    for i, entry in enumerate(candidates):
-        if entry.id in reflected:
-            penalty[i] = True
-        seen = access.get(entry.id)
-        if seen is not None and seen.last:
-            when = _access_seconds(seen.last)
-            if when is not None:
-                moment[i] = when
-    relevance = np.where(penalty, relevance * (1.0 - settings.reflected_penalty), relevance)
     half = np.where(episode, settings.episode_half_life_days, settings.half_life_days)
     age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
     with np.errstate(invalid="ignore"):
@@ -264,10 +242,16 @@ def rank(
                 "recency": float(rec[i]),
                 "importance": float(importance[i]),
                 "confidence": float(confidence[i]),
+                "accesses": float(_accesses(access, candidates[i].id)),
             },
         )
         for i in order.tolist()
     ]
+
+
+def _accesses(access: Mapping[str, Access] | None, entry_id: str) -> int:
+    seen = access.get(entry_id) if access else None
+    return seen.count if seen is not None else 0
 
 
 def _best_neighbour(

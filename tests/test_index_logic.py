@@ -58,23 +58,34 @@ def _entry(i: int, **meta: str) -> Entry:
     return Entry(f"m{i}", f"text {i}", "fact", "memory.md", i + 1, dict(meta))
 
 
-def test_rank_weights_recency_importance_and_penalty() -> None:
+def test_rank_weights_recency_importance_not_access_nor_reflections() -> None:
     now = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
-    entries = [_entry(0, imp="0.9"), _entry(1, imp="0.1"), _entry(2, imp="0.9")]
+    entries = [
+        _entry(0, imp="0.9", created="2026-10-23"),
+        _entry(1, imp="0.1", created="2026-11-22"),
+        _entry(2, imp="0.9", created="2026-10-23"),
+    ]
     signals = Signals(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.5]), np.array([1.0, 1.0, 1.0]))
     cfg = SearchSettings(neighbour_weight=0.0)
-    hits = rank(
-        entries, signals, settings=cfg, mode="hybrid", now=now, access={}, reflected={"m2"}, limit=3
+    hits = rank(entries, signals, settings=cfg, mode="hybrid", now=now, access={}, limit=3)
+    # importance outweighs a month of recency; equal scores keep file order
+    assert [h.entry.id for h in hits] == ["m0", "m2", "m1"]
+    assert hits[0].components["recency"] == pytest.approx(0.5)
+    # a fresh access (a search just returned m2) moves nothing, it only shows
+    seen = {"m2": Access(3, "2026-11-22T00:00:00Z")}
+    again = rank(entries, signals, settings=cfg, mode="hybrid", now=now, access=seen, limit=3)
+    assert [(h.entry.id, h.score) for h in again] == [(h.entry.id, h.score) for h in hits]
+    assert again[1].components["accesses"] == 3 and again[0].components["accesses"] == 0
+    # an entry that a reflection cites keeps its relevance (no penalty)
+    reflection = Entry("r", "text r", "reflection", "memory.md", 9, {"src": "m2", "by": "reflect"})
+    with_reflection = rank(
+        [*entries, reflection], signals, settings=cfg, mode="hybrid", now=now, limit=3
     )
-    assert [h.entry.id for h in hits] == [
-        "m0",
-        "m1",
-        "m2",
-    ]  # importance breaks the tie; m2 penalised
-    assert hits[2].components["relevance"] == pytest.approx(1.0 - cfg.reflected_penalty)
-    recent = {"m1": Access(3, "2026-11-22T00:00:00Z")}
-    assert recency(entries[1], recent["m1"], now, 30) == pytest.approx(1.0)
-    assert recency(_entry(5, created="2026-10-23"), None, now, 30) == pytest.approx(0.5)
+    assert with_reflection[1].components["relevance"] == pytest.approx(1.0)
+    assert recency(entries[1], now, 30) == pytest.approx(1.0)
+    assert recency(_entry(5, created="2026-10-23"), now, 30) == pytest.approx(0.5)
+    updated = _entry(6, created="2026-01-01", updated="2026-10-23")
+    assert recency(updated, now, 30) == pytest.approx(0.5)
     keyword_only = rank(
         entries,
         Signals(np.array([0, 1]), np.zeros(2), np.array([0.0, 2.0])),
@@ -82,7 +93,6 @@ def test_rank_weights_recency_importance_and_penalty() -> None:
         mode="keyword",
         now=now,
         access={},
-        reflected=set(),
         limit=5,
     )
     assert [h.entry.id for h in keyword_only] == ["m1"]

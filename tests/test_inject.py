@@ -236,3 +236,61 @@ def test_injected_entries_count_as_accessed(workspace: Path) -> None:
     chosen = {e["id"] for e in json.loads(result.stdout)["entries"]}
     assert chosen and set(stats.load()) == chosen
     assert all(a.count == 1 for a in stats.load().values())
+
+
+@pytest.mark.parametrize(
+    ("semantic", "keyword", "mode", "relevant"),
+    [
+        (0.52, 4.2, "hybrid", True),  # "python tests" / "Prefers pytest…"
+        (0.36, 0.0, "hybrid", True),  # close enough in meaning alone
+        (0.30, 2.1, "hybrid", True),  # near, and shares a word
+        (0.30, 0.0, "hybrid", False),  # near-ish, nothing in common
+        (0.13, 3.5, "hybrid", False),  # "What time is it…" / "Time-boxing spikes…"
+        (0.10, 0.0, "semantic", False),
+        (0.0, 1.2, "keyword", True),  # keyword mode has no embeddings
+        (0.0, 0.0, "keyword", False),
+    ],
+)
+def test_relevance_floor(semantic: float, keyword: float, mode: str, relevant: bool) -> None:
+    from memcli.config import InjectSettings
+    from memcli.inject import is_relevant
+
+    assert is_relevant(semantic, keyword, mode, InjectSettings()) is relevant
+
+
+def _profile_or_priority(entry: dict, texts: dict[str, dict]) -> bool:
+    meta = texts[entry["id"]]
+    return (
+        entry["type"] == "correction"
+        or meta.get("pin") == "true"
+        or (entry["type"] == "preference" and float(meta.get("imp", 0.5)) >= 0.9)
+    )
+
+
+@pytest.mark.slow
+def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
+    """DESIGN §4: every entry earns its place. "python tests" in 120 tokens holds what is
+    about Python tests, not "Has a cat named Miso"; an off-topic context gets only pinned
+    entries, corrections and profile entries, and a block shorter than the budget."""
+    base = ["-w", str(workspace), "inject", "--json", "-q"]
+    result = runner.invoke(app, [*base, "python tests", "--max-tokens", "120"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert "cat" not in data["block"].lower() and data["tokens"] <= 120
+    ids = [e["id"] for e in data["entries"]]
+    assert "m8f3a2c1" in ids and "l2c8a4e1" in ids  # pytest preference, pytest skill
+
+    from memcli.memory import Memory
+
+    meta = {e.id: e.meta for e in Memory(workspace).entries()}
+    for context in ("what's the capital of Peru", "Give me a recipe for banana bread"):
+        result = runner.invoke(app, [*base, context, "--max-tokens", "2000"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.stdout)
+        chosen = data["entries"]
+        assert all(_profile_or_priority(e, meta) for e in chosen), chosen
+        assert {e["id"] for e in chosen} == {"m3a6d0c9", "m5d1e7b3"}  # correction, profile
+        assert data["tokens"] < 100
+    # no context: the importance / confidence / recency fallback still fills the block
+    fallback = json.loads(runner.invoke(app, ["-w", str(workspace), "inject", "--json"]).stdout)
+    assert len(fallback["entries"]) == len(meta)

@@ -74,6 +74,7 @@ def test_explain_and_access_statistics(workspace: Path, model) -> None:
         "recency",
         "importance",
         "confidence",
+        "accesses",  # shown, never part of the score
     }
     top = hits[0].entry.id
     assert mem.get(top).access.count == 1
@@ -181,3 +182,21 @@ def test_snapshot_follows_metadata_and_line_changes(workspace: Path, model) -> N
     stored = next(e for e in fresh.entries() if e.id == "m8f3a2c1")
     assert hit.entry.line == stored.line
     assert fresh.index_manager.snapshot_entries(fresh.index_manager.ensure()) is not None
+
+
+def test_same_search_twice_same_order(runner: CliRunner, workspace: Path) -> None:
+    """Recency comes from updated/created, never from the last access: the first search
+    counts its hits as accessed, and the second still ranks exactly as the first."""
+    args = ["-w", str(workspace), "search", "How should I write Python tests?", "--json"]
+
+    def ranked() -> list[tuple[str, float]]:
+        result = runner.invoke(app, [*args, "-n", "10"])
+        assert result.exit_code == 0, result.output
+        return [(hit["id"], hit["score"]) for hit in json.loads(result.stdout)]
+
+    first = ranked()
+    second = ranked()
+    assert second == first and first[0][0] == "m8f3a2c1"
+    explained = runner.invoke(app, [*args, "-n", "1", "--explain"])
+    assert json.loads(explained.stdout)[0]["components"]["accesses"] == 2
+    assert ranked() == first
