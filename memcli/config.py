@@ -138,7 +138,10 @@ class ReflectSettings:
     importance_sum: float = 4.0
     min_entries: int = 2
     cooldown_hours: float = 1.0
-    theme_similarity: float = 0.55
+    #: a theme's cohesion: every member's mean cosine similarity to the other members is
+    #: at least this (README "Compress and reflect" says how it was chosen)
+    theme_similarity: float = 0.6
+    min_evidence: int = 3  # entries a theme needs before it is a pattern
     max_insights: int = 3
     window: int = 50  # recent entries considered when forced with nothing new
     auto: bool = False  # run after add/extract when the trigger is met

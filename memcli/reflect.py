@@ -1,7 +1,8 @@
 """Planning `reflect` (DESIGN §6, seed 002 phase four): when enough important entries
 accumulated since the last reflection, find their themes and write insights citing
-their evidence. Offline the insights are extractive; with an LLM, Generative-Agents
-style (focal questions, then insights with evidence ids). Pure apart from the LLM call.
+their evidence. Offline an insight states the pattern across a cohesive cluster of
+entries (what they share and what each adds); with an LLM, Generative-Agents style
+(focal questions, then insights with evidence ids). Pure apart from the LLM call.
 """
 
 from __future__ import annotations
@@ -15,12 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from memcli.changes import Action, Plan, Write
-from memcli.compress import central, components, similar_pairs
 from memcli.config import ReflectSettings
-from memcli.index.tokenize import STOP_WORDS
+from memcli.index.tokenize import STOP_WORDS, tokenize
 from memcli.models import LEARNINGS_FILE, MEMORY_FILE, Entry, format_time, normalize_text
 
-_WORD = re.compile(r"[^\W\d_][\w.+#-]*[\w+#]")
 REFLECT_MARK = "by"  # meta key=value "by=reflect" marks entries reflect wrote
 INSIGHT_IMPORTANCE = "0.9"
 
@@ -102,40 +101,152 @@ class Insight:
     keywords: tuple[str, ...] = ()
 
 
-def theme_words(members: Sequence[Entry], limit: int = 3) -> list[str]:
-    """Keywords the members share most (their kw=, else their words)."""
-    counts: Counter[str] = Counter()
-    for entry in members:
-        counts.update({k.casefold() for k in entry.keywords})
-    shared = [w for w, c in counts.most_common() if c >= 2]
-    if len(shared) < limit:
-        words: Counter[str] = Counter()
-        for entry in members:
-            words.update({w for w in _WORD.findall(entry.text.casefold()) if w not in STOP_WORDS})
-        shared += [w for w, c in words.most_common() if c >= 2 and w not in shared]
-    if not shared:  # nothing in common by the letter: the keywords of the first
-        shared = [k.casefold() for k in members[0].keywords]
-    return shared[:limit]
+#: words that say how, not what: never a theme's subject or a detail
+_GENERIC = frozenset(
+    """prefers prefer likes like uses use using used always never usually often first then
+    instead every some runs run writes write wants keeps makes does gets goes should would
+    could must need needs""".split()  # noqa: SIM905
+)
+_CJK_RUN = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+$")
+_TERM = re.compile(
+    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W\d_][^\W_]*"
+)
+MAX_DETAILS = 5  # members whose distinct details a statement lists
+
+
+def cohesive_clusters(vectors: np.ndarray, cohesion: float, min_size: int) -> list[list[int]]:
+    """Groups of rows (normalized embeddings) in which every member's mean cosine
+    similarity to the other members is ≥ `cohesion`, each of at least `min_size`.
+
+    That mean is the member's similarity to the group's centroid with its own share taken
+    out ((n·x·c̄ − 1)/(n − 1), c̄ the mean vector), so it does not grow with the group's
+    size the way the raw centroid similarity does. Greedy: the entry with the most
+    neighbours ≥ `cohesion` seeds a group of those neighbours; the least cohesive member
+    leaves until every one is cohesive; a group that keeps `min_size` members is taken
+    and its members leave the pool. Shared keywords play no part: entries that share a
+    word but say unrelated things are not similar enough to group.
+    """
+    n = len(vectors)
+    if n < max(min_size, 2):
+        return []
+    sims = np.asarray(vectors @ vectors.T, dtype=np.float64)
+    np.fill_diagonal(sims, 1.0)
+    free = np.ones(n, dtype=bool)
+    clusters: list[list[int]] = []
+    while True:
+        near = (sims >= cohesion) & free[None, :] & free[:, None]
+        degree = near.sum(axis=1)
+        seeds = [int(i) for i in np.lexsort((np.arange(n), -degree)) if degree[i] >= min_size]
+        found: list[int] | None = None
+        for seed in seeds:
+            members = _prune(np.flatnonzero(near[seed]).tolist(), sims, cohesion)
+            if len(members) >= min_size:
+                found = members
+                break
+        if found is None:
+            return clusters
+        clusters.append(sorted(found))
+        free[found] = False
+
+
+def _prune(members: list[int], sims: np.ndarray, cohesion: float) -> list[int]:
+    """Drop the least cohesive member until each one's mean similarity to the others is
+    at least `cohesion` (or fewer than two are left)."""
+    members = list(members)
+    while len(members) >= 2:
+        sub = sims[np.ix_(members, members)]
+        mean_others = (sub.sum(axis=1) - 1.0) / (len(members) - 1)
+        worst = int(np.argmin(mean_others))
+        if mean_others[worst] >= cohesion:
+            break
+        members.pop(worst)
+    return members
+
+
+def terms(text: str) -> dict[str, str]:
+    """Content terms of a text, in order: stem -> the word as written (CJK: character
+    bigrams; a first word capitalized only as the start of the text in lower case). Stop
+    words, generic verbs ("prefers", "uses") and 1–2 letter words are left out."""
+    found: dict[str, str] = {}
+    for match in _TERM.finditer(text):
+        word = match.group()
+        if _CJK_RUN.match(word):
+            for i in range(len(word) - 1):
+                found.setdefault(word[i : i + 2], word[i : i + 2])
+            continue
+        folded = word.casefold()
+        if len(folded) < 3 or folded in STOP_WORDS or folded in _GENERIC:
+            continue
+        stems = tokenize(word)
+        if stems:  # a capital that only starts the text is no part of the word
+            plain = match.start() == 0 and word[1:].islower()
+            found.setdefault(stems[0], folded if plain else word)
+    return found
+
+
+def synthesize(members: Sequence[Entry]) -> tuple[str, list[str]] | None:
+    """An offline statement of the pattern across `members`: the terms most of them share
+    (in at least two thirds of them) and what each adds, as
+
+        Pattern across 3 memories: pytest, Python and tests keep coming up — fixtures,
+        setUp, methods / suite, commit / failing, fixing, bug
+
+    with the shared terms as keywords. None when the members share no term: then there is
+    no pattern to state, and no insight is written."""
+    per_member = [terms(m.text) for m in members]
+    counts: Counter[str] = Counter(stem for t in per_member for stem in t)
+    need = max(2, -(-2 * len(members) // 3))
+    shared: list[str] = []
+    surface: dict[str, str] = {}
+    for t in per_member:  # in order of first appearance
+        for stem, word in t.items():
+            if counts[stem] >= need and stem not in surface:
+                shared.append(stem)
+                surface[stem] = word
+    if not shared:
+        return None
+    shared.sort(key=lambda stem: -counts[stem])  # the most shared first (stable)
+    subject = [surface[s] for s in shared[:4]]
+    details = []
+    said = set(surface)
+    for t in per_member[:MAX_DETAILS]:
+        own = [stem for stem in t if stem not in said][:3]
+        said.update(own)
+        if own:
+            details.append(", ".join(t[stem] for stem in own))
+    if len(members) > MAX_DETAILS:
+        details.append("…")
+    named = subject[0] if len(subject) == 1 else ", ".join(subject[:-1]) + " and " + subject[-1]
+    verb = "keeps" if len(subject) == 1 else "keep"
+    text = f"Pattern across {len(members)} memories: {named} {verb} coming up"
+    if details:
+        text += " — " + " / ".join(details)
+    return text, [w.casefold() for w in subject]
 
 
 def extractive_insights(
     pool: Sequence[Entry], vectors: np.ndarray, cfg: ReflectSettings
 ) -> list[Insight]:
-    """Themes = groups of similar entries; each insight is the theme's words plus its
-    most central statement, citing every entry of the group."""
-    if len(pool) < 2:
+    """Offline insights (DESIGN §6): cohesive clusters of the pool (cohesive_clusters,
+    `theme_similarity`, at least `min_evidence` entries), each stated as the pattern across
+    its evidence (synthesize), never a copy of one entry; a cluster whose entries share no
+    term gives none."""
+    if len(pool) < max(cfg.min_evidence, 2):
         return []
-    groups = components(len(pool), similar_pairs(vectors, cfg.theme_similarity))
+    groups = cohesive_clusters(vectors, cfg.theme_similarity, max(cfg.min_evidence, 2))
     groups.sort(key=lambda g: (-sum(pool[i].importance for i in g), min(g)))
     insights = []
-    for group in groups[: cfg.max_insights]:
+    for group in groups:
         members = [pool[i] for i in group]
-        head = members[central(members, vectors[group])]
-        words = theme_words([head, *(m for m in members if m is not head)])
-        statement = " ".join(head.text.split("\n", 1)[0].split())
-        theme = ", ".join(words) if words else head.type
-        text = f"Recurring theme ({theme}; {len(members)} memories): {statement}"
+        stated = synthesize(members)
+        if stated is None:
+            continue
+        text, words = stated
+        if any(normalize_text(text) == normalize_text(m.text) for m in members):
+            continue
         insights.append(Insight(text, tuple(members), tuple(words)))
+        if len(insights) >= cfg.max_insights:
+            break
     return insights
 
 
