@@ -978,7 +978,9 @@ class Memory:
         (the CLI) marks it confirmed by a person: it no longer fades with age; None keeps
         who wrote it as it was. New text that
         looks like it holds a credential is refused unless allow_secret, which marks the
-        entry `secret=ok` (also for its current text)."""
+        entry `secret=ok` (also for its current text). New text without `keywords`
+        recomputes the automatic keywords (recomputed_keywords); keywords a person set
+        stay."""
         if text is not None:
             text = clean_text(text)
             check_secret(text, allow_secret)
@@ -1007,6 +1009,12 @@ class Memory:
                 if kws:
                     meta["kw"] = ",".join(kws)
                 else:
+                    meta.pop("kw", None)
+            elif text is not None:
+                kws = recomputed_keywords(block.entry.keywords, block.entry.text, text)
+                if kws:
+                    meta["kw"] = ",".join(kws)
+                elif kws is not None:
                     meta.pop("kw", None)
             if source is not None:
                 meta["src"] = source
@@ -1246,6 +1254,25 @@ def check_unit(name: str, value: float | None) -> None:
 
 def fmt_unit(value: float) -> str:
     return f"{float(value):.2f}".rstrip("0").rstrip(".") if value not in (0, 1) else str(int(value))
+
+
+def recomputed_keywords(stored: Sequence[str], old_text: str, new_text: str) -> list[str] | None:
+    """The keywords of an entry whose text changes from `old_text` to `new_text`, or None
+    when they stay as they are.
+
+    Automatic keywords are not marked in the files: `add` (and `log`, `extract`) store
+    extract_keywords(text) as kw= when no keywords are given, and a later duplicate `add`
+    appends the keywords it brings. So the stored keywords are automatic when they are
+    exactly what extract_keywords gives for the old text, or begin with it (automatic
+    ones, then keywords added since): those leading automatic ones are replaced by the
+    new text's, the rest stay. Any other keywords (and any at all when the old text gives
+    none) were set by a person (`--keywords`, by hand) and stay as they are."""
+    auto_old = extract_keywords(old_text)
+    have = list(stored)
+    if (have and not auto_old) or [k.casefold() for k in have[: len(auto_old)]] != auto_old:
+        return None
+    rest = [k for k in have[len(auto_old) :] if k.casefold() not in auto_old]
+    return clean_keywords(extract_keywords(new_text) + rest)
 
 
 def clean_keywords(keywords: Sequence[str] | None) -> list[str]:
