@@ -1271,7 +1271,7 @@ def _attack_controls(case, refused, run, served: Path) -> None:  # noqa: ANN001
     case("ESC sequence in entry text (edit --text)",
          lambda: refused("edit", "mserved1", "--text", "esc \x1b[2J", says=("escape",)))
     case("NUL byte in a search query (daemon)",
-         lambda: refused("search", "-", stdin="find \x00 this", says=("search query", "NUL")))
+         lambda: refused("search", "-", stdin="find \x00 this", says=("stdin:1", "NUL")))
 
     def not_bricked() -> str:
         for args in (("list",), ("search", "tea", "--no-touch"), ("get", "mserved1")):

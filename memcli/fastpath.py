@@ -92,13 +92,20 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
             root = resolve_workspace(None)
         except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
             return None
-    read: list[str] = []
+    read: list[bytes] = []
 
     def stdin() -> str | None:  # read only once a daemon of ours is listening
         if "-" not in rest:
             return None
-        read.append(sys.stdin.read())
-        return read[0]
+        buffer = getattr(sys.stdin, "buffer", None)
+        limit = (16 << 20) + 1  # validate.MAX_INPUT_BYTES + 1: more is refused in-process
+        read.append(buffer.read(limit) if buffer is not None else sys.stdin.read().encode())
+        if len(read[0]) >= limit:
+            raise ValueError("stdin above the input limit")
+        text = read[0].decode("utf-8")  # invalid UTF-8: ValueError, run in-process,
+        if "\x00" in text:  # where the error names the byte; a NUL likewise
+            raise ValueError("NUL in stdin")
+        return text
 
     response = ask_daemon(str(root), argv, cwd, stdin, timeout)
     if response is None:
@@ -190,15 +197,16 @@ def _terminal_width() -> int:
 
 
 class _Replay:
-    """stdin already consumed for the daemon, replayed for the in-process run."""
+    """stdin already consumed for the daemon, replayed for the in-process run (as
+    bytes, so the in-process run checks them exactly as it checks a real stdin)."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, data: bytes) -> None:
         import io
 
-        self._buffer = io.StringIO(text)
+        self.buffer = io.BytesIO(data)
 
     def read(self, *args: int) -> str:
-        return self._buffer.read(*args)
+        return self.buffer.read(*args).decode("utf-8", errors="replace")
 
     def isatty(self) -> bool:
         return False

@@ -70,17 +70,6 @@ def test_editors_racing_memcli_lose_nothing(tmp_path: Path, style: str) -> None:
         assert result.memcli_removed_recorded > 0  # the stale buffer did remove some
 
 
-#: attacks found harmful when this test was written, reported and not yet fixed in the
-#: product: `read_stdin`'s text branch (the daemon's, fed the client's stdin as text)
-#: skips the NUL and invalid-UTF-8 checks `decode_input` makes on bytes, so a served
-#: `inject -` takes such a context with exit 0 where the in-process run refuses it.
-#: Empty this set once fixed; the test then asserts every case is harmless.
-KNOWN_HARMFUL = {
-    "invalid UTF-8 on stdin (inject -, daemon)",
-    "NUL byte on stdin (inject -, daemon)",
-}
-
-
 @pytest.mark.slow
 def test_issue_14_attacks_do_no_harm(tmp_path: Path) -> None:
     """Each attack of issue 14 through the real CLI (one real watcher for the daemon
@@ -90,5 +79,5 @@ def test_issue_14_attacks_do_no_harm(tmp_path: Path) -> None:
     result = reliability.attacks(tmp_path)
     assert result.cases + len(result.skipped) >= 40  # two need root (another uid)
     harmful = {name for name, ok, _ in result.outcomes if not ok}
-    assert harmful <= KNOWN_HARMFUL, result.details
-    assert result.harmless == result.cases - len(harmful)
+    assert harmful == set(), result.details
+    assert result.harmless == result.cases
