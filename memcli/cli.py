@@ -109,18 +109,36 @@ def main_options(
 
 @app.command()
 def init(
-    path: str | None = typer.Argument(None, help="Where to create it (default: the workspace)."),
+    path: str | None = typer.Argument(
+        None,
+        metavar="[PATH]",
+        help="Where to create it (default: the workspace other commands use here, "
+        "~/.local/share/memcli unless MEMCLI_WORKSPACE is set or this is a workspace).",
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Create a workspace with memory.md, learnings.md and a .gitignore."""
     from memcli.memory import Memory
+    from memcli.store.workspace import resolve_workspace
 
-    mem = Memory(path or state.workspace or Path.cwd())
+    mem = Memory(resolve_workspace(path or state.workspace))
     created = mem.init()
     if json_out:
         render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
-    else:
-        render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+        return
+    render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+    try:
+        default = resolve_workspace(None)
+    except MemcliError:
+        default = None
+    if default != mem.root:
+        import shlex
+
+        quoted = shlex.quote(str(mem.root))
+        render.note(
+            f"other commands run here use {default}; to use this workspace from anywhere, "
+            f"`export MEMCLI_WORKSPACE={quoted}` (or pass -w {quoted})"
+        )
 
 
 @app.command()
