@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +16,8 @@ import typer
 from typer.core import TyperGroup
 
 from memcli import render
-from memcli.errors import MemcliError
+from memcli.cliargs import FORMATS, MODES, when
+from memcli.errors import MemcliError, UsageError
 
 
 class ExitCode(IntEnum):
@@ -24,6 +25,21 @@ class ExitCode(IntEnum):
     ERROR = 1
     USAGE = 2
     INTERRUPTED = 130
+
+
+class Mode(StrEnum):  # cliargs.MODES: choices in --help, exit code 2 for others
+    hybrid = "hybrid"
+    semantic = "semantic"
+    keyword = "keyword"
+
+
+class Format(StrEnum):  # cliargs.FORMATS
+    markdown = "markdown"
+    xml = "xml"
+    json = "json"
+
+
+assert tuple(Mode) == MODES and tuple(Format) == FORMATS
 
 
 class _State:
@@ -40,6 +56,11 @@ class _Group(TyperGroup):
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except UsageError as exc:  # a bad option value the parser could not see
+            if state.traceback:
+                raise
+            render.error(str(exc))
+            raise typer.Exit(ExitCode.USAGE) from None
         except MemcliError as exc:
             if state.traceback:
                 raise
@@ -88,6 +109,24 @@ def _stdin_or(text: str) -> str:
     return read_stdin() if text == "-" else text
 
 
+ImportanceOpt = typer.Option(
+    None,
+    "--importance",
+    "-i",
+    min=0.0,
+    max=1.0,
+    metavar="0..1",
+    help="How much it matters (default 0.5).",
+)
+ConfidenceOpt = typer.Option(
+    None,
+    "--confidence",
+    "-c",
+    min=0.0,
+    max=1.0,
+    metavar="0..1",
+    help="How sure it is (default 1).",
+)
 AllowSecretOpt = typer.Option(
     False,
     "--allow-secret",
@@ -152,8 +191,8 @@ def add(
         "-t",
         help="preference, fact, pattern, reflection, correction, skill, lesson, or your own.",
     ),
-    importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
-    confidence: float | None = typer.Option(None, "--confidence", "-c", help="0-1."),
+    importance: float | None = ImportanceOpt,
+    confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
     source: str | None = typer.Option(None, "--source", help="Conversation or session id."),
     pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
@@ -193,7 +232,11 @@ def list_(
 ) -> None:
     """List entries, optionally filtered."""
     entries = _memory().list(
-        types=type_, since=since, until=until, keywords=keyword, include_archived=include_archived
+        types=type_,
+        since=when(since, "--since") if since else None,
+        until=when(until, "--until", end=True) if until else None,
+        keywords=keyword,
+        include_archived=include_archived,
     )
     if json_out:
         render.emit_json([e.to_dict() for e in entries])
@@ -215,8 +258,8 @@ def get(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = Json
 def edit(
     entry_id: str = typer.Argument(..., metavar="ID"),
     text: str | None = typer.Option(None, "--text", help="New text (- reads stdin)."),
-    importance: float | None = typer.Option(None, "--importance", "-i"),
-    confidence: float | None = typer.Option(None, "--confidence", "-c"),
+    importance: float | None = ImportanceOpt,
+    confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k"),
     source: str | None = typer.Option(None, "--source"),
     pin: bool | None = typer.Option(None, "--pin/--unpin"),
@@ -281,12 +324,19 @@ def stats(json_out: bool = JsonOpt) -> None:
 @app.command()
 def search(
     query: str = typer.Argument(..., metavar="QUERY", help="What to look for (- reads stdin)."),
-    mode: str | None = typer.Option(None, "--mode", "-m", help="hybrid, semantic or keyword."),
+    mode: Mode | None = typer.Option(
+        None,
+        "--mode",
+        "-m",
+        help="Which relevance: both, embeddings only or BM25 only (default hybrid).",
+    ),
     type_: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
     keyword: list[str] | None = typer.Option(None, "--keyword", "-k", help="Has this keyword."),
     since: str | None = typer.Option(None, "--since", help="Created on or after (YYYY-MM-DD)."),
     until: str | None = typer.Option(None, "--until", help="Created on or before (YYYY-MM-DD)."),
-    limit: int | None = typer.Option(None, "--limit", "-n", help="At most this many hits."),
+    limit: int | None = typer.Option(
+        None, "--limit", "-n", min=1, metavar="N", help="At most this many hits (default 10)."
+    ),
     min_score: float | None = typer.Option(None, "--min-score", help="Drop hits scoring less."),
     explain: bool = typer.Option(False, "--explain", help="Show every score component."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
@@ -296,11 +346,11 @@ def search(
     """Search memories: semantic + keyword relevance, recency, importance."""
     hits = _memory().search(
         _stdin_or(query),
-        mode=mode,
+        mode=mode.value if mode else None,
         types=type_,
         keywords=keyword,
-        since=since,
-        until=until,
+        since=when(since, "--since") if since else None,
+        until=when(until, "--until", end=True) if until else None,
         limit=limit,
         min_score=min_score,
         include_archived=include_archived,
@@ -342,12 +392,12 @@ def inject(
         None, "--messages", help="Chat transcript (JSON list or JSONL of {role, content})."
     ),
     max_tokens: int | None = typer.Option(
-        None, "--max-tokens", help="Token budget (default 2000)."
+        None, "--max-tokens", min=1, metavar="N", help="Token budget (default 2000)."
     ),
     encoding: str | None = typer.Option(
         None, "--encoding", help="tiktoken encoding (cl100k_base)."
     ),
-    fmt: str = typer.Option("markdown", "--format", "-f", help="markdown, xml or json."),
+    fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Block format."),
     types: list[str] | None = typer.Option(
         None, "--types", "--type", "-t", help="Only these types."
     ),
@@ -371,8 +421,6 @@ def inject(
     elif query is not None:
         context = query
     elif context_file is not None:
-        if str(context_file) != "-" and not context_file.exists():
-            usage_error(f"{context_file}: no such file")
         context = read_input_file(context_file, "the context file")
     elif messages is not None:
         context = conversation_context(load_messages(messages))
@@ -380,7 +428,7 @@ def inject(
         context,
         max_tokens=max_tokens,
         encoding=encoding,
-        fmt=fmt,
+        fmt=fmt.value,
         types=types,
         touch=not no_touch,
     )
@@ -469,7 +517,11 @@ def compress(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan as a diff only."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
     target_tokens: int | None = typer.Option(
-        None, "--target-tokens", help="Archive more, least retained first, until both files fit."
+        None,
+        "--target-tokens",
+        min=1,
+        metavar="N",
+        help="Archive more, least retained first, until both files fit.",
     ),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -521,7 +573,7 @@ def reflect(
 @app.command()
 def log(
     text: str = typer.Argument(..., metavar="TEXT", help="What happened, or - for stdin."),
-    importance: float | None = typer.Option(None, "--importance", "-i", help="0-1."),
+    importance: float | None = ImportanceOpt,
     keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,

@@ -1,7 +1,7 @@
 """Domain errors. Each carries a message that says what is wrong, where, and what to do next.
 
-The CLI maps every MemcliError to exit code 1 and prints its message; nothing below the CLI
-prints or exits.
+The CLI maps every MemcliError to exit code 1 (a UsageError: 2) and prints its message;
+nothing below the CLI prints or exits.
 """
 
 from __future__ import annotations
@@ -47,3 +47,7 @@ class ConflictError(MemcliError):
 
 class ConfigError(MemcliError):
     """memcli.toml or a MEMCLI_* variable holds a bad setting."""
+
+
+class UsageError(MemcliError):
+    """A command-line option has a bad value (the CLI exits with code 2, not 1)."""

@@ -80,9 +80,11 @@ def parse_search(rest: list[str]) -> dict[str, Any] | None:
     if query is None:
         return None
     if "limit" in options:
-        if not _INT.match(options["limit"]):
-            return None
+        if not _INT.match(options["limit"]) or int(options["limit"]) < 1:
+            return None  # Typer reports it (exit code 2)
         options["limit"] = int(options["limit"])
+    if options.get("mode", "hybrid") not in ("hybrid", "semantic", "keyword"):  # cliargs.MODES
+        return None
     if "min_score" in options:
         if not _FLOAT.match(options["min_score"]):
             return None
@@ -110,19 +112,22 @@ def run(argv: list[str]) -> int | None:
 def _search(workspace: str | None, o: dict[str, Any]) -> int:
     """memcli.cli.search and the error mapping of memcli.cli._Group, without Typer (keep
     the two in step)."""
-    from memcli.errors import MemcliError
+    from memcli.errors import MemcliError, UsageError
 
     try:
+        from memcli.cliargs import when
         from memcli.memory import shared_memory
         from memcli.validate import read_stdin
 
+        since = when(o["since"], "--since") if o.get("since") else None
+        until = when(o["until"], "--until", end=True) if o.get("until") else None
         hits = shared_memory(workspace).search(
             read_stdin() if o["query"] == "-" else o["query"],
             mode=o.get("mode"),
             types=o["types"] or None,
             keywords=o["keywords"] or None,
-            since=o.get("since"),
-            until=o.get("until"),
+            since=since,
+            until=until,
             limit=o.get("limit"),
             min_score=o.get("min_score"),
             include_archived=o.get("include_archived", False),
@@ -138,6 +143,11 @@ def _search(workspace: str | None, o: dict[str, Any]) -> int:
             from memcli import render
 
             render.hits_table(hits, explain)
+    except UsageError as exc:  # as memcli.cli._Group
+        from memcli import render
+
+        render.error(str(exc))
+        return 2
     except MemcliError as exc:
         from memcli import render
 

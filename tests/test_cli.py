@@ -122,7 +122,7 @@ def test_list_filters(runner: CliRunner, workspace: Path) -> None:
     until = as_json(invoke(runner, workspace, "list", "--until", "2026-06-15", "--json"))
     assert {e["id"] for e in until} == {"m4c8e1a3", "l3d7b1f9"}
     bad = invoke(runner, workspace, "list", "--since", "last week")
-    assert bad.exit_code == 1 and "--since" in bad.stderr and "not a date" in bad.stderr
+    assert bad.exit_code == 2 and "--since" in bad.stderr and "not a date" in bad.stderr
 
 
 def test_edit_text_and_metadata_keeps_id(runner: CliRunner, workspace: Path) -> None:
@@ -217,8 +217,8 @@ def test_stats(runner: CliRunner, workspace: Path) -> None:
         (["edit", "nope", "-i", "0.5"], 1, "no entry with id 'nope'"),
         (["forget", "nope"], 1, "no entry with id 'nope'"),
         (["restore", "nope"], 1, "no archived entry with id 'nope'"),
-        (["add", "x", "--importance", "2"], 1, "importance must be between 0 and 1"),
-        (["add", "x", "--confidence", "-0.1"], 1, "confidence must be between 0 and 1"),
+        (["add", "x", "--importance", "2"], 2, "Invalid value for '--importance'"),
+        (["add", "x", "--confidence", "-0.1"], 2, "Invalid value for '--confidence'"),
         (["add", "x", "--importance", "abc"], 2, "Invalid value for '--importance'"),
         (["add", "   "], 1, "the entry text is empty"),
         (["add"], 2, "Missing argument"),

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -98,3 +99,101 @@ def test_init_without_path_inside_a_workspace_keeps_it(runner: CliRunner, worksp
     finally:
         os.chdir(cwd)
     assert data["workspace"] == str(workspace)
+
+
+# ----------------------------------------------------------------- 2. exit code 2
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["search", "tests", "--limit", "0"], "--limit"),
+        (["search", "tests", "--mode", "bogus"], "--mode"),
+        (["search", "tests", "--since", "garbage"], "--since"),
+        (["search", "tests", "--until", "2026-13-45"], "--until"),
+        (["inject", "-q", "tests", "--max-tokens", "-5"], "--max-tokens"),
+        (["inject", "-q", "tests", "--format", "yaml"], "--format"),
+        (["edit", "m8f3a2c1", "-i", "1.5"], "--importance"),
+        (["add", "x", "-c", "2"], "--confidence"),
+        (["log", "x", "-i", "-1"], "--importance"),
+        (["list", "--since", "last tuesday"], "--since"),
+        (["compress", "--target-tokens", "0"], "--target-tokens"),
+    ],
+)
+def test_bad_option_values_exit_2_naming_the_option(
+    runner: CliRunner, workspace: Path, args: list[str], option: str
+) -> None:
+    before = {p.name: p.read_bytes() for p in workspace.glob("*.md")}
+    result = invoke(runner, workspace, *args)
+    assert result.exit_code == 2, result.output
+    assert option in result.stderr and "Traceback" not in result.output
+    assert result.stdout == ""
+    assert {p.name: p.read_bytes() for p in workspace.glob("*.md")} == before
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--limit", "0"], "--limit"),
+        (["--mode", "bogus"], "--mode"),
+        (["--since", "garbage"], "--since"),
+        (["--until", "soon"], "--until"),
+    ],
+)
+def test_bad_search_values_exit_2_on_the_real_entry_point(
+    tmp_path: Path, workspace: Path, args: list[str], option: str
+) -> None:
+    env = fresh_env(tmp_path)  # the quick path (no daemon, no Typer) or Typer: both 2
+    result = memcli("-w", str(workspace), "search", "tests", *args, env=env, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert option in result.stderr and result.stdout == ""
+
+
+def test_missing_input_files_are_data_errors(runner: CliRunner, workspace: Path) -> None:
+    for args in (
+        ["inject", "--context-file", "nope.txt"],
+        ["inject", "--messages", "nope.json"],
+        ["extract", "--messages", "nope.json"],
+    ):
+        result = invoke(runner, workspace, *args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "nope" in result.stderr and "no such file" in result.stderr
+
+
+# ----------------------------------------------------------------- 6. relative dates
+
+
+def test_when_accepts_iso_and_relative_dates() -> None:
+    import datetime as dt
+
+    from memcli.cliargs import when
+    from memcli.errors import UsageError
+
+    now = dt.datetime(2026, 11, 24, 15, 30, tzinfo=dt.UTC)
+    assert when("2026-11-01", "--since", now=now) == "2026-11-01"
+    assert when("2026-11-01T10:00:00Z", "--since", now=now) == "2026-11-01T10:00:00Z"
+    assert when("7d", "--since", now=now) == "2026-11-17T15:30:00Z"
+    assert when("2w", "--since", now=now) == "2026-11-10T15:30:00Z"
+    assert when("today", "--since", now=now) == "2026-11-24T00:00:00Z"
+    assert when("Yesterday", "--since", now=now) == "2026-11-23T00:00:00Z"
+    assert when("yesterday", "--until", end=True, now=now) == "2026-11-24T00:00:00Z"
+    for bad in ("garbage", "7x", "-3d", ""):
+        with pytest.raises(UsageError, match="today, yesterday, or Nd / Nw"):
+            when(bad, "--since", now=now)
+
+
+def test_list_since_relative_dates(runner: CliRunner, workspace: Path) -> None:
+    new = json.loads(invoke(runner, workspace, "add", "Started learning Rust", "--json").stdout)
+    new_id = new["entry"]["id"]
+
+    def ids(*args: str) -> set[str]:
+        result = invoke(runner, workspace, "list", "--json", *args)
+        assert result.exit_code == 0, result.output
+        return {e["id"] for e in json.loads(result.stdout)}
+
+    everything = ids()
+    for since in ("today", "yesterday", "7d", "2w"):
+        found = ids("--since", since)
+        assert new_id in found and found < everything, since
+    assert new_id not in ids("--until", "yesterday")
+    assert new_id in ids("--until", "today")
