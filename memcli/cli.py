@@ -16,7 +16,7 @@ import typer
 from typer.core import TyperGroup
 
 from memcli import render
-from memcli.cliargs import FORMATS, MODES, when
+from memcli.cliargs import FORMATS, MODES, check_new_type, check_types, when
 from memcli.errors import MemcliError, UsageError
 
 
@@ -189,7 +189,12 @@ def add(
         "fact",
         "--type",
         "-t",
-        help="preference, fact, pattern, reflection, correction, skill, lesson, or your own.",
+        metavar="TYPE",
+        help="preference, fact, pattern, reflection, correction, skill, lesson, or the type "
+        "of a section of yours.",
+    ),
+    new_type: bool = typer.Option(
+        False, "--new-type", help="--type names a new type: start a `##` section for it."
     ),
     importance: float | None = ImportanceOpt,
     confidence: float | None = ConfidenceOpt,
@@ -200,9 +205,10 @@ def add(
     json_out: bool = JsonOpt,
 ) -> None:
     """Add an entry (an exact duplicate updates the existing entry instead)."""
-    result = _memory().add(
+    mem = _memory()
+    result = mem.add(
         _stdin_or(text),
-        type=type_,
+        type=check_new_type(type_, mem, new_type),
         importance=importance,
         confidence=confidence,
         keywords=keywords,
@@ -231,8 +237,9 @@ def list_(
     json_out: bool = JsonOpt,
 ) -> None:
     """List entries, optionally filtered."""
-    entries = _memory().list(
-        types=type_,
+    mem = _memory()
+    entries = mem.list(
+        types=check_types(type_, mem),
         since=when(since, "--since") if since else None,
         until=when(until, "--until", end=True) if until else None,
         keywords=keyword,
@@ -344,10 +351,11 @@ def search(
     json_out: bool = JsonOpt,
 ) -> None:
     """Search memories: semantic + keyword relevance, recency, importance."""
-    hits = _memory().search(
+    mem = _memory()
+    hits = mem.search(
         _stdin_or(query),
         mode=mode.value if mode else None,
-        types=type_,
+        types=check_types(type_, mem),
         keywords=keyword,
         since=when(since, "--since") if since else None,
         until=when(until, "--until", end=True) if until else None,
@@ -424,12 +432,13 @@ def inject(
         context = read_input_file(context_file, "the context file")
     elif messages is not None:
         context = conversation_context(load_messages(messages))
-    packed = _memory().inject(
+    mem = _memory()
+    packed = mem.inject(
         context,
         max_tokens=max_tokens,
         encoding=encoding,
         fmt=fmt.value,
-        types=types,
+        types=check_types(types, mem, "--types"),
         touch=not no_touch,
     )
     if not packed.exact:

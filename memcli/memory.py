@@ -31,6 +31,7 @@ from memcli.models import (
     Entry,
     file_for_type,
     format_time,
+    heading_type,
     is_valid_id,
     normalize_text,
     parse_time,
@@ -1237,7 +1238,7 @@ def check_type(entry_type: str) -> str:
             f"{entry_type!r} is not a usable type",
             hint="use preference, fact, pattern, reflection, correction, skill, lesson or a word",
         )
-    return slug
+    return heading_type(entry_type)  # `preferences` is `preference`, as `## Preferences`
 
 
 def _filter_type(entry_type: str) -> str:

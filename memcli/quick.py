@@ -115,16 +115,19 @@ def _search(workspace: str | None, o: dict[str, Any]) -> int:
     from memcli.errors import MemcliError, UsageError
 
     try:
-        from memcli.cliargs import when
+        from memcli.cliargs import check_types, when
         from memcli.memory import shared_memory
         from memcli.validate import read_stdin
 
+        mem = shared_memory(workspace)
+        query = read_stdin() if o["query"] == "-" else o["query"]
+        types = check_types(o["types"], mem)
         since = when(o["since"], "--since") if o.get("since") else None
         until = when(o["until"], "--until", end=True) if o.get("until") else None
-        hits = shared_memory(workspace).search(
-            read_stdin() if o["query"] == "-" else o["query"],
+        hits = mem.search(
+            query,
             mode=o.get("mode"),
-            types=o["types"] or None,
+            types=types,
             keywords=o["keywords"] or None,
             since=since,
             until=until,

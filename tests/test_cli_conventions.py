@@ -197,3 +197,83 @@ def test_list_since_relative_dates(runner: CliRunner, workspace: Path) -> None:
         assert new_id in found and found < everything, since
     assert new_id not in ids("--until", "yesterday")
     assert new_id in ids("--until", "today")
+
+
+# ----------------------------------------------------------------- 3. type names
+
+
+def test_add_accepts_plural_and_heading_forms(runner: CliRunner, workspace: Path) -> None:
+    memory = workspace / "memory.md"
+    for name in ("preferences", "Preferences", "User Preferences", "preference"):
+        result = invoke(runner, workspace, "add", f"Likes {name} tea", "-t", name, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["entry"]["type"] == "preference"
+    assert memory.read_text().count("## Preferences") == 1
+    skill = invoke(runner, workspace, "add", "Run ruff first", "-t", "Skills", "--json")
+    assert json.loads(skill.stdout)["entry"]["file"] == "learnings.md"
+
+
+def test_add_unknown_type_needs_new_type(runner: CliRunner, workspace: Path) -> None:
+    memory = workspace / "memory.md"
+    before = memory.read_bytes()
+    typo = invoke(runner, workspace, "add", "Likes tea", "-t", "prefrence")
+    assert typo.exit_code == 2 and "did you mean preference" in typo.stderr
+    assert "--new-type" in typo.stderr and memory.read_bytes() == before
+    new = invoke(
+        runner, workspace, "add", "memcli 1.0 ships in May", "-t", "Projects", "--new-type"
+    )
+    assert new.exit_code == 0, new.output
+    assert "## Projects" in memory.read_text()
+    again = invoke(runner, workspace, "add", "Website redesign", "-t", "projects", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["entry"]["type"] == "projects"
+    assert memory.read_text().count("## Projects") == 1
+    listed = invoke(runner, workspace, "list", "--type", "Projects", "--json")
+    assert len(json.loads(listed.stdout)) == 2
+
+
+def test_add_to_an_empty_section_of_ones_own(runner: CliRunner, workspace: Path) -> None:
+    memory = workspace / "memory.md"
+    memory.write_text(memory.read_text() + "\n## Reading list\n")
+    result = invoke(runner, workspace, "add", "Designing Data-Intensive Apps", "-t", "reading list")
+    assert result.exit_code == 0, result.output
+    assert memory.read_text().count("## Reading list") == 1
+
+
+@pytest.mark.parametrize(
+    "args, suggestion",
+    [
+        (["search", "tests", "--type", "skil"], "did you mean skill"),
+        (["list", "--type", "bogus"], "unknown type 'bogus'"),
+        (["list", "--type", "fact,lesons"], "did you mean lesson"),
+        (["inject", "--types", "skill,lesson,prefs"], "unknown type 'prefs'"),
+    ],
+)
+def test_unknown_filter_types_exit_2(
+    runner: CliRunner, workspace: Path, args: list[str], suggestion: str
+) -> None:
+    result = invoke(runner, workspace, *args)
+    assert result.exit_code == 2, result.output
+    assert suggestion in result.stderr and result.stdout == ""
+
+
+def test_filter_types_split_commas_and_accept_headings(runner: CliRunner, workspace: Path) -> None:
+    def types(*args: str) -> set[str]:
+        result = invoke(runner, workspace, "list", "--json", *args)
+        assert result.exit_code == 0, result.output
+        return {e["type"] for e in json.loads(result.stdout)}
+
+    assert types("--type", "skill,lesson") == {"skill", "lesson"}
+    assert types("-t", "Skills", "-t", "Corrections") == {"skill", "correction"}
+    block = invoke(runner, workspace, "inject", "--types", "skill,lesson", "--json")
+    assert block.exit_code == 0, block.output
+    chosen = json.loads(block.stdout)
+    assert chosen["entries"] and {e["type"] for e in chosen["entries"]} <= {"skill", "lesson"}
+
+
+def test_unknown_search_type_same_on_quick_and_typer_paths(tmp_path: Path, workspace: Path) -> None:
+    env = fresh_env(tmp_path)
+    args = ("-w", str(workspace), "search", "tests", "--type", "skil")
+    quick = memcli(*args, env=env, cwd=tmp_path)
+    typer_path = memcli(*args, env={**env, "MEMCLI_NO_QUICK": "1"}, cwd=tmp_path)
+    assert quick.returncode == typer_path.returncode == 2
+    assert quick.stderr == typer_path.stderr and "did you mean skill" in quick.stderr
