@@ -240,7 +240,10 @@ def apply(store: Store, plan: Plan) -> Applied:
 
             def drop(doc: Document) -> None:
                 for entry_id in take_back:
-                    if doc.find(entry_id) is not None:
+                    found = doc.find(entry_id)
+                    # only the copy this apply wrote: an older archived entry with the
+                    # same id (forgotten before, live again since) stays
+                    if found is not None and found.entry.meta.get("archived") == now:
                         doc.remove_entry(entry_id)
 
             store.update(ARCHIVE_FILE, drop)

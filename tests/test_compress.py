@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -318,6 +319,31 @@ def test_an_entry_edited_after_planning_is_left_alone(tmp_path: Path) -> None:
     archive = parse((root / "archive.md").read_text(encoding="utf-8"), "archive.md")
     assert archive.find("mstale") is None  # its archive copy was taken back
     assert archive.find("mold1") is not None
+
+
+def test_taking_back_an_archive_copy_keeps_an_older_one_with_that_id(tmp_path: Path) -> None:
+    """An entry forgotten earlier (its copy in archive.md) is live again under the same id
+    (an editor's stale buffer put it back); a compress that plans to archive it but finds
+    it edited takes back only its own copy, never the older one."""
+    from memcli.changes import Plan, Removal, apply
+    from memcli.store.store import Store
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "memory.md").write_text("## Facts\n- Lives in Lisbon <!-- id=mback -->\n")
+    (root / "learnings.md").write_text("")
+    old_copy = (
+        "- Lives in Porto <!-- id=mback archived=2026-01-02T00:00:00Z reason=forgotten "
+        "from=memory.md type=fact -->\n"
+    )
+    (root / "archive.md").write_text("# Archive\n\n" + old_copy)
+    store = Store(root)
+    live = store.load("memory.md").find("mback").entry
+    planned = replace(live, text="Lives in Lisbon, planned")  # edited after planning
+    applied = apply(store, Plan(removals=[Removal(planned, "faded")]))
+    assert applied.skipped == ["mback"]
+    assert old_copy in (root / "archive.md").read_text()
+    assert "Lives in Lisbon <!-- id=mback -->" in (root / "memory.md").read_text()
 
 
 # ---------------------------------------------------------------------- with an LLM
