@@ -71,13 +71,23 @@ def diff(text: str) -> None:
         _out.print(_text(line, style))
 
 
+def _raw(line: str) -> None:
+    """A line on stdout as is (no tab expansion, wrapping or cutting): for pipes."""
+    _out.file.write(escape_controls(line) + "\n")
+
+
 def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
+    """Entries: a table on a terminal; in a pipe `id<TAB>type<TAB>text`, the whole text,
+    each further line of a multi-line entry as `<TAB><TAB>line` (`cut -f3` gives texts)."""
     if not entries:
-        info("no entries")
+        note("no entries")
         return
     if not _out.is_terminal:
         for e in entries:
-            info(f"{e.id}\t{e.type}\t{_one_line(e.text)}")
+            first, *more = e.text.split("\n")
+            _raw(f"{e.id}\t{e.type}\t{first}")
+            for line in more:
+                _raw(f"\t\t{line}")
         return
     table = Table(title=title, show_lines=False)
     table.add_column("id", style="cyan", no_wrap=True)
@@ -90,22 +100,16 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
 
 
 def entry_detail(data: dict[str, Any]) -> None:
+    """One entry for a person: its text, then its metadata as `  key: value` lines (yes/no,
+    "never")."""
     info(f"{data['id']}  ({data['type']}, {data['file']}:{data['line']})")
     info(data["text"])
-    for key in (
-        "importance",
-        "confidence",
-        "keywords",
-        "created",
-        "updated",
-        "source",
-        "pinned",
-        "access_count",
-        "last_accessed",
-    ):
+    optional = ("keywords", "created", "updated", "source")
+    for key in ("importance", "confidence", *optional, "pinned", "access_count"):
         value = data.get(key)
-        if value not in (None, [], ""):
-            info(f"  {key}: {', '.join(value) if isinstance(value, list) else value}")
+        if key not in optional or value not in (None, [], ""):
+            info(f"  {_label(key)}: {plain(value, key)}")
+    info(f"  last accessed: {plain(data.get('last_accessed'), 'last_accessed')}")
     extra = {
         k: v
         for k, v in data.get("meta", {}).items()
@@ -115,9 +119,43 @@ def entry_detail(data: dict[str, Any]) -> None:
         info(f"  {key}: {value}")
 
 
-def key_values(pairs: Iterable[tuple[str, Any]]) -> None:
+_LABELS = {
+    "access_count": "accesses",
+    "by_type": "by type",
+    "by_file": "by file",
+    "uptime_s": "uptime (s)",
+}
+
+
+def _label(key: str) -> str:
+    return _LABELS.get(key, key.replace("_", " "))
+
+
+def plain(value: Any, key: str = "") -> str:
+    """A value as a person reads it: yes/no, "never" for a time that did not happen yet,
+    lists joined with commas, numbers without needless digits."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value is None:
+        return "never" if key.startswith("last") or key in ("updated", "expires") else "none"
+    if isinstance(value, list | tuple):
+        return ", ".join(plain(v) for v in value) or "none"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def key_values(pairs: Iterable[tuple[str, Any]], indent: int = 0) -> None:
+    """`key: value` lines; a nested mapping (counts by type, the last batch) as indented
+    lines under its key."""
+    pad = " " * indent
     for key, value in pairs:
-        info(f"{key}: {value}")
+        label = _label(key) if indent == 0 else key
+        if isinstance(value, dict) and value:
+            info(f"{pad}{label}:")
+            key_values(value.items(), indent + 2)
+        else:
+            info(f"{pad}{label}: {plain(value if value != {} else None, key)}")
 
 
 def _one_line(text: str, width: int = 120) -> str:
@@ -128,7 +166,7 @@ def _one_line(text: str, width: int = 120) -> str:
 def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
     """Search results; with explain, one line of score components under each."""
     if not hits:
-        info("no matches")
+        note("no matches")
         return
     for rank, hit in enumerate(hits, 1):
         e = hit.entry
@@ -137,8 +175,11 @@ def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
             line += _text(f"{e.id} ", "cyan") + _text(f"[{e.type}] ", "magenta")
             line += _text(_one_line(e.text))
             _out.print(line)
-        else:
-            info(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {_one_line(e.text)}")
+        else:  # a pipe: the whole text, further lines of a multi-line entry indented
+            first, *more = e.text.split("\n")
+            _raw(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {first}")
+            for text_line in more:
+                _raw(f"      {text_line}")
         if explain:
             parts = "  ".join(
                 f"{k}={v:.0f}" if k == "accesses" else f"{k}={v:.3f}"

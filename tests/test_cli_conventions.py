@@ -277,3 +277,61 @@ def test_unknown_search_type_same_on_quick_and_typer_paths(tmp_path: Path, works
     typer_path = memcli(*args, env={**env, "MEMCLI_NO_QUICK": "1"}, cwd=tmp_path)
     assert quick.returncode == typer_path.returncode == 2
     assert quick.stderr == typer_path.stderr and "did you mean skill" in quick.stderr
+
+
+# ----------------------------------------------------------------- 4. output for people
+
+
+def test_stats_and_get_print_plain_text(runner: CliRunner, workspace: Path) -> None:
+    stats = invoke(runner, workspace, "stats")
+    assert stats.exit_code == 0, stats.output
+    assert "{" not in stats.stdout and "by type:\n" in stats.stdout
+    assert "\n  fact: 12\n" in stats.stdout and "\n  memory.md: 25\n" in stats.stdout
+    detail = invoke(runner, workspace, "get", "m8f3a2c1")
+    assert detail.exit_code == 0, detail.output
+    assert "  pinned: no\n" in detail.stdout and "  last accessed: never\n" in detail.stdout
+    assert "  accesses: 0\n" in detail.stdout
+    assert "False" not in detail.stdout and "None" not in detail.stdout
+
+
+def test_status_values_read_as_words(capsys: pytest.CaptureFixture[str]) -> None:
+    from memcli import render
+
+    render.key_values(
+        {"pid": 7, "uptime_s": 2.5, "last_batch": None, "serving": True, "paths": []}.items()
+    )
+    render.key_values(
+        {"last_batch": {"paths": ["memory.md", "learnings.md"], "ms": 23.0, "rebuilt": False}}
+        .items()
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert out == (
+        "pid: 7\nuptime (s): 2.5\nlast batch: never\nserving: yes\npaths: none\n"
+        "last batch:\n  paths: memory.md, learnings.md\n  ms: 23\n  rebuilt: no\n"
+    )
+
+
+def test_piped_list_keeps_whole_multiline_entries(runner: CliRunner, workspace: Path) -> None:
+    result = invoke(runner, workspace, "list", "--type", "skill")
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout
+    lines = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("l7f1b3d5\tskill\t"))
+    assert lines[start].endswith("Profile a slow Python endpoint with py-spy:")
+    assert lines[start + 2] == "\t\tpy-spy record -o profile.svg --pid $(pgrep -f uvicorn)"
+    assert lines[start + 4] == "\t\tThen open the SVG and look for the widest frames."
+    texts = [line.split("\t")[2] for line in lines]  # `cut -f3`
+    assert "```bash" in texts
+
+
+def test_piped_search_keeps_whole_entries_and_no_matches_goes_to_stderr(
+    runner: CliRunner, workspace: Path
+) -> None:
+    found = invoke(runner, workspace, "search", "profile a slow endpoint", "-t", "skill")
+    assert found.exit_code == 0, found.output
+    assert "…" not in found.stdout
+    assert "      Then open the SVG and look for the widest frames.\n" in found.stdout
+    none = invoke(runner, workspace, "search", "profile", "-k", "no-such-keyword")
+    assert none.exit_code == 0 and none.stdout == "" and "no matches" in none.stderr
+    empty = invoke(runner, workspace, "list", "-k", "no-such-keyword")
+    assert empty.exit_code == 0 and empty.stdout == "" and "no entries" in empty.stderr
