@@ -77,11 +77,15 @@ class _Group(TyperGroup):
             raise typer.Exit(ExitCode.ERROR) from None
 
 
+# Typer prints `NAME <str>` for every argument: its metavar and help say it better
+if hasattr(typer.core.TyperArgument, "display_type_rich"):
+    typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
 app = typer.Typer(
     cls=_Group,
     name="memcli",
     help="Long-term memory for people and LLM agents, kept in plain Markdown.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -109,6 +113,23 @@ def _stdin_or(text: str) -> str:
     return read_stdin() if text == "-" else text
 
 
+KeywordsOpt = typer.Option(
+    None, "--keywords", "-k", metavar="WORD,...", help="Keywords, comma-separated."
+)
+SourceOpt = typer.Option(None, "--source", metavar="ID", help="Conversation or session id.")
+TypeFilterOpt = typer.Option(
+    None,
+    "--type",
+    "-t",
+    metavar="TYPE",
+    help="Only this type (repeat it, or commas: skill,lesson).",
+)
+KeywordFilterOpt = typer.Option(
+    None, "--keyword", "-k", metavar="WORD", help="Has this keyword (repeat: all of them)."
+)
+_WHEN = "YYYY-MM-DD, an ISO time, today, yesterday, 7d or 2w"
+SinceOpt = typer.Option(None, "--since", metavar="WHEN", help=f"Created on or after: {_WHEN}.")
+UntilOpt = typer.Option(None, "--until", metavar="WHEN", help=f"Created on or before: {_WHEN}.")
 ImportanceOpt = typer.Option(
     None,
     "--importance",
@@ -134,12 +155,37 @@ AllowSecretOpt = typer.Option(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("memcli")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            number = "unknown"
+        sys.stdout.write(f"memcli {number}\n")
+        raise typer.Exit(ExitCode.OK)
+
+
 @app.callback()
 def main_options(
     workspace: str | None = typer.Option(
-        None, "--workspace", "-w", help="Workspace directory (default: see README)."
+        None,
+        "--workspace",
+        "-w",
+        metavar="PATH",
+        help="Workspace directory (default: $MEMCLI_WORKSPACE, the workspace this directory "
+        "is in, else ~/.local/share/memcli).",
     ),
     traceback: bool = typer.Option(False, "--traceback", help="Show the full stack on errors."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        expose_value=False,
+        callback=_print_version,
+        help="Print memcli's version and exit.",
+    ),
 ) -> None:
     """memcli: long-term memory in memory.md and learnings.md."""
     state.workspace = workspace
@@ -150,7 +196,7 @@ def main_options(
 def init(
     path: str | None = typer.Argument(
         None,
-        metavar="[PATH]",
+        metavar="PATH",
         help="Where to create it (default: the workspace other commands use here, "
         "~/.local/share/memcli unless MEMCLI_WORKSPACE is set or this is a workspace).",
     ),
@@ -198,8 +244,8 @@ def add(
     ),
     importance: float | None = ImportanceOpt,
     confidence: float | None = ConfidenceOpt,
-    keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
-    source: str | None = typer.Option(None, "--source", help="Conversation or session id."),
+    keywords: list[str] | None = KeywordsOpt,
+    source: str | None = SourceOpt,
     pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
@@ -229,10 +275,10 @@ def add(
 
 @app.command(name="list")
 def list_(
-    type_: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
-    since: str | None = typer.Option(None, "--since", help="Created on or after (YYYY-MM-DD)."),
-    until: str | None = typer.Option(None, "--until", help="Created on or before (YYYY-MM-DD)."),
-    keyword: list[str] | None = typer.Option(None, "--keyword", "-k", help="Has this keyword."),
+    type_: list[str] | None = TypeFilterOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    keyword: list[str] | None = KeywordFilterOpt,
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
     json_out: bool = JsonOpt,
 ) -> None:
@@ -252,7 +298,10 @@ def list_(
 
 
 @app.command()
-def get(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = JsonOpt) -> None:
+def get(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    json_out: bool = JsonOpt,
+) -> None:
     """Show one entry in full, with metadata and access statistics."""
     detail = _memory().get(entry_id).to_dict()
     if json_out:
@@ -263,13 +312,15 @@ def get(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = Json
 
 @app.command()
 def edit(
-    entry_id: str = typer.Argument(..., metavar="ID"),
-    text: str | None = typer.Option(None, "--text", help="New text (- reads stdin)."),
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    text: str | None = typer.Option(
+        None, "--text", metavar="TEXT", help="New text (- reads stdin)."
+    ),
     importance: float | None = ImportanceOpt,
     confidence: float | None = ConfidenceOpt,
-    keywords: list[str] | None = typer.Option(None, "--keywords", "-k"),
-    source: str | None = typer.Option(None, "--source"),
-    pin: bool | None = typer.Option(None, "--pin/--unpin"),
+    keywords: list[str] | None = KeywordsOpt,
+    source: str | None = SourceOpt,
+    pin: bool | None = typer.Option(None, "--pin/--unpin", help="Never forget or compress it."),
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -297,7 +348,7 @@ def edit(
 
 @app.command()
 def forget(
-    entry_id: str = typer.Argument(..., metavar="ID"),
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Move an entry to archive.md (restore brings it back)."""
@@ -309,7 +360,10 @@ def forget(
 
 
 @app.command()
-def restore(entry_id: str = typer.Argument(..., metavar="ID"), json_out: bool = JsonOpt) -> None:
+def restore(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The archived entry's id."),
+    json_out: bool = JsonOpt,
+) -> None:
     """Bring an entry back from archive.md."""
     entry = _memory().restore(entry_id)
     if json_out:
@@ -337,14 +391,16 @@ def search(
         "-m",
         help="Which relevance: both, embeddings only or BM25 only (default hybrid).",
     ),
-    type_: list[str] | None = typer.Option(None, "--type", "-t", help="Only these types."),
-    keyword: list[str] | None = typer.Option(None, "--keyword", "-k", help="Has this keyword."),
-    since: str | None = typer.Option(None, "--since", help="Created on or after (YYYY-MM-DD)."),
-    until: str | None = typer.Option(None, "--until", help="Created on or before (YYYY-MM-DD)."),
+    type_: list[str] | None = TypeFilterOpt,
+    keyword: list[str] | None = KeywordFilterOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
     limit: int | None = typer.Option(
         None, "--limit", "-n", min=1, metavar="N", help="At most this many hits (default 10)."
     ),
-    min_score: float | None = typer.Option(None, "--min-score", help="Drop hits scoring less."),
+    min_score: float | None = typer.Option(
+        None, "--min-score", metavar="SCORE", help="Drop hits scoring less."
+    ),
     explain: bool = typer.Option(False, "--explain", help="Show every score component."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
     no_touch: bool = typer.Option(False, "--no-touch", help="Do not count this as an access."),
@@ -391,23 +447,31 @@ def index(
 
 @app.command()
 def inject(
-    source: str | None = typer.Argument(
-        None, metavar="[-]", help="- reads the context from stdin."
+    source: str | None = typer.Argument(None, metavar="-", help="- reads the context from stdin."),
+    query: str | None = typer.Option(None, "--query", "-q", metavar="TEXT", help="Context text."),
+    context_file: Path | None = typer.Option(
+        None, "--context-file", metavar="FILE", help="Context from a file."
     ),
-    query: str | None = typer.Option(None, "--query", "-q", help="Context text."),
-    context_file: Path | None = typer.Option(None, "--context-file", help="Context from a file."),
     messages: Path | None = typer.Option(
-        None, "--messages", help="Chat transcript (JSON list or JSONL of {role, content})."
+        None,
+        "--messages",
+        metavar="FILE",
+        help="Chat transcript (JSON list or JSONL of {role, content}).",
     ),
     max_tokens: int | None = typer.Option(
         None, "--max-tokens", min=1, metavar="N", help="Token budget (default 2000)."
     ),
     encoding: str | None = typer.Option(
-        None, "--encoding", help="tiktoken encoding (cl100k_base)."
+        None, "--encoding", metavar="NAME", help="tiktoken encoding (default cl100k_base)."
     ),
     fmt: Format = typer.Option(Format.markdown, "--format", "-f", help="Block format."),
     types: list[str] | None = typer.Option(
-        None, "--types", "--type", "-t", help="Only these types."
+        None,
+        "--types",
+        "--type",
+        "-t",
+        metavar="TYPE,...",
+        help="Only these types (repeat it, or commas: skill,lesson).",
     ),
     no_touch: bool = typer.Option(
         False, "--no-touch", help="Do not count the chosen entries as accessed."
@@ -495,9 +559,11 @@ def watch(
 
 @app.command()
 def extract(
-    messages: Path = typer.Option(..., "--messages", help="Transcript: JSON list or JSONL."),
+    messages: Path = typer.Option(
+        ..., "--messages", metavar="FILE", help="Transcript: JSON list or JSONL (- reads stdin)."
+    ),
     source: str | None = typer.Option(
-        None, "--source", help="Conversation id (default: file name)."
+        None, "--source", metavar="ID", help="Conversation id (default: file name)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the decisions, write nothing."),
     json_out: bool = JsonOpt,
@@ -583,7 +649,7 @@ def reflect(
 def log(
     text: str = typer.Argument(..., metavar="TEXT", help="What happened, or - for stdin."),
     importance: float | None = ImportanceOpt,
-    keywords: list[str] | None = typer.Option(None, "--keywords", "-k", help="Comma-separated."),
+    keywords: list[str] | None = KeywordsOpt,
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -631,12 +697,16 @@ def _confirm_and_apply(mem: Any, plan: Any, yes: bool, json_out: bool, what: str
 
 @app.command()
 def history(
-    entry_id: str | None = typer.Argument(None, metavar="[ID]", help="Only this entry's changes."),
-    file: str | None = typer.Option(None, "--file", "-f", help="Only this file (memory.md, …)."),
+    entry_id: str | None = typer.Argument(None, metavar="ID", help="Only this entry's changes."),
+    file: str | None = typer.Option(
+        None, "--file", "-f", metavar="FILE", help="Only this file (memory.md, …)."
+    ),
     removed: bool = typer.Option(
         False, "--removed", help="Entries an editor's save removed after memcli wrote them."
     ),
-    limit: int = typer.Option(20, "--limit", "-n", min=1, help="At most this many versions."),
+    limit: int = typer.Option(
+        20, "--limit", "-n", min=1, metavar="N", help="At most this many versions (default 20)."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Past versions of the files (memcli's writes and changes made by others)."""
@@ -772,7 +842,9 @@ app.add_typer(git_app, name="git")
 
 @git_app.command("setup")
 def git_setup(
-    path: str | None = typer.Argument(None, help="The workspace (default: see README)."),
+    path: str | None = typer.Argument(
+        None, metavar="PATH", help="The workspace (default: the current one)."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Register the entry-aware merge driver: .gitattributes, git config, post-merge hook."""
@@ -804,10 +876,16 @@ def hook(
         ..., metavar="EVENT", help="session-start, user-prompt-submit, pre-compact or stop."
     ),
     max_tokens: int | None = typer.Option(
-        None, "--max-tokens", help="Budget of the block (1500 at session start, 600 a prompt)."
+        None,
+        "--max-tokens",
+        metavar="N",
+        help="Budget of the block (1500 at session start, 600 a prompt).",
     ),
     timeout: float | None = typer.Option(
-        None, "--timeout", help="Seconds before giving up (8 for inject, 50 for extract)."
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Seconds before giving up (8 for inject, 50 for extract).",
     ),
 ) -> None:
     """Answer an agent host's hook (Claude Code: hook JSON on stdin). Session start and
@@ -884,7 +962,9 @@ def uninstall(
 
 @app.command(name="trust")
 def trust_(
-    path: str | None = typer.Argument(None, help="The workspace (default: the current one)."),
+    path: str | None = typer.Argument(
+        None, metavar="PATH", help="The workspace (default: the current one)."
+    ),
     revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval."),
     json_out: bool = JsonOpt,
 ) -> None:

@@ -335,3 +335,57 @@ def test_piped_search_keeps_whole_entries_and_no_matches_goes_to_stderr(
     assert none.exit_code == 0 and none.stdout == "" and "no matches" in none.stderr
     empty = invoke(runner, workspace, "list", "-k", "no-such-keyword")
     assert empty.exit_code == 0 and empty.stdout == "" and "no entries" in empty.stderr
+
+
+# ----------------------------------------------------------------- 5. version, completion, help
+
+
+def test_version(runner: CliRunner, tmp_path: Path) -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and result.stdout == f"memcli {version('memcli')}\n"
+    real = memcli("--version", env=fresh_env(tmp_path), cwd=tmp_path)
+    assert real.returncode == 0 and real.stdout == result.stdout
+
+
+def test_shell_completion_is_offered(runner: CliRunner) -> None:
+    top = runner.invoke(app, ["--help"])
+    assert "--install-completion" in top.stdout and "--show-completion" in top.stdout
+    script = runner.invoke(app, ["--show-completion", "bash"])
+    assert script.exit_code == 0 and "complete" in script.stdout
+
+
+def _commands() -> list[tuple[list[str], object]]:
+    import click
+    import typer
+
+    found: list[tuple[list[str], object]] = []
+
+    def walk(command: click.Command, path: list[str]) -> None:
+        found.append((path, command))
+        if isinstance(command, click.Group):
+            for name, sub in command.commands.items():
+                if not sub.hidden:
+                    walk(sub, [*path, name])
+
+    walk(typer.main.get_command(app), [])
+    return found
+
+
+def test_every_option_has_help_and_a_metavar(runner: CliRunner) -> None:
+    import click
+
+    for path, command in _commands():
+        for param in command.params:  # type: ignore[attr-defined]
+            where = (path, param.name)
+            assert getattr(param, "help", None), where
+            if isinstance(param, click.Option) and not param.is_flag:
+                assert param.metavar or isinstance(param.type, click.Choice), where
+        text = runner.invoke(app, [*path, "--help"]).stdout
+        for shape in ("<str>", "<list[", "<int", "<float", "<path>", "[[", "{PATH}"):
+            assert shape not in text, (path, shape)
+    search = runner.invoke(app, ["search", "--help"]).stdout
+    assert "--mode <hybrid|semantic|keyword>" in search
+    inject = runner.invoke(app, ["inject", "--help"]).stdout
+    assert "--format <markdown|xml|json>" in inject
