@@ -648,13 +648,13 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
             Case(
                 "importance 1.5",
                 lambda r: _cli(r, "add", "x", "-i", "1.5"),
-                (1,),
-                "between 0 and 1",
+                (2,),
+                "--importance",
             ),
             None,
         ),
         (Case("empty text", lambda r: _cli(r, "add", "   "), (1,), "empty"), None),
-        (Case("bad date", lambda r: _cli(r, "list", "--since", "yesterday"), (1,), "date"), None),
+        (Case("bad date", lambda r: _cli(r, "list", "--since", "soon"), (2,), "--since"), None),
         (
             Case(
                 "transcript not JSON",
