@@ -467,6 +467,7 @@ def _old_workspace(root: Path, count: int, extra_meta: str = "") -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path) -> None:
     """3,000 hand-written entries 22 days old: nothing archived for age (it was all of
     them). The same file written by a program fades as seed 002 says."""
@@ -631,6 +632,7 @@ def test_an_undated_hand_written_entry_is_not_superseded_by_a_program() -> None:
     assert newer_of(hand, person, {"p": 0, "h": 1}) == (hand, person)  # later in the file
 
 
+@pytest.mark.slow
 def test_labelled_sets_precision_on_the_held_out_half() -> None:
     """bench/data: ≥ 200 duplicate pairs and ≥ 100 contradiction pairs, both languages and
     halves; at the shipped thresholds precision on the held-out half is ≥ 0.97."""
@@ -652,6 +654,7 @@ def test_labelled_sets_precision_on_the_held_out_half() -> None:
 # ---------------------------------------------------------------------- idempotent (§5.6)
 
 
+@pytest.mark.slow
 def test_compress_twice_changes_nothing_on_a_generated_workspace(tmp_path: Path) -> None:
     """Planted duplicates, contradictions and old machine entries among generated ones:
     after one compress the next plans nothing, and the files stay byte for byte."""

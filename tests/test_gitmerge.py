@@ -121,6 +121,7 @@ def git(cwd: Path, *args: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
     workspace: Path, tmp_path: Path

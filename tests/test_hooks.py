@@ -133,6 +133,7 @@ def test_workspace_resolution_matches_the_cli(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ whole processes
 
 
+@pytest.mark.slow
 def test_prompt_gets_a_block_and_failures_never_block(indexed: Path, tmp_path: Path) -> None:
     workspace = indexed
     result = run_hook(

@@ -34,6 +34,7 @@ def test_damaged_derived_state_is_rebuilt(tmp_path: Path) -> None:
     assert result.access_kept_after_rebuild
 
 
+@pytest.mark.slow
 def test_bad_input_gets_clear_errors_and_changes_nothing(tmp_path: Path) -> None:
     result = reliability.bad_input(tmp_path)
     assert result.cases >= 25
