@@ -301,7 +301,7 @@ def test_cli_dry_run_pipe_and_yes(tmp_path: Path, runner: CliRunner) -> None:
     assert second.exit_code == 0 and "nothing to do" in second.output
 
     bad = runner.invoke(app, ["-w", str(root), "compress", "--target-tokens", "-5"])
-    assert bad.exit_code == 1 and "--target-tokens" in bad.output
+    assert bad.exit_code == 2 and "--target-tokens" in bad.output  # a usage error
 
 
 def test_an_entry_edited_after_planning_is_left_alone(tmp_path: Path) -> None:

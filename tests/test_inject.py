@@ -206,7 +206,7 @@ def test_cli_inject_sources_and_errors(runner: CliRunner, workspace: Path, tmp_p
     bad.write_text("nope")
     result = runner.invoke(app, [*base, "--messages", str(bad)])
     assert result.exit_code == 1 and "not JSON" in result.stderr
-    assert runner.invoke(app, [*base, "--format", "yaml"]).exit_code == 1
+    assert runner.invoke(app, [*base, "--format", "yaml"]).exit_code == 2  # a usage error
 
 
 @pytest.mark.slow
