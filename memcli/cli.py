@@ -676,16 +676,25 @@ def _show_plan(mem: Any, plan: Any, json_out: bool, what: str) -> None:
         render.note(note)
 
 
+def _confirmed(yes: bool, json_out: bool, what: str, question: str) -> bool:
+    """Whether to apply: --yes, or a person said so on a terminal; never silently in a
+    pipe or for --json (an error naming --yes)."""
+    if yes:
+        return True
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
+        raise MemcliError(
+            f"{what} was not applied: pass --yes to apply it (nothing was changed)",
+            hint="--dry-run shows the plan without this message",
+        )
+    if typer.confirm(question, default=False):
+        return True
+    render.info("nothing was changed")
+    return False
+
+
 def _confirm_and_apply(mem: Any, plan: Any, yes: bool, json_out: bool, what: str) -> None:
-    if not yes:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
-            raise MemcliError(
-                f"{what} was not applied: pass --yes to apply it (nothing was changed)",
-                hint="--dry-run shows the plan without this message",
-            )
-        if not typer.confirm(f"apply these {len(plan.actions)} change(s)?", default=False):
-            render.info("nothing was changed")
-            return
+    if not _confirmed(yes, json_out, what, f"apply these {len(plan.actions)} change(s)?"):
+        return
     applied = mem.apply(plan)
     if json_out:
         render.emit_json({**plan.to_dict(), "applied": applied.to_dict()})
@@ -780,15 +789,8 @@ def undo(
         else:
             render.note("dry run: nothing was written")
         return
-    if not yes:
-        if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
-            raise MemcliError(
-                "undo was not applied: pass --yes to apply it (nothing was changed)",
-                hint="--dry-run shows the change without this message",
-            )
-        if not typer.confirm("apply?", default=False):
-            render.info("nothing was changed")
-            return
+    if not _confirmed(yes, json_out, "undo", "apply?"):
+        return
     mem.undo(plan)
     if json_out:
         render.emit_json({**plan.to_dict(), "applied": True})
