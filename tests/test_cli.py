@@ -263,6 +263,7 @@ def test_malformed_metadata_blocks_writes_with_file_line(
     assert len(json.loads(listed.stdout)) == 36
 
 
+@pytest.mark.slow
 def test_unreadable_and_binary_files(runner: CliRunner, workspace: Path) -> None:
     (workspace / "memory.md").write_bytes(b"# M\n\n- ok\n- bad \xff\xfe\n")
     result = invoke(runner, workspace, "list")

@@ -47,6 +47,7 @@ def invoke(runner: CliRunner, ws: Path, *args: str, input: str | None = None):
 # ----------------------------------------------------------------- 1. the quick start
 
 
+@pytest.mark.slow
 def test_quick_start_works_verbatim_in_a_fresh_shell(tmp_path: Path) -> None:
     home = tmp_path / "home"
     elsewhere = tmp_path / "project"

@@ -14,6 +14,7 @@ llm = pytest.importorskip("llm")
 LLM = str(Path(sys.executable).parent / "llm")
 
 
+@pytest.mark.slow
 def test_llm_cli_loads_the_fragment(workspace: Path, tmp_path: Path) -> None:
     env = dict(os.environ, MEMCLI_WORKSPACE=str(workspace), LLM_USER_PATH=str(tmp_path / "llm"))
     plugins = subprocess.run([LLM, "plugins"], capture_output=True, text=True, env=env)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 from typer.testing import CliRunner
 
 from memcli.cli import app
@@ -252,6 +253,7 @@ PYTEST_THEME = [
 ]
 
 
+@pytest.mark.slow
 def test_evidence_keeps_its_rank_after_reflection(workspace: Path) -> None:
     """Real model: the sample workspace alone has no cohesive theme (its Chinese entries
     look alike to MiniLM but say unrelated things); with three more pytest entries,
