@@ -182,16 +182,17 @@ class UndoPlan:
 
 
 def plan_undo(store: Store) -> UndoPlan:
-    """The newest memcli operation not yet undone (undos themselves are not undone:
-    run the command again instead), as new file texts."""
+    """The newest memcli operation not yet undone, as new file texts. Undos are not
+    undone (run the command again instead), nor are merges of an editor's late bytes
+    (they are the person's, not a command's)."""
     from memcli.store.merge import merge_text
 
     observe_all(store)
     operations = store.history.operations()
     undone = {op["undoes"] for op in operations if op.get("undoes")}
     for op in reversed(operations):
-        if op.get("undoes") or op["opid"] in undone:
-            continue
+        if op.get("undoes") or op["opid"] in undone or op["op"] == "write":
+            continue  # "write": no command's (bytes an editor wrote late, merged back)
         break
     else:
         raise MemcliError(
