@@ -49,6 +49,10 @@ def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutc
     for doc, side in zip(docs, ("base", "ours", "theirs"), strict=True):
         if doc.problems:
             raise ValueError(f"{side} version of {filename}: {doc.problems[0]}")
+        ids = [e.id for e in doc.entries()]
+        if len(ids) != len(set(ids)):  # which one an id means is unclear: git decides
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"{side} version of {filename} uses id {twice[0]} twice")
     o, a, b = ({blk.entry.id: blk for blk in d.entry_blocks()} for d in docs)
     eol = docs[1].eol
     merged_tokens, _ = merge_lines(*(_tokens(d) for d in docs))

@@ -103,6 +103,19 @@ def test_removals_apply_unless_the_other_side_edited() -> None:
     assert found["mhome"] == "Lives in Berlin-Mitte"
 
 
+def test_a_version_with_a_duplicate_id_is_left_to_git(tmp_path: Path) -> None:
+    from memcli.gitmerge import run_driver
+
+    twice = BASE + "- Also Berlin <!-- id=mhome -->\n"
+    paths = []
+    for name, text in (("o", BASE), ("a", twice), ("b", BASE.replace("TechCorp", "X"))):
+        path = tmp_path / name
+        path.write_text(text)
+        paths.append(path)
+    assert run_driver(*paths, "memory.md") == 1  # git's own merge (and markers) instead
+    assert paths[1].read_text() == twice
+
+
 def test_a_hand_written_line_edited_on_one_side() -> None:
     theirs = BASE.replace("Likes dark editor themes", "Likes light editor themes")
     found = entries(merged(BASE, theirs)[0])
