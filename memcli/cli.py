@@ -349,10 +349,13 @@ def edit(
 @app.command()
 def forget(
     entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    reason: str = typer.Option(
+        "forgotten", "--reason", metavar="TEXT", help="Why, kept in archive.md."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Move an entry to archive.md (restore brings it back)."""
-    entry = _memory().forget(entry_id)
+    entry = _memory().forget(entry_id, reason=reason)
     if json_out:
         render.emit_json({"forgotten": entry.to_dict()})
     else:

@@ -1044,6 +1044,9 @@ class Memory:
         in between leaves a copy in both places, never in neither."""
         from memcli.changes import add_to_archive, archived_copy
 
+        check_meta_value("--reason", reason)
+        if not reason or not reason.strip():
+            raise ValidationError("--reason is empty", hint="say why, or leave it out")
         found = self._find(entry_id)
         now = format_time(utc_now())
         self.store.update(

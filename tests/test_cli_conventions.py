@@ -390,3 +390,16 @@ def test_every_option_has_help_and_a_metavar(runner: CliRunner) -> None:
     assert "--mode <hybrid|semantic|keyword>" in search
     inject = runner.invoke(app, ["inject", "--help"]).stdout
     assert "--format <markdown|xml|json>" in inject
+
+
+def test_forget_reason_is_kept_in_the_archive(runner: CliRunner, workspace: Path) -> None:
+    result = invoke(runner, workspace, "forget", "m8f3a2c1", "--reason", "moved to uv's runner")
+    assert result.exit_code == 0, result.output
+    from memcli.memory import Memory
+
+    [copy] = [e for e in Memory(workspace).entries(include_archived=True) if e.id == "m8f3a2c1"]
+    assert copy.meta["reason"] == "moved to uv's runner"
+    before = (workspace / "memory.md").read_bytes()
+    bad = invoke(runner, workspace, "forget", "m2a7c9e0", "--reason", "two\nlines")
+    assert bad.exit_code != 0 and "--reason" in bad.output
+    assert (workspace / "memory.md").read_bytes() == before
