@@ -95,6 +95,15 @@ app = typer.Typer(
 JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
 
 
+class ListSort(StrEnum):
+    """Orders of `memcli list`."""
+
+    file = "file"
+    created = "created"
+    updated = "updated"
+    importance = "importance"
+
+
 def _memory() -> Any:
     from memcli.memory import shared_memory
 
@@ -280,6 +289,13 @@ def list_(
     until: str | None = UntilOpt,
     keyword: list[str] | None = KeywordFilterOpt,
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    pinned: bool = typer.Option(False, "--pinned", help="Only pinned entries."),
+    sort: ListSort = typer.Option(
+        ListSort.file, "--sort", help="file order, or newest created/updated, or importance."
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", "-n", min=1, metavar="N", help="At most this many entries."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """List entries, optionally filtered."""
@@ -290,6 +306,9 @@ def list_(
         until=when(until, "--until", end=True) if until else None,
         keywords=keyword,
         include_archived=include_archived,
+        pinned=pinned,
+        sort=sort.value,
+        limit=limit,
     )
     if json_out:
         render.emit_json([e.to_dict() for e in entries])

@@ -242,9 +242,14 @@ class Memory:
         until: str | None = None,
         keywords: Sequence[str] | None = None,
         include_archived: bool = False,
+        pinned: bool = False,
+        sort: str = "file",
+        limit: int | None = None,
     ) -> list[Entry]:
-        """Entries in file order, filtered by type, creation time and keyword."""
-        return filter_entries(
+        """Entries filtered by type, creation time, keyword and pin; in file order, or
+        sorted by `created` / `updated` (newest first, undated last) or `importance`
+        (highest first); at most `limit`."""
+        found = filter_entries(
             self.entries(include_archived),
             types=types,
             since=since,
@@ -252,6 +257,23 @@ class Memory:
             keywords=keywords,
             synonyms=self.settings.synonyms,
         )
+        if pinned:
+            found = [e for e in found if e.pinned]
+        if sort in ("created", "updated"):
+            oldest = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+            def moment(e: Entry) -> dt.datetime:
+                when = (e.updated or e.created) if sort == "updated" else e.created
+                return when or oldest
+
+            found = sorted(found, key=moment, reverse=True)  # stable: file order in ties
+        elif sort == "importance":
+            found = sorted(found, key=lambda e: e.importance, reverse=True)
+        elif sort != "file":
+            raise ValidationError(
+                f"unknown sort order {sort!r}", hint="file, created, updated or importance"
+            )
+        return found[:limit] if limit is not None else found
 
     def get(self, entry_id: str) -> EntryDetail:
         entry = self._find(entry_id, include_archived=True)

@@ -403,3 +403,33 @@ def test_forget_reason_is_kept_in_the_archive(runner: CliRunner, workspace: Path
     bad = invoke(runner, workspace, "forget", "m2a7c9e0", "--reason", "two\nlines")
     assert bad.exit_code != 0 and "--reason" in bad.output
     assert (workspace / "memory.md").read_bytes() == before
+
+
+def test_list_limit_sort_pinned(runner: CliRunner, workspace: Path) -> None:
+    from memcli.memory import Memory
+
+    with (workspace / "memory.md").open("a") as handle:
+        handle.write(
+            "- Older entry <!-- id=mold created=2020-01-01T00:00:00Z imp=0.2 -->\n"
+            "- Newer entry <!-- id=mnew created=2030-01-01T00:00:00Z imp=0.99 -->\n"
+        )
+    mem = Memory(workspace)
+    older, newer = mem.get("mold").entry, mem.get("mnew").entry
+    mem.edit(older.id, pin=True)
+
+    def ids(*args: str) -> list[str]:
+        result = invoke(runner, workspace, "list", "--json", *args)
+        assert result.exit_code == 0, result.output
+        return [e["id"] for e in json.loads(result.stdout)]
+
+    everything = ids()
+    assert ids("--limit", "3") == everything[:3]
+    assert ids("--pinned") == [older.id]
+    assert ids("--sort", "importance", "-n", "1") == [newer.id]
+    by_created = ids("--sort", "created")
+    assert by_created[0] == newer.id and by_created.index(older.id) > 0  # newest first
+    by_updated = ids("--sort", "updated")
+    assert by_updated[0] == newer.id  # created 2030 beats the pin's update of today
+    assert by_updated.index(older.id) < by_created.index(older.id)
+    bad = invoke(runner, workspace, "list", "--sort", "random")
+    assert bad.exit_code == 2 and "--sort" in bad.output
