@@ -195,13 +195,15 @@ def query_status(root: Path) -> dict[str, Any] | None:
     import json
     import socket
 
-    from memcli.daemon_protocol import read_line, socket_path
+    from memcli.daemon_protocol import peer_uid, read_line, socket_path
 
     path = socket_path(root)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(2.0)
     try:
         sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():  # a stranger's socket: believe nothing it says
+            return None
         sock.sendall(b'{"op": "status"}\n')
         data = read_line(sock, limit=1 << 20)
         return json.loads(data.decode()).get("status")
