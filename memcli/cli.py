@@ -823,11 +823,15 @@ def undo(
 @app.command()
 def doctor(json_out: bool = JsonOpt) -> None:
     """Check the workspace: damaged entries, duplicate ids, entries an editor's save
-    removed, editor bytes to merge back. Exit 1 when something needs attention."""
+    removed, merge conflicts, editor bytes to merge back; the model, its ONNX export, the
+    index, the watcher's socket, the git merge driver. Exit 1 when something needs
+    attention."""
     report = _memory().doctor()
     if json_out:
         render.emit_json(report)
     else:
+        for check in report["checks"]:
+            render.info(f"{check['name']}: {check['detail']}")
         for problem in report["problems"]:
             render.info(f"problem: {problem}")
         for dup in report["duplicate_ids"]:

@@ -1164,10 +1164,17 @@ class Memory:
         apply_undo(self._ready(), plan)
 
     def doctor(self) -> dict[str, Any]:
-        """What needs attention in the workspace (see `memcli.recovery.diagnose`)."""
+        """What needs attention in the workspace: the files (`memcli.recovery.diagnose`)
+        and what surrounds them (`memcli.health`: model, ONNX export, index, watcher,
+        git merge driver)."""
+        from memcli.health import checks
         from memcli.recovery import diagnose
 
-        return diagnose(self._ready())
+        report = diagnose(self._ready())
+        found = checks(self.root, self.settings, self.index_manager)
+        report["checks"] = [c.to_dict() for c in found]
+        report["ok"] = report["ok"] and all(c.ok for c in found)
+        return report
 
 
 # ---------------------------------------------------------------------- helpers

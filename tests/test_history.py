@@ -206,3 +206,27 @@ def test_a_read_cut_inside_a_character_mid_save_waits_for_the_rest(workspace: Pa
     texts = [e.text for e in Memory(workspace).entries()]
     thread.join()
     assert "发布前在预发环境跑一遍迁移" in texts
+
+
+def test_doctor_checks_model_index_watcher_and_git(
+    workspace: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    import subprocess
+
+    result = runner.invoke(app, ["-w", str(workspace), "doctor", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    by_name = {c["name"]: c for c in report["checks"]}
+    assert set(by_name) == {"model", "onnx", "index", "watcher"}  # not a git repository
+    assert "not running" in by_name["watcher"]["detail"]
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    result = runner.invoke(app, ["-w", str(workspace), "doctor"])
+    assert result.exit_code == 1 and "memcli git setup" in result.stdout
+    assert runner.invoke(app, ["-w", str(workspace), "git", "setup"]).exit_code == 0
+    assert runner.invoke(app, ["-w", str(workspace), "doctor"]).exit_code == 0
+    manifest = workspace / ".memcli" / "index" / "manifest.json"
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text("{not json")
+    result = runner.invoke(app, ["-w", str(workspace), "doctor", "--json"])
+    index = {c["name"]: c for c in json.loads(result.stdout)["checks"]}["index"]
+    assert result.exit_code == 1 and not index["ok"] and "--rebuild" in index["detail"]
