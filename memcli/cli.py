@@ -538,14 +538,35 @@ def inject(
 @app.command()
 def watch(
     status: bool = typer.Option(False, "--status", help="Ask a running watcher how it is."),
+    background: bool = typer.Option(
+        False, "--background", help="Start it as a process of its own (log in .memcli/)."
+    ),
+    stop: bool = typer.Option(False, "--stop", help="Stop the watcher of this workspace."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Keep the index current while files change, and answer search/inject/get fast."""
     import signal
 
     from memcli.memory import shared_memory
-    from memcli.service import WatchService, query_status
+    from memcli.service import WatchService, query_status, start_background, stop_running
 
+    if background or stop:
+        root = shared_memory(state.workspace).root
+        try:
+            if stop:
+                pid = stop_running(root)
+                data: dict[str, Any] = {"stopped": pid}
+                message = f"stopped memcli watch (pid {pid})" if pid else "none was running"
+            else:
+                data = start_background(root)
+                message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"
+        except RuntimeError as exc:
+            raise MemcliError(str(exc)) from None
+        if json_out:
+            render.emit_json(data)
+        else:
+            render.info(message)
+        return
     if status:
         root = shared_memory(state.workspace).root
         info = query_status(root)

@@ -75,6 +75,8 @@ class WatchService:
 
     def start(self) -> None:
         self.memory._ready()
+        if query_status(self.root) is not None:  # before minutes of indexing, not after
+            raise RuntimeError(f"another memcli watch already serves {self.root}")
         self.memory.index_manager.keep_cache_in_memory = True
         self.memory.access.defer = True
         started = time.perf_counter()
@@ -215,3 +217,51 @@ def query_status(root: Path) -> dict[str, Any] | None:
 
 def _quiet(problem: object) -> None:
     """Parse problems are reported by the batch itself."""
+
+
+def start_background(root: Path, timeout: float = 180.0) -> dict[str, Any]:
+    """Start `memcli watch` for `root` as a process of its own (its output in
+    `.memcli/watch.log`) and wait until it answers; its status."""
+    import subprocess
+    import sys
+
+    if query_status(root) is not None:
+        raise RuntimeError(f"another memcli watch already serves {root}")
+    log_path = root / ".memcli" / "watch.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this shell; Ctrl-C here does not reach it
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = query_status(root)
+        if status is not None:
+            return {**status, "log": str(log_path)}
+        if proc.poll() is not None:
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-400:].strip()
+            raise RuntimeError(f"memcli watch exited ({proc.returncode}): {tail}")
+        time.sleep(0.2)
+    raise RuntimeError(f"memcli watch did not answer within {timeout:.0f} s (see {log_path})")
+
+
+def stop_running(root: Path, timeout: float = 30.0) -> int | None:
+    """Ask the watcher serving `root` to stop (SIGTERM) and wait until it has; its pid,
+    or None when none was running."""
+    import signal
+
+    status = query_status(root)
+    if status is None:
+        return None
+    pid = int(status["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if query_status(root) is None:
+            return pid
+        time.sleep(0.1)
+    raise RuntimeError(f"memcli watch (pid {pid}) did not stop within {timeout:.0f} s")

@@ -380,3 +380,24 @@ def test_embeddings_cache_is_used_by_watcher(watched) -> None:
     ws, _ = watched
     vectors = list((ws / ".memcli" / "cache").glob("*.npy"))
     assert vectors and np.load(vectors[0]).shape[1] == 384
+
+
+@pytest.mark.slow
+def test_background_watcher_starts_refuses_a_second_and_stops(workspace: Path, exported) -> None:
+    started = memcli(workspace, "watch", "--background", "--json")
+    assert started.returncode == 0, started.stderr
+    pid = json.loads(started.stdout)["pid"]
+    try:
+        assert json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["pid"] == pid
+        t = time.monotonic()
+        second = memcli(workspace, "watch")  # says so at once, before indexing anything
+        assert second.returncode == 1 and "already serves" in second.stderr
+        assert time.monotonic() - t < 10
+        again = memcli(workspace, "watch", "--background")
+        assert again.returncode == 1 and "already serves" in again.stderr
+    finally:
+        stopped = memcli(workspace, "watch", "--stop", "--json")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] == pid
+    assert memcli(workspace, "watch", "--status").returncode == 1
+    assert "stopped; the index is consistent" in (workspace / ".memcli" / "watch.log").read_text()
+    assert memcli(workspace, "watch", "--stop").stdout.strip() == "none was running"
