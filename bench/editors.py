@@ -59,6 +59,7 @@ path, count, style, seed = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.a
 go, stop = sys.argv[5], sys.argv[6]
 rng = random.Random(seed)
 words = _vocabulary()
+open(go + ".editor-ready", "w").close()
 while not os.path.exists(go):
     time.sleep(0.01)
 
@@ -222,8 +223,11 @@ def trial(work: Path, style: str, saves: int, ops: int, seed: int = 1) -> Trial:
         stdout=subprocess.PIPE,
     )
     deadline = time.time() + 300
-    while len(list(logs.glob("*.ready"))) < len(workers) and time.time() < deadline:
-        if any(p.poll() is not None for p in workers):
+    editor_ready = Path(str(go) + ".editor-ready")
+    while time.time() < deadline:  # everyone loaded, then all start at once
+        if len(list(logs.glob("*.ready"))) >= len(workers) and editor_ready.exists():
+            break
+        if any(p.poll() is not None for p in [*workers, editor]):
             break
         time.sleep(0.05)
     go.touch()

@@ -62,8 +62,8 @@ def test_editors_racing_memcli_lose_nothing(tmp_path: Path, style: str) -> None:
     memcli adds, edits, forgets, extracts and compresses: every line either side was
     told was written is in the files, or (a stale buffer saved over memcli's entries)
     listed by `memcli history --removed` to bring back."""
-    result = editors.trial(tmp_path, style, saves=5000, ops=4)
-    assert result.editor_saves >= 10 and result.memcli_acks >= 10
+    result = editors.trial(tmp_path, style, saves=5000, ops=6)
+    assert result.editor_saves >= 5 and result.memcli_acks >= 10  # they overlapped
     lost = (result.editor_lost, result.memcli_lost, result.originals_lost, result.duplicated)
     assert lost == (0, 0, 0, 0), result.details
     assert result.problems == 0
