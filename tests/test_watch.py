@@ -229,13 +229,23 @@ def watched(workspace: Path, exported):
         proc.wait(timeout=30)
 
 
+def manifest_ids(ws: Path) -> list[str]:
+    try:
+        return json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())["ids"]
+    except (OSError, ValueError, KeyError):
+        return []
+
+
 def test_observer_follows_create_edit_delete(watched) -> None:
+    """Each change must reach the index through the observer alone: the index is
+    checked before any search (a search would bring a stale index up to date itself)."""
     ws, proc = watched
     memory = ws / "memory.md"
     # create: append an entry in place
     with memory.open("a") as handle:
         handle.write("- Backups run nightly at 02:00 UTC <!-- id=mbackup1 -->\n")
-    wait_for(lambda: "mbackup1" in search_ids(ws, "nightly backups"))
+    wait_for(lambda: "mbackup1" in manifest_ids(ws))
+    assert "mbackup1" in search_ids(ws, "nightly backups")
     # edit like an editor: write a temp file, then rename it over the original
     tmp = ws / ".memory.md.swp"
     tmp.write_text(
@@ -243,20 +253,26 @@ def test_observer_follows_create_edit_delete(watched) -> None:
             "Backups run nightly at 02:00 UTC", "Backups run hourly on the replica"
         )
     )
+    batches = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"]
     os.replace(tmp, memory)
-    wait_for(lambda: "mbackup1" in search_ids(ws, "hourly replica backups")[:1])
+    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)  # noqa: E731
+    wait_for(lambda: status()["batches"] > batches)
+    assert "mbackup1" in search_ids(ws, "hourly replica backups")[:1]
     # delete the entry
     memory.write_text(
         memory.read_text().replace("- Backups run hourly on the replica <!-- id=mbackup1 -->\n", "")
     )
-    wait_for(lambda: "mbackup1" not in search_ids(ws, "hourly replica backups"))
+    wait_for(lambda: "mbackup1" not in manifest_ids(ws))
+    assert "mbackup1" not in search_ids(ws, "hourly replica backups")
     # a new episodes file, then its deletion
     (ws / "episodes").mkdir()
     day = ws / "episodes" / "2026-11-22.md"
     day.write_text("- Met Dana about the quarterly roadmap <!-- id=e1 -->\n")
-    wait_for(lambda: "e1" in search_ids(ws, "quarterly roadmap meeting"))
+    wait_for(lambda: "e1" in manifest_ids(ws))
+    assert "e1" in search_ids(ws, "quarterly roadmap meeting")
     day.unlink()
-    wait_for(lambda: "e1" not in search_ids(ws, "quarterly roadmap meeting"))
+    wait_for(lambda: "e1" not in manifest_ids(ws))
+    assert "e1" not in search_ids(ws, "quarterly roadmap meeting")
     # the manifest agrees with the files once the watcher settled
     manifest = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
     assert sorted(manifest["ids"]) == sorted(
