@@ -1133,6 +1133,38 @@ class Memory:
         return result
 
 
+    # ------------------------------------------------------------------ import
+
+    @_operation("import")
+    def import_items(
+        self,
+        items: Sequence[Any],
+        *,
+        dry_run: bool = False,
+        source: str | None = None,
+        by: str = "person",
+    ) -> list[tuple[str, Any, str | None]]:
+        """Add imported memories (`memcli.portability.ImportItem`) through `add`: each
+        gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
+        dry_run nothing is written (ids of new entries are None)."""
+        seen = {normalize_text(e.text): e.id for e in self.entries()}
+        out: list[tuple[str, Any, str | None]] = []
+        for item in items:
+            key = normalize_text(item.text)
+            if key in seen:
+                out.append(("exists", item, seen[key]))
+                continue
+            if dry_run:
+                seen[key] = None  # type: ignore[assignment]
+                out.append(("add", item, None))
+                continue
+            result = self.add(
+                item.text, type=item.type, importance=item.importance, source=source, by=by
+            )
+            seen[key] = result.entry.id
+            out.append(("add" if result.action == "added" else "exists", item, result.entry.id))
+        return out
+
     # ------------------------------------------------------------------ history
 
     def history(
