@@ -929,6 +929,74 @@ def import_(
     )
 
 
+config_app = typer.Typer(
+    help="The settings in effect; edit memcli.toml or your config.toml.", no_args_is_help=True
+)
+app.add_typer(config_app, name="config")
+
+
+def _fresh_settings() -> Any:
+    """Settings read now (not a long-lived process's cached ones)."""
+    from memcli.memory import Memory
+    from memcli.store.workspace import resolve_workspace
+
+    return Memory(resolve_workspace(state.workspace)).settings
+
+
+@config_app.command("list")
+def config_list(json_out: bool = JsonOpt) -> None:
+    """Every setting with the value in effect (defaults, config files, MEMCLI_*)."""
+    from memcli.configedit import effective
+
+    values = effective(_fresh_settings())
+    if json_out:
+        render.emit_json(values)
+        return
+    for key, value in values.items():
+        render.info(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+
+
+@config_app.command("get")
+def config_get(key: str = typer.Argument(..., metavar="SECTION.KEY")) -> None:
+    """One setting's value in effect."""
+    from memcli.configedit import effective, split_key
+
+    split_key(key)
+    value = effective(_fresh_settings())[key]
+    render.info(str(value).lower() if isinstance(value, bool) else str(value))
+
+
+@config_app.command("set")
+def config_set(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"),
+    value: str = typer.Argument(..., metavar="VALUE", help="A TOML value: 10, 0.5, true, text."),
+    user: bool = typer.Option(
+        False, "--user", help="In your own config.toml (every workspace), not memcli.toml."
+    ),
+) -> None:
+    """Write one setting (comments in the file are kept); checked before it is written."""
+    from memcli.configedit import check, parse_value, split_key, with_value
+    from memcli.store.files import atomic_write
+    from memcli.store.workspace import resolve_workspace
+    from memcli.trust import user_config_file
+
+    section, name = split_key(key)
+    root = resolve_workspace(state.workspace)
+    path = user_config_file() if user else root / "memcli.toml"
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    new = with_value(old, section, name, parse_value(value))
+    check(root, None if user else new, new if user else None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, new)
+    render.info(f"{path}: {key} = {value}")
+    if not user:
+        import tomllib
+
+        table = tomllib.loads(new)
+        if table.get("llm") or "model" in table.get("index", {}):
+            render.note("memcli.toml changed: `memcli trust` approves its LLM and model settings")
+
+
 @app.command(name="merge-driver", hidden=True)
 def merge_driver(
     base: Path = typer.Argument(..., help="%O: the common ancestor's version."),

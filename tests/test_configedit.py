@@ -1,0 +1,46 @@
+"""memcli config list / get / set (issue 20): settings in effect, edits that keep the
+file's comments, values checked before anything is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memcli.cli import app
+
+
+def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path) -> None:
+    toml = workspace / "memcli.toml"
+    toml.write_text("# my settings\n[search]\nlimit = 7  # fewer hits\n")
+
+    def run(*args: str):  # noqa: ANN202
+        return runner.invoke(app, ["-w", str(workspace), "config", *args])
+
+    listed = json.loads(run("list", "--json").stdout)
+    assert listed["search.limit"] == 7 and "inject.max_tokens" in listed
+    assert run("get", "search.limit").stdout.strip() == "7"
+    assert run("set", "search.limit", "12").exit_code == 0
+    text = toml.read_text()
+    assert "# my settings" in text and "limit = 12" in text and "# fewer hits" in text
+    assert run("get", "search.limit").stdout.strip() == "12"
+    assert run("set", "forget.scope", "all").exit_code == 0
+    assert run("get", "forget.scope").stdout.strip() == "all"
+    before = toml.read_bytes()
+    bad_value = run("set", "search.limit", "lots")
+    assert bad_value.exit_code == 1 and "limit" in bad_value.output
+    bad_scope = run("set", "forget.scope", "everything")
+    assert bad_scope.exit_code == 1 and "scope" in bad_scope.output
+    assert toml.read_bytes() == before  # nothing written
+    unknown = run("set", "search.limmit", "3")
+    assert unknown.exit_code == 2 and "limit" in unknown.output  # the known keys listed
+    assert run("get", "bogus.key").exit_code == 2
+    user = run("set", "inject.max_tokens", "900", "--user")
+    assert user.exit_code == 0, user.output
+    assert (tmp_path / "xdg-config" / "memcli" / "config.toml").read_text().strip().endswith(
+        "max_tokens = 900"
+    )
+    assert run("get", "inject.max_tokens").stdout.strip() == "900"  # the workspace sets none
+    assert run("set", "inject.max_tokens", "1500").exit_code == 0
+    assert run("get", "inject.max_tokens").stdout.strip() == "1500"  # the workspace wins
