@@ -343,11 +343,25 @@ def edit(
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
-    """Change an entry's text and/or metadata."""
+    """Change an entry's text and/or metadata; with no options, edit its text in
+    $VISUAL / $EDITOR."""
     if not allow_secret and all(
         v is None for v in (text, importance, confidence, keywords, source, pin)
     ):
-        usage_error("nothing to change: give --text or a metadata option")
+        from memcli.editor import edit_text
+
+        mem = _memory()
+        current = mem.get(entry_id).entry
+        text = edit_text(current.text, current.id)
+        if text is None:
+            render.note(f"{current.id}: the text is unchanged; nothing was written")
+            return
+        entry = mem.edit(current.id, text=text, by="person")
+        if json_out:
+            render.emit_json(entry.to_dict())
+        else:
+            render.info(f"edited {entry.id} in {entry.file}")
+        return
     entry = _memory().edit(
         entry_id,
         text=_stdin_or(text) if text is not None else None,
@@ -379,6 +393,26 @@ def forget(
         render.emit_json({"forgotten": entry.to_dict()})
     else:
         render.info(f"moved {entry.id} from {entry.file} to archive.md")
+
+
+@app.command(name="open")
+def open_(
+    file: str = typer.Argument(
+        "memory.md", metavar="[FILE]", help="memory.md (default), learnings.md or archive.md."
+    ),
+) -> None:
+    """Open a memory file of the workspace in $VISUAL / $EDITOR."""
+    from memcli.editor import run_editor
+    from memcli.store.workspace import resolve_workspace
+
+    allowed = ("memory.md", "learnings.md", "archive.md")
+    if file not in allowed:
+        usage_error(f"FILE {file!r}: one of {', '.join(allowed)}")
+    root = resolve_workspace(state.workspace)
+    path = root / file
+    if not path.exists():
+        raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")
+    run_editor(path)
 
 
 @app.command()

@@ -152,8 +152,10 @@ def test_edit_text_and_metadata_keeps_id(runner: CliRunner, workspace: Path) -> 
     assert again["text"] == "Likes dark editor themes (Solarized)"
     unpinned = as_json(invoke(runner, workspace, "edit", hand["id"], "--pin", "--json"))
     assert unpinned["pinned"] is True
-    nothing = invoke(runner, workspace, "edit", hand["id"])
-    assert nothing.exit_code == 2 and "nothing to change" in nothing.stderr
+    nothing = runner.invoke(  # no options: the editor, which here changes nothing
+        app, ["-w", str(workspace), "edit", hand["id"]], env={"VISUAL": f"{sys.executable} -c pass"}
+    )
+    assert nothing.exit_code == 0 and "unchanged" in nothing.stderr
 
 
 def test_edit_only_touches_that_entry(runner: CliRunner, workspace: Path) -> None:

@@ -433,3 +433,38 @@ def test_list_limit_sort_pinned(runner: CliRunner, workspace: Path) -> None:
     assert by_updated.index(older.id) < by_created.index(older.id)
     bad = invoke(runner, workspace, "list", "--sort", "random")
     assert bad.exit_code == 2 and "--sort" in bad.output
+
+
+def test_edit_without_options_uses_the_editor_and_open_opens_the_file(
+    runner: CliRunner, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "fake_editor.py"
+    script.write_text(
+        "import pathlib, sys\n"
+        "p = pathlib.Path(sys.argv[-1])\n"
+        "p.write_text(p.read_text().replace('unittest', 'unittest, always', 1))\n"
+        "pathlib.Path(sys.argv[-1] + '.opened').touch()\n"
+    )
+    monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
+    result = invoke(runner, workspace, "edit", "m8f3a2c1")
+    assert result.exit_code == 0, result.output
+    from memcli.memory import Memory
+
+    entry = Memory(workspace).get("m8f3a2c1").entry
+    assert entry.text.startswith("Prefers pytest over unittest, always")
+    assert entry.meta["by"] == "person"
+    script.write_text("import sys\n")  # leaves the text as it was
+    before = (workspace / "memory.md").read_bytes()
+    unchanged = invoke(runner, workspace, "edit", "m8f3a2c1")
+    assert unchanged.exit_code == 0 and "unchanged" in unchanged.output
+    script.write_text("import pathlib, sys\npathlib.Path(sys.argv[-1]).write_text('')\n")
+    emptied = invoke(runner, workspace, "edit", "m8f3a2c1")
+    assert emptied.exit_code == 1 and "empty" in emptied.output
+    script.write_text("import sys\nsys.exit(3)\n")
+    failed = invoke(runner, workspace, "edit", "m8f3a2c1")
+    assert failed.exit_code == 1 and "exited with 3" in failed.output
+    assert (workspace / "memory.md").read_bytes() == before
+    script.write_text("import pathlib, sys\npathlib.Path(sys.argv[-1] + '.opened').touch()\n")
+    assert invoke(runner, workspace, "open", "learnings.md").exit_code == 0
+    assert (workspace / "learnings.md.opened").exists()
+    assert invoke(runner, workspace, "open", "../etc/passwd").exit_code == 2
