@@ -576,6 +576,12 @@ def watch(
         False, "--background", help="Start it as a process of its own (log in .memcli/)."
     ),
     stop: bool = typer.Option(False, "--stop", help="Stop the watcher of this workspace."),
+    install_service: bool = typer.Option(
+        False, "--install-service", help="Write a systemd user unit / launchd agent for it."
+    ),
+    uninstall_service: bool = typer.Option(
+        False, "--uninstall-service", help="Remove the file --install-service wrote."
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Keep the index current while files change, and answer search/inject/get fast."""
@@ -584,6 +590,33 @@ def watch(
     from memcli.memory import shared_memory
     from memcli.service import WatchService, query_status, start_background, stop_running
 
+    if install_service or uninstall_service:
+        from memcli.servicefile import platform_kind, service_file, start_command, stop_command
+        from memcli.store.workspace import resolve_workspace
+
+        kind = platform_kind()
+        path, text = service_file(resolve_workspace(state.workspace), kind)
+        if uninstall_service:
+            existed = path.exists()
+            if existed:
+                path.unlink()
+            data = {"file": str(path), "removed": existed, "run_first": stop_command(path, kind)}
+            message = (
+                f"removed {path} (run `{stop_command(path, kind)}` first if it runs)"
+                if existed else f"{path}: not installed"
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            from memcli.store.files import atomic_write
+
+            atomic_write(path, text)
+            data = {"file": str(path), "start": start_command(path, kind)}
+            message = f"wrote {path}; start it with: {start_command(path, kind)}"
+        if json_out:
+            render.emit_json(data)
+        else:
+            render.info(message)
+        return
     if background or stop:
         root = shared_memory(state.workspace).root
         try:

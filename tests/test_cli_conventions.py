@@ -468,3 +468,34 @@ def test_edit_without_options_uses_the_editor_and_open_opens_the_file(
     assert invoke(runner, workspace, "open", "learnings.md").exit_code == 0
     assert (workspace / "learnings.md.opened").exists()
     assert invoke(runner, workspace, "open", "../etc/passwd").exit_code == 2
+
+
+def test_watch_install_service_writes_a_unit_and_a_plist(
+    runner: CliRunner, workspace: Path, tmp_path: Path
+) -> None:
+    import configparser
+    import plistlib
+
+    from memcli.servicefile import service_file
+
+    result = invoke(runner, workspace, "watch", "--install-service", "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    unit = Path(data["file"])
+    assert unit.parent == tmp_path / "xdg-config" / "systemd" / "user"  # conftest's XDG
+    assert "systemctl --user" in data["start"] and unit.name in data["start"]
+    parsed = configparser.ConfigParser(interpolation=None)
+    parsed.read_string(unit.read_text())
+    assert parsed["Service"]["ExecStart"] == f"{sys.executable} -m memcli -w {workspace} watch"
+    assert parsed["Service"]["Restart"] == "on-failure"
+    assert parsed["Install"]["WantedBy"] == "default.target"
+    again = invoke(runner, workspace, "watch", "--install-service", "--json")
+    assert json.loads(again.stdout)["file"] == str(unit)  # one file per workspace
+    removed = invoke(runner, workspace, "watch", "--uninstall-service", "--json")
+    assert json.loads(removed.stdout)["removed"] is True and not unit.exists()
+    path, text = service_file(workspace, "launchd", {"HOME": str(tmp_path)})
+    plist = plistlib.loads(text.encode())
+    assert path.parent == tmp_path / "Library" / "LaunchAgents"
+    assert plist["ProgramArguments"] == [sys.executable, "-m", "memcli", "-w", str(workspace),
+                                         "watch"]
+    assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
