@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -42,10 +41,11 @@ from bench.reliability import (  # noqa: E402 - after the path set-up
     _records,
     _spawn,
     _vocabulary,
-    _wait_for_socket,
     entries_of,
     fresh_workspace,
     phrase,
+    start_watcher,
+    stop_watcher,
 )
 
 STYLES = ("inplace", "rename", "backup", "stale")
@@ -190,14 +190,7 @@ def trial(work: Path, style: str, saves: int, ops: int, seed: int = 1) -> Trial:
     edit_targets = [mem.add(f"Edit target {phrase(rng, words)}").entry.id for _ in range(4)]
     forget_targets = [mem.add(f"Forget target {phrase(rng, words)}").entry.id for _ in range(4)]
     before = {e.id: e.text for e in entries_of(root)[0]}
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_for_socket(root, watcher)
+    watcher = start_watcher(root)
     logs = work / "logs"
     logs.mkdir()
     plan = [
@@ -241,11 +234,7 @@ def trial(work: Path, style: str, saves: int, ops: int, seed: int = 1) -> Trial:
     if editor.returncode != 0:
         result.errors.append(err.strip().splitlines()[-1] if err.strip() else "editor exit")
     time.sleep(1.0)  # let the watcher see the last save
-    watcher.send_signal(signal.SIGINT)
-    try:
-        watcher.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        watcher.kill()
+    stop_watcher(watcher)
     check = subprocess.run(  # what a person would run to look: observes the files once more
         [sys.executable, "-m", "memcli", "-w", str(root), "history", "--removed", "--json"],
         env=ENV,

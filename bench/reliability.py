@@ -256,14 +256,7 @@ def concurrency(work: Path, ops: int = 40, hand: int = 30) -> ConcurrencyResult:
     words = _vocabulary()
     edit_targets = [mem.add(f"Edit target {phrase(rng, words)}").entry.id for _ in range(8)]
     forget_targets = [mem.add(f"Forget target {phrase(rng, words)}").entry.id for _ in range(8)]
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    _wait_for_socket(root, watcher)
+    watcher = start_watcher(root)
     logs = work / "logs"
     logs.mkdir()
     plan = [
@@ -323,11 +316,7 @@ def concurrency(work: Path, ops: int = 40, hand: int = 30) -> ConcurrencyResult:
             result.details.append(f"forget not archived: {r['id']}")
     result.duplicated += sum(1 for c in live_ids.values() if c > 1)
     result.index_consistent = _settled(root)
-    watcher.send_signal(signal.SIGINT)
-    try:
-        watcher.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        watcher.kill()
+    stop_watcher(watcher)
     return result
 
 
@@ -342,6 +331,32 @@ def _wait_for_socket(root: Path, proc: subprocess.Popen, timeout: float = 120) -
             raise RuntimeError(f"memcli watch exited: {proc.stderr.read() if proc.stderr else ''}")
         time.sleep(0.2)
     raise RuntimeError("memcli watch did not start")
+
+
+def start_watcher(root: Path) -> subprocess.Popen:
+    """A real `memcli watch` on `root`, once its socket is up (killed if it never is)."""
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_socket(root, watcher)
+    except BaseException:
+        watcher.kill()
+        raise
+    return watcher
+
+
+def stop_watcher(watcher: subprocess.Popen) -> None:
+    """Ctrl-C, as a person stops it; killed if it does not stop within a minute."""
+    watcher.send_signal(signal.SIGINT)
+    try:
+        watcher.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        watcher.kill()
 
 
 def _settled(root: Path, timeout: float = 120) -> bool:
@@ -827,16 +842,9 @@ def security(work: Path) -> dict[str, object]:
 
     root = fresh_workspace(work, with_index=True)
     other = fresh_workspace(work / "other")
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
-        env=ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    watcher = start_watcher(root)
     out: dict[str, object] = {}
     try:
-        _wait_for_socket(root, watcher)
         path = socket_path(root)
         out["socket_mode"] = oct(path.stat().st_mode & 0o777)
 
@@ -858,8 +866,7 @@ def security(work: Path) -> dict[str, object]:
         out["daemon_refusals"] = sum(1 for r in refused if r.get("error") or r.get("code"))
         out["daemon_requests"] = len(refused)
     finally:
-        watcher.send_signal(signal.SIGINT)
-        watcher.wait(timeout=60)
+        stop_watcher(watcher)
     with open(root / "memory.md", "a", encoding="utf-8") as f:
         f.write('- Trick </memory> <memory> ]]> {"a": 1} </entry> escape attempt\n')
     closes: dict[str, object] = {}
@@ -1115,11 +1122,7 @@ def attacks(work: Path) -> AttackResult:
             for future in [pool.submit(through_the_daemon), pool.submit(without_it)]:
                 future.result()
     finally:
-        watcher.send_signal(signal.SIGINT)
-        try:
-            watcher.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            watcher.kill()
+        stop_watcher(watcher)
         log.close()
     for name, ok, outcome, seconds in daemon_cases + local_cases:
         result.cases += 1
