@@ -1088,15 +1088,16 @@ class Memory:
         """Bring an archived entry back to the file and section it came from."""
         archive = self._ready().load(ARCHIVE_FILE)
         block = archive.find(entry_id.strip())
-        if block is None and not entry_id.startswith("-"):
-            from memcli.recovery import removed_entries, restore_removed
-
-            if any(item["id"] == entry_id.strip() for item in removed_entries(self.store)):
-                return restore_removed(self.store, entry_id.strip())
         if block is None:
+            from memcli.recovery import restore_removed
+
+            back = restore_removed(self.store, entry_id.strip())  # a stale save removed it?
+            if back is not None:
+                return back
             raise NotFoundError(
                 f"no archived entry with id {entry_id!r} in {self.root / ARCHIVE_FILE}",
-                hint="`memcli list --include-archived --type archived` shows archived ids",
+                hint="`memcli list --include-archived --type archived` shows archived ids; "
+                "`memcli history --removed` the entries an editor's save removed",
             )
         old = block.entry
         from memcli.changes import ARCHIVE_KEYS

@@ -13,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli.errors import MemcliError, NotFoundError
+from memcli.errors import MemcliError
 from memcli.models import ARCHIVE_FILE, Entry, file_for_type
 from memcli.store.markdown import Document, parse
 from memcli.store.store import Store
@@ -59,19 +59,15 @@ def removed_entries(store: Store) -> list[dict]:
     return out
 
 
-def restore_removed(store: Store, entry_id: str) -> Entry:
+def restore_removed(store: Store, entry_id: str) -> Entry | None:
     """Put an entry an external save removed back into its file and section (or, for
-    a reverted edit, memcli's text back into the entry)."""
+    a reverted edit, memcli's text back into the entry); None when no entry with that
+    id was removed (or it is back already)."""
     for item in removed_entries(store):
         if item["id"] == entry_id:
             break
     else:
-        raise NotFoundError(
-            f"no entry with id {entry_id!r} in archive.md or among the entries an editor's "
-            f"save removed ({store.root})",
-            hint="`memcli history --removed` lists those; `memcli list --type archived` "
-            "the archived ones",
-        )
+        return None
     target = item["file"] if item["file"] in ("memory.md", "learnings.md") else None
     if target is None and not str(item["file"]).startswith("episodes/"):
         target = file_for_type(item.get("type") or "fact")
