@@ -90,8 +90,7 @@ def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutc
             for extra_entry in parse("".join(extra.get(entry_id, [])), filename).entries():
                 doc.insert_entry(replace(extra_entry, type=block.entry.type))
         text = doc.serialize()
-    return MergeOutcome(docs[1].bom + text if not text.startswith(docs[1].bom) else text,
-                        conflicts)
+    return MergeOutcome(docs[1].bom + text, conflicts)  # the layout's lines carry no BOM
 
 
 def _tokens(doc: Document) -> list[str]:
@@ -150,17 +149,13 @@ def _merge_changed(
         text, other = b.entry.text, None
     else:
         text, other = a.entry.text, b.entry
-    lines = _render(text, meta, eol, a.marker)
+    lines = render_entry_lines(text, meta, eol, a.marker)
     if other is None:
         return lines, None
     their_meta = dict(other.meta)
     their_meta["id"] = _conflict_id(a.entry.id, other.text)
     their_meta["conflict"] = a.entry.id
-    return lines, _render(other.text, their_meta, eol, a.marker)
-
-
-def _render(text: str, meta: dict[str, str], eol: str, marker: str) -> list[str]:
-    return render_entry_lines(text, meta, eol, marker)
+    return lines, render_entry_lines(other.text, their_meta, eol, a.marker)
 
 
 def _conflict_id(entry_id: str, text: str) -> str:
