@@ -205,7 +205,7 @@ def plan_undo(store: Store) -> UndoPlan:
             after = _text(store, writes[-1]["sha"])
         except KeyError:
             raise MemcliError(
-                f"cannot undo {op['op']} of {_when(op['t'])}: the history of {name} no "
+                f"cannot undo {op['op']} of {when(op['t'])}: the history of {name} no "
                 "longer has those versions (pruned)",
             ) from None
         current = _read(store, name)
@@ -257,7 +257,8 @@ def _read(store: Store, name: str) -> str:
     return read_text(path) if path.exists() else ""
 
 
-def _when(t: str) -> str:
+def when(t: str) -> str:
+    """A history time stamp in local time, for people."""
     try:
         moment = dt.datetime.strptime(t[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=dt.UTC)
     except ValueError:
@@ -307,8 +308,3 @@ def diagnose(store: Store) -> dict[str, Any]:
         "merge_conflicts": conflicts,
         "ok": not (problems or duplicates or removed or conflicts),
     }
-
-
-def when(t: str) -> str:
-    """A history time stamp in local time, for people."""
-    return _when(t)
