@@ -55,7 +55,7 @@ HAND_EDITOR = textwrap.dedent(
 @pytest.mark.parametrize("exchange", [True, False], ids=["renameat2", "os.replace"])
 def test_two_writers_and_a_hand_editor_lose_nothing(empty_workspace: Path, exchange: bool) -> None:
     """Also without the atomic exchange (other platforms): the check before the swap and
-    the hard-linked copy of the replaced file must do the work alone."""
+    renaming the current file aside and linking ours in without replacing must do the work."""
     ws = empty_workspace
     per_writer, edits = (200, 40) if exchange else (100, 30)
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))

@@ -27,7 +27,7 @@ MAX_ATTEMPTS = 50
 def read_text(path: Path) -> str:
     """Read a UTF-8 text file without newline translation ("" when it does not exist)."""
     try:
-        data = path.read_bytes()
+        data = _read_through_swap(path)
     except FileNotFoundError:
         return ""
     except IsADirectoryError:
@@ -38,6 +38,33 @@ def read_text(path: Path) -> str:
             hint="check the file's permissions",
         ) from None
     return decode_text(data, path)
+
+
+SWAP_GAP = 0.05  # seconds a reader waits for a file that is missing during a swap
+
+
+def _read_through_swap(path: Path) -> bytes:
+    """The file's bytes. Where writes cannot exchange names atomically (not Linux), a
+    file is missing for an instant while memcli swaps it: a reader waits that out
+    instead of seeing an empty memory."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        if not _swaps_leave_gap():
+            raise
+    deadline = time.monotonic() + SWAP_GAP
+    while True:
+        time.sleep(0.002)
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            if time.monotonic() > deadline:
+                raise
+
+
+def _swaps_leave_gap() -> bool:
+    """Whether this platform's writes leave the gap (cheap: no ctypes lookup)."""
+    return not sys.platform.startswith("linux") or bool(os.environ.get("MEMCLI_NO_EXCHANGE"))
 
 
 def decode_text(data: bytes, path: Path) -> str:
@@ -125,25 +152,42 @@ def _umask() -> int:
 def _swap_in(tmp: str, path: Path) -> str | None:
     """Put the temp file at `path`. Returns where the file it replaced now is (the
     same inode, so bytes still being written into it are not lost), or None when
-    `path` did not exist. Linux exchanges the two names atomically (renameat2);
-    elsewhere the old file is hard-linked aside first, then replaced."""
+    `path` did not exist. Linux exchanges the two names atomically (renameat2).
+    Elsewhere the current file is renamed aside (we get exactly the file that was
+    there) and ours is linked in without replacing anything: an editor that renamed
+    its save in between keeps it, and we get our own file back to start over on
+    theirs. For those microseconds the name is missing; `read_text` waits them out."""
     if _exchange(tmp, path):
         return tmp
-    aside: str | None = tmp + ".old"
+    aside = tmp + ".old"
     try:
-        os.link(path, aside)
-    except OSError:
-        aside = None
-    try:
-        os.replace(tmp, path)
+        os.rename(path, aside)
+    except FileNotFoundError:
+        aside = ""
     except OSError as exc:
         _discard(tmp)
-        if aside:
-            _discard(aside)
         raise MemcliError(
             f"{path}: the write failed ({exc.strerror}); the file is unchanged"
         ) from None
-    return aside
+    try:
+        os.link(tmp, path)
+    except FileExistsError:  # someone saved in between: theirs stays, ours is dropped
+        _discard(tmp)
+        return aside or None
+    except OSError:  # no hard links here (some file systems): a plain rename
+        try:
+            os.rename(tmp, path) if sys.platform == "win32" else os.replace(tmp, path)
+        except OSError as exc:
+            _discard(tmp)
+            if aside:
+                with contextlib.suppress(OSError):
+                    os.rename(aside, path)
+            raise MemcliError(
+                f"{path}: the write failed ({exc.strerror}); the file is unchanged"
+            ) from None
+        return aside or None
+    _discard(tmp)
+    return aside or None
 
 
 @functools.cache
