@@ -109,8 +109,8 @@ WORKER = r"""
 import json, os, random, sys, time
 sys.path.insert(0, os.environ["PYTHONPATH"])
 from bench.reliability import phrase, _vocabulary
-from memcli.memory import Memory
-from memcli.errors import MemcliError
+from memcli.services.memory import Memory
+from memcli.core.errors import MemcliError
 
 kind, root, log_path, count, seed, go = sys.argv[1:7]
 count, seed = int(count), int(seed)
@@ -181,7 +181,7 @@ def trial(work: Path, style: str, saves: int, ops: int, seed: int = 1) -> Trial:
     operations of each kind, with a watcher running."""
     started = time.time()
     root = fresh_workspace(work, with_index=True)
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     mem = Memory(root, notify=lambda m: None)
     original, _, _ = entries_of(root)

@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from memcli.memory import Memory  # noqa: E402
-from memcli.models import normalize_text  # noqa: E402
+from memcli.core.models import normalize_text  # noqa: E402
+from memcli.services.memory import Memory  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 ACTIONS = ("ADD", "UPDATE", "NOOP")

@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from memcli.config import Settings, load_settings  # noqa: E402
-from memcli.memory import Memory  # noqa: E402
+from memcli.services.memory import Memory  # noqa: E402
+from memcli.store.config import Settings, load_settings  # noqa: E402
 from memcli.store.markdown import format_meta  # noqa: E402
 
 DEFAULT_FILE = ROOT.parent / "shared" / "bench" / "locomo" / "locomo_public.json"

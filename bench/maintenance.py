@@ -7,7 +7,7 @@ bench/data/duplicates.jsonl (paraphrase duplicates and look-alike distinct facts
 bench/data/contradictions.jsonl (same subject, another value of every kind; compatible,
 unrelated and paraphrased pairs), English and Chinese, hand-written; each pair has a
 `split`: thresholds are chosen on "tune", "test" is reported as held out. Every pair goes
-through memcli.similarity.verdict with the bundled all-MiniLM-L6-v2 cosine, as compress
+through memcli.logic.similarity.verdict with the bundled all-MiniLM-L6-v2 cosine, as compress
 does. Prints precision / recall / F1 on both halves at the shipped thresholds
 ([compress] duplicate_threshold, contradiction_similarity) and a sweep on the tune half.
 """
@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from memcli.config import CompressSettings  # noqa: E402
-from memcli.similarity import PairFeatures, features, judge  # noqa: E402
+from memcli.logic.similarity import PairFeatures, features, judge  # noqa: E402
+from memcli.store.config import CompressSettings  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 SETS = {"duplicates": "duplicate", "contradictions": "contradiction"}

@@ -58,7 +58,7 @@ def build(ws: Path) -> dict[str, float]:
     code = f"""
 import json, resource, sys, time
 sys.path.insert(0, {str(ROOT)!r})
-from memcli.memory import Memory
+from memcli.services.memory import Memory
 from memcli.index.embedder import SentenceTransformerEmbedder
 mem = Memory({str(ws)!r}, notify=lambda m: None)
 entries = mem.entries(include_archived=True)
@@ -102,7 +102,7 @@ def start_watch(ws: Path, env: dict[str, str]) -> subprocess.Popen:
 def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[str, float]:
     """Rewrite one entry (editor-style temp file + rename) and poll the daemon until a
     search for its new words returns it."""
-    from memcli.fastpath import try_daemon
+    from memcli.surfaces.cli.fastpath import try_daemon
 
     memory = ws / "memory.md"
     delays = []

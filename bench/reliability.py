@@ -103,8 +103,8 @@ WORKER = r"""
 import json, os, random, sys, time
 sys.path.insert(0, os.environ["PYTHONPATH"])
 from bench.reliability import phrase, _vocabulary
-from memcli.memory import Memory
-from memcli.errors import MemcliError
+from memcli.services.memory import Memory
+from memcli.core.errors import MemcliError
 
 kind, root, log_path = sys.argv[1], sys.argv[2], sys.argv[3]
 count, seed = int(sys.argv[4]), int(sys.argv[5])
@@ -249,7 +249,7 @@ def concurrency(work: Path, ops: int = 40, hand: int = 30) -> ConcurrencyResult:
     """Adders, an editor, a forgetter, an extractor, a compressor, two hand editors and a
     watcher on one workspace; then every acknowledged write is checked."""
     root = fresh_workspace(work, with_index=True)
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     mem = Memory(root, notify=lambda m: None)
     rng = random.Random(7)
@@ -321,7 +321,7 @@ def concurrency(work: Path, ops: int = 40, hand: int = 30) -> ConcurrencyResult:
 
 
 def _wait_for_socket(root: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
-    from memcli.daemon_protocol import socket_path
+    from memcli.surfaces.daemon.protocol import socket_path
 
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -363,7 +363,7 @@ def _settled(root: Path, timeout: float = 120) -> bool:
     """True once the watcher's index matches the files (ids and texts)."""
     from memcli.index.embedder import text_hash
     from memcli.index.sync import embed_text
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -838,7 +838,7 @@ def fuzz(examples: int = 2000) -> dict[str, int]:
 def security(work: Path) -> dict[str, object]:
     """Socket permissions, the daemon's workspace boundary, ids that try to leave the
     workspace, and text that tries to break out of the inject block."""
-    from memcli.daemon_protocol import read_line, socket_path
+    from memcli.surfaces.daemon.protocol import read_line, socket_path
 
     root = fresh_workspace(work, with_index=True)
     other = fresh_workspace(work / "other")
@@ -1143,7 +1143,7 @@ def _daemon_requests(root: Path) -> int:
     """Requests the watcher of `root` has answered (its status, asked over the socket)."""
     import socket
 
-    from memcli.daemon_protocol import read_line, socket_path
+    from memcli.surfaces.daemon.protocol import read_line, socket_path
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
@@ -1385,7 +1385,7 @@ def _attack_workspaces(case, run, served: Path, other: Path) -> None:  # noqa: A
     def raw_request() -> str:
         import socket
 
-        from memcli.daemon_protocol import read_line, socket_path
+        from memcli.surfaces.daemon.protocol import read_line, socket_path
 
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(10)
@@ -1594,7 +1594,7 @@ def _attack_trust(case, run, work: Path) -> None:  # noqa: ANN001
 
 
 def _long_workspace(work: Path, name: str) -> Path:
-    from memcli.daemon_protocol import socket_file
+    from memcli.surfaces.daemon.protocol import socket_file
 
     root = fresh_workspace(work / name / ("d" * 60) / ("e" * 40))
     if socket_file(str(root)).startswith(str(root)):
@@ -1627,7 +1627,7 @@ def _recorded(proc: subprocess.Popen) -> int:
 def _attack_socket_directories(case, skip, run, work: Path) -> None:  # noqa: ANN001
     """The per-user fallback directory $TMPDIR/memcli-<uid>/ made first by someone else:
     the watcher will not serve there, and a client sends nothing to a socket in it."""
-    from memcli.daemon_protocol import socket_file
+    from memcli.surfaces.daemon.protocol import socket_file
 
     root = _long_workspace(work, "long")
     entry_id = _ids(root)[0][0]
@@ -1683,7 +1683,7 @@ def _attack_server_of_another_uid(case, skip, run, work: Path) -> None:  # noqa:
     if os.geteuid() != 0:
         skip(name, "needs root to listen as another uid")
         return
-    from memcli.daemon_protocol import socket_path
+    from memcli.surfaces.daemon.protocol import socket_path
 
     twin = fresh_workspace(work / "twin")  # no watcher: a stranger's socket in its place
     path = socket_path(twin)

@@ -28,18 +28,18 @@ __all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "Validation
 if TYPE_CHECKING:
     from typing import Any
 
-    from memcli.errors import MemcliError, NotFoundError, ValidationError
-    from memcli.memory import Memory
-    from memcli.models import Entry
-    from memcli.search import Hit
+    from memcli.core.errors import MemcliError, NotFoundError, ValidationError
+    from memcli.core.models import Entry
+    from memcli.logic.search import Hit
+    from memcli.services.memory import Memory
 
 _WHERE = {
-    "Memory": "memcli.memory",
-    "Entry": "memcli.models",
-    "Hit": "memcli.search",
-    "MemcliError": "memcli.errors",
-    "NotFoundError": "memcli.errors",
-    "ValidationError": "memcli.errors",
+    "Memory": "memcli.services.memory",
+    "Entry": "memcli.core.models",
+    "Hit": "memcli.logic.search",
+    "MemcliError": "memcli.core.errors",
+    "NotFoundError": "memcli.core.errors",
+    "ValidationError": "memcli.core.errors",
 }
 
 

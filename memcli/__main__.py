@@ -1,5 +1,5 @@
 """`python -m memcli` runs the CLI (through the daemon fast path when one is up)."""
 
-from memcli.fastpath import main
+from memcli.surfaces.cli.fastpath import main
 
 main()

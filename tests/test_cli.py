@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
+from memcli.surfaces.cli.app import app
 
 
 def invoke(runner: CliRunner, ws: Path, *args: str, input: str | None = None):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
+from memcli.surfaces.cli.app import app
 
 
 def fresh_env(home: Path) -> dict[str, str]:
@@ -167,8 +167,8 @@ def test_missing_input_files_are_data_errors(runner: CliRunner, workspace: Path)
 def test_when_accepts_iso_and_relative_dates() -> None:
     import datetime as dt
 
-    from memcli.cliargs import when
-    from memcli.errors import UsageError
+    from memcli.core.errors import UsageError
+    from memcli.surfaces.cli.args import when
 
     now = dt.datetime(2026, 11, 24, 15, 30, tzinfo=dt.UTC)
     assert when("2026-11-01", "--since", now=now) == "2026-11-01"
@@ -296,7 +296,7 @@ def test_stats_and_get_print_plain_text(runner: CliRunner, workspace: Path) -> N
 
 
 def test_status_values_read_as_words(capsys: pytest.CaptureFixture[str]) -> None:
-    from memcli import render
+    from memcli.surfaces.cli import render
 
     render.key_values(
         {"pid": 7, "uptime_s": 2.5, "last_batch": None, "serving": True, "paths": []}.items()
@@ -395,7 +395,7 @@ def test_every_option_has_help_and_a_metavar(runner: CliRunner) -> None:
 def test_forget_reason_is_kept_in_the_archive(runner: CliRunner, workspace: Path) -> None:
     result = invoke(runner, workspace, "forget", "m8f3a2c1", "--reason", "moved to uv's runner")
     assert result.exit_code == 0, result.output
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     [copy] = [e for e in Memory(workspace).entries(include_archived=True) if e.id == "m8f3a2c1"]
     assert copy.meta["reason"] == "moved to uv's runner"
@@ -406,7 +406,7 @@ def test_forget_reason_is_kept_in_the_archive(runner: CliRunner, workspace: Path
 
 
 def test_list_limit_sort_pinned(runner: CliRunner, workspace: Path) -> None:
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     with (workspace / "memory.md").open("a") as handle:
         handle.write(
@@ -448,7 +448,7 @@ def test_edit_without_options_uses_the_editor_and_open_opens_the_file(
     monkeypatch.setenv("VISUAL", f"{sys.executable} {script}")
     result = invoke(runner, workspace, "edit", "m8f3a2c1")
     assert result.exit_code == 0, result.output
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     entry = Memory(workspace).get("m8f3a2c1").entry
     assert entry.text.startswith("Prefers pytest over unittest, always")
@@ -476,7 +476,7 @@ def test_watch_install_service_writes_a_unit_and_a_plist(
     import configparser
     import plistlib
 
-    from memcli.servicefile import service_file
+    from memcli.surfaces.daemon.unitfile import service_file
 
     result = invoke(runner, workspace, "watch", "--install-service", "--json")
     assert result.exit_code == 0, result.output

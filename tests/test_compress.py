@@ -13,16 +13,16 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.changes import ARCHIVE_KEYS
-from memcli.cli import app
-from memcli.compress import conflicting_values, retention, star_groups
-from memcli.config import CompressSettings, load_settings
-from memcli.index.access import Access, AccessStats
-from memcli.memory import Memory
-from memcli.models import Entry, format_time, utc_now
+from memcli.adapters.tokens import get_counter
+from memcli.core.models import Entry, format_time, utc_now
+from memcli.logic.compress import conflicting_values, retention, star_groups
+from memcli.services.memory import Memory
+from memcli.store.access import Access, AccessStats
+from memcli.store.changes import ARCHIVE_KEYS
+from memcli.store.config import CompressSettings, load_settings
 from memcli.store.markdown import parse
-from memcli.tokens import get_counter
-from memcli.trust import trust
+from memcli.store.trust import trust
+from memcli.surfaces.cli.app import app
 from tests.llm_server import FakeLLM
 
 NOW = utc_now()
@@ -325,7 +325,7 @@ def test_taking_back_an_archive_copy_keeps_an_older_one_with_that_id(tmp_path: P
     """An entry forgotten earlier (its copy in archive.md) is live again under the same id
     (an editor's stale buffer put it back); a compress that plans to archive it but finds
     it edited takes back only its own copy, never the older one."""
-    from memcli.changes import Plan, Removal, apply
+    from memcli.store.changes import Plan, Removal, apply
     from memcli.store.store import Store
 
     root = tmp_path / "ws"
@@ -485,7 +485,7 @@ def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path)
 
 
 def test_forget_scope_setting(tmp_path: Path) -> None:
-    from memcli.errors import ConfigError
+    from memcli.core.errors import ConfigError
     from tests.fakes import HashingEmbedder
 
     root = _old_workspace(tmp_path / "ws", 20)
@@ -535,7 +535,7 @@ def test_target_tokens_sheds_machine_entries_before_a_persons(tmp_path: Path) ->
 
 def test_similarity_verdicts_are_structural() -> None:
     """Pure: the structural signs decide whatever the cosine (cosines given here)."""
-    from memcli.similarity import verdict
+    from memcli.logic.similarity import verdict
 
     def said(a: str, b: str, cosine: float = 0.9) -> str:
         return verdict(a, b, cosine, 0.65, 0.5)
@@ -619,7 +619,7 @@ def test_paraphrases_merged_look_alikes_kept_contradictions_superseded(tmp_path:
 
 
 def test_an_undated_hand_written_entry_is_not_superseded_by_a_program() -> None:
-    from memcli.compress import newer_of
+    from memcli.logic.compress import newer_of
 
     hand = Entry("h", "Lives in Porto", "fact", "memory.md", 1, {})
     machine = Entry(

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from memcli.memory import Memory
+from memcli.services.memory import Memory
 
 WRITER = textwrap.dedent(
     """
     import sys
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
     mem = Memory(sys.argv[1])
     for i in range(int(sys.argv[3])):
         mem.add(f"{sys.argv[2]} note number {i}", type="fact")

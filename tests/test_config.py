@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from memcli.config import Settings, load_settings
-from memcli.errors import ConfigError
-from memcli.memory import Memory
+from memcli.core.errors import ConfigError
+from memcli.services.memory import Memory
+from memcli.store.config import Settings, load_settings
 from tests.fakes import HashingEmbedder
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from memcli.cli import app
+from memcli.surfaces.cli.app import app
 
 
 def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.credentials import describe, find, redact
-from memcli.memory import Memory
+from memcli.core.credentials import describe, find, redact
+from memcli.services.memory import Memory
+from memcli.surfaces.cli.app import app
 from tests.fakes import HashingEmbedder
 
 #: (text, kind found or None)
@@ -87,7 +87,7 @@ def _fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     def shared(workspace: str | Path | None = None) -> Memory:
         return Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
 
-    monkeypatch.setattr("memcli.memory.shared_memory", shared)
+    monkeypatch.setattr("memcli.services.memory.shared_memory", shared)
 
 
 KEY = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.memory import Memory, recomputed_keywords
+from memcli.services.memory import Memory, recomputed_keywords
+from memcli.surfaces.cli.app import app
 from tests.fakes import HashingEmbedder
 
 

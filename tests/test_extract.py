@@ -7,11 +7,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.extract import candidates, plan, split_sentences, statements
-from memcli.memory import Memory
-from memcli.models import Entry
-from memcli.trust import trust
+from memcli.core.models import Entry
+from memcli.logic.extract import candidates, plan, split_sentences, statements
+from memcli.services.memory import Memory
+from memcli.store.trust import trust
+from memcli.surfaces.cli.app import app
 from tests.fakes import HashingEmbedder
 
 EN = [

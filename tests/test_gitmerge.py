@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli.gitmerge import merge_entries
-from memcli.memory import Memory
+from memcli.services.memory import Memory
+from memcli.store.gitmerge import merge_entries
 from memcli.store.markdown import parse
 
 BASE = """# Memory
@@ -104,7 +104,7 @@ def test_removals_apply_unless_the_other_side_edited() -> None:
 
 
 def test_a_version_with_a_duplicate_id_is_left_to_git(tmp_path: Path) -> None:
-    from memcli.gitmerge import run_driver
+    from memcli.store.gitmerge import run_driver
 
     twice = BASE + "- Also Berlin <!-- id=mhome -->\n"
     paths = []

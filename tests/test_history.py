@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.memory import Memory
+from memcli.services.memory import Memory
+from memcli.surfaces.cli.app import app
 
 
 def stale_save(path: Path, content: bytes) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli import hooks
 from memcli.store.workspace import resolve_workspace
+from memcli.surfaces import hooks
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SESSION = "5b0d8c3e-7a41-4c6f-9f0e-2d7e5c1a9b10"
@@ -26,7 +26,7 @@ MEMCLI = str(Path(sys.executable).parent / "memcli")
 def indexed(workspace: Path) -> Path:
     """The sample workspace, indexed (and the one-time ONNX export of this test session
     made), as it is once memcli has run there: a hook's time limit is for answering."""
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     Memory(workspace, notify=lambda m: None).index()
     return workspace

@@ -12,11 +12,11 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
-from memcli import quick
-from memcli.cli import app
-from memcli.memory import Memory
+from memcli.core.validate import MAX_ENTRY_CHARS, MAX_INPUT_BYTES, MAX_QUERY_CHARS
+from memcli.services.memory import Memory
 from memcli.store.markdown import format_meta, parse, parse_meta
-from memcli.validate import MAX_ENTRY_CHARS, MAX_INPUT_BYTES, MAX_QUERY_CHARS
+from memcli.surfaces.cli import quick
+from memcli.surfaces.cli.app import app
 from tests.fakes import HashingEmbedder
 
 FILES = ("memory.md", "learnings.md", "archive.md")
@@ -30,7 +30,7 @@ def _fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
     def shared(workspace: str | Path | None = None) -> Memory:
         return Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
 
-    monkeypatch.setattr("memcli.memory.shared_memory", shared)
+    monkeypatch.setattr("memcli.services.memory.shared_memory", shared)
     monkeypatch.setenv("MEMCLI_INDEX_ONNX", "false")
 
 
@@ -85,7 +85,7 @@ def test_source_with_line_breaks_cannot_forge_entries(
 def test_source_over_mcp_is_refused(empty_workspace: Path) -> None:
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from memcli.mcp_server import build_server
+    from memcli.surfaces.mcp_server import build_server
 
     before = snapshot(empty_workspace)
     server = build_server(empty_workspace)

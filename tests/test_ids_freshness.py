@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memcli.index import sync
-from memcli.memory import Memory, new_id
+from memcli.services.memory import Memory, new_id
 from memcli.store.markdown import derived_id, parse
 from tests.fakes import HashingEmbedder
 

@@ -14,7 +14,7 @@ HEAVY = ("torch", "sentence_transformers", "faiss", "transformers", "onnxruntime
 def imported_modules(*args: str, cwd: Path | None = None) -> set[str]:
     code = (
         "import sys, json\n"
-        "from memcli.cli import app\n"
+        "from memcli.surfaces.cli.app import app\n"
         "try:\n"
         f"    app(args={list(args)!r}, standalone_mode=False)\n"
         "except SystemExit:\n"

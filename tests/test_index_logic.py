@@ -8,15 +8,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcli.config import IndexSettings, SearchSettings, Settings
-from memcli.index.access import Access
+from memcli.core.models import Entry
 from memcli.index.keyword import KeywordIndex
 from memcli.index.sync import plan_sync
 from memcli.index.tokenize import tokenize
 from memcli.index.vectors import VectorIndex
-from memcli.memory import Memory
-from memcli.models import Entry
-from memcli.search import Signals, rank, recency
+from memcli.logic.search import Signals, rank, recency
+from memcli.services.memory import Memory
+from memcli.store.access import Access
+from memcli.store.config import IndexSettings, SearchSettings, Settings
 from tests.fakes import HashingEmbedder
 
 

@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.errors import ConfigError, ValidationError
-from memcli.inject import FORMATS, Candidate, pack, render_block
-from memcli.messages import conversation_context, load_messages
-from memcli.models import Entry
-from memcli.tokens import EstimateCounter, get_counter
+from memcli.adapters.messages import conversation_context, load_messages
+from memcli.adapters.tokens import EstimateCounter, get_counter
+from memcli.core.errors import ConfigError, ValidationError
+from memcli.core.models import Entry
+from memcli.logic.inject import FORMATS, Candidate, pack, render_block
+from memcli.surfaces.cli.app import app
 
 COUNTER = get_counter("cl100k_base")
 TYPES = [
@@ -130,7 +130,7 @@ def test_offline_encodings_only() -> None:
 def test_estimate_when_tiktoken_missing(workspace: Path) -> None:
     code = (
         "import sys; sys.modules['tiktoken'] = None\n"
-        "from memcli.cli import main; sys.argv = ['memcli', '-w', sys.argv[1], 'inject',"
+        "from memcli.surfaces.cli.app import main; sys.argv = ['memcli', '-w', sys.argv[1], 'inject',"
         " '--max-tokens', '60']; main()"
     )
     result = subprocess.run(
@@ -211,7 +211,7 @@ def test_cli_inject_sources_and_errors(runner: CliRunner, workspace: Path, tmp_p
 
 @pytest.mark.slow
 def test_pinned_and_corrections_always_included_with_context(workspace: Path) -> None:
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     mem = Memory(workspace, notify=lambda m: None)
     pinned = mem.add("Never deploy on Fridays", type="preference", pin=True).entry
@@ -223,7 +223,7 @@ def test_pinned_and_corrections_always_included_with_context(workspace: Path) ->
 
 
 def test_injected_entries_count_as_accessed(workspace: Path) -> None:
-    from memcli.index.access import AccessStats
+    from memcli.store.access import AccessStats
 
     runner = CliRunner()
     stats = AccessStats(workspace / ".memcli")
@@ -252,8 +252,8 @@ def test_injected_entries_count_as_accessed(workspace: Path) -> None:
     ],
 )
 def test_relevance_floor(semantic: float, keyword: float, mode: str, relevant: bool) -> None:
-    from memcli.config import InjectSettings
-    from memcli.inject import is_relevant
+    from memcli.logic.inject import is_relevant
+    from memcli.store.config import InjectSettings
 
     assert is_relevant(semantic, keyword, mode, InjectSettings()) is relevant
 
@@ -280,7 +280,7 @@ def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
     ids = [e["id"] for e in data["entries"]]
     assert "m8f3a2c1" in ids and "l2c8a4e1" in ids  # pytest preference, pytest skill
 
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     meta = {e.id: e.meta for e in Memory(workspace).entries()}
     for context in ("what's the capital of Peru", "Give me a recipe for banana bread"):

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli import install
-from memcli.errors import MemcliError
+from memcli.core.errors import MemcliError
+from memcli.surfaces import install
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BIN = str(Path(sys.executable).parent)
@@ -191,7 +191,7 @@ def test_broken_or_foreign_settings_are_refused(tmp_path: Path) -> None:
 def test_installed_claude_code_hooks_end_to_end(tmp_path: Path) -> None:
     """`memcli install claude-code --project` in a scratch project, then the settings'
     own commands run as Claude Code runs them (sh -c, JSON on stdin, cwd the project)."""
-    from memcli.memory import Memory
+    from memcli.services.memory import Memory
 
     project, home = tmp_path / "shop", tmp_path / "home"
     project.mkdir()

@@ -31,7 +31,7 @@ def test_llm_cli_loads_the_fragment(workspace: Path, tmp_path: Path) -> None:
 
 
 def test_plugin_functions(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from memcli import llm_plugin
+    from memcli.surfaces import llm_plugin
 
     monkeypatch.setenv("MEMCLI_WORKSPACE", str(workspace))
     llm.load_plugins()

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from memcli import daemon_protocol, fastpath
-from memcli.daemon import CliRunnerHandler, DaemonServer
-from memcli.daemon_protocol import frame, socket_file
 from memcli.store.workspace import init_workspace
+from memcli.surfaces.cli import fastpath
+from memcli.surfaces.daemon import protocol as daemon_protocol
+from memcli.surfaces.daemon.protocol import frame, socket_file
+from memcli.surfaces.daemon.server import CliRunnerHandler, DaemonServer
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.memory import Memory
-from memcli.portability import ImportItem, export_entries, parse_import
+from memcli.adapters.portability import ImportItem, export_entries, parse_import
+from memcli.services.memory import Memory
+from memcli.surfaces.cli.app import app
 
 CLAUDE_MD = """# Project notes
 
@@ -96,7 +96,7 @@ def test_import_dry_run_provenance_and_bad_files(
 
 
 def test_export_markdown_shape() -> None:
-    from memcli.models import Entry
+    from memcli.core.models import Entry
 
     entries = [
         Entry("m1", "Likes tea", "preference", "memory.md", 1),

@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
-from memcli.config import ReflectSettings
-from memcli.memory import Memory
-from memcli.models import Entry, format_time, utc_now
-from memcli.reflect import check_trigger, cohesive_clusters, extractive_insights, synthesize
+from memcli.core.models import Entry, format_time, utc_now
+from memcli.logic.reflect import check_trigger, cohesive_clusters, extractive_insights, synthesize
+from memcli.services.memory import Memory
+from memcli.store.config import ReflectSettings
 from memcli.store.markdown import parse
-from memcli.trust import trust
+from memcli.store.trust import trust
+from memcli.surfaces.cli.app import app
 from tests.llm_server import FakeLLM
 
 NOW = utc_now()

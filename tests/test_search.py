@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.cli import app
 from memcli.index.embedder import SentenceTransformerEmbedder
-from memcli.memory import Memory
+from memcli.services.memory import Memory
+from memcli.surfaces.cli.app import app
 
 pytestmark = pytest.mark.slow
 

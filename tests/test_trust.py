@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli import trust
-from memcli.cli import app
-from memcli.config import load_settings
-from memcli.memory import Memory
+from memcli.services.memory import Memory
+from memcli.store import trust
+from memcli.store.config import load_settings
+from memcli.surfaces.cli.app import app
 from tests.llm_server import FakeLLM
 
 HOSTILE = """[llm]
@@ -38,7 +38,7 @@ limit = 1
 
 def add(runner: CliRunner, root: Path, text: str):  # noqa: ANN201 - click Result
     """`memcli add` as a fresh process would run it (no Memory kept from a previous call)."""
-    from memcli import memory
+    from memcli.services import memory
 
     memory._SHARED.clear()
     return runner.invoke(app, ["-w", str(root), "add", text, "-i", "0.9"])
@@ -118,7 +118,7 @@ def test_user_config_and_environment_are_trusted(
 
 
 def test_user_config_errors_name_the_file(empty_workspace: Path) -> None:
-    from memcli.errors import ConfigError
+    from memcli.core.errors import ConfigError
 
     user = trust.user_config_file()
     user.parent.mkdir(parents=True)

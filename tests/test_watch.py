@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcli.daemon_protocol import socket_path
 from memcli.index import onnx_embedder
 from memcli.index.embedder import BUNDLED_MODEL_ID, SentenceTransformerEmbedder
-from memcli.memory import Memory
-from memcli.watch import Debouncer, is_relevant
+from memcli.services.memory import Memory
+from memcli.surfaces.daemon.protocol import socket_path
+from memcli.surfaces.daemon.watch import Debouncer, is_relevant
 
 pytestmark = pytest.mark.slow
 HEAVY = {"torch", "sentence_transformers", "transformers"}
@@ -107,7 +107,7 @@ def imports_of(code: str, *args: str, cwd: Path | None = None) -> tuple[set[str]
 def test_cold_search_imports_no_torch(workspace: Path, exported) -> None:
     Memory(workspace, notify=lambda m: None).index()
     code = (
-        "import sys\nfrom memcli.cli import app\n"
+        "import sys\nfrom memcli.surfaces.cli.app import app\n"
         "try:\n    app(args=['-w', sys.argv[1], 'search', 'python tests', '-n', '1'], "
         "standalone_mode=False)\nexcept SystemExit:\n    pass"
     )
@@ -358,7 +358,7 @@ def test_daemon_writes_access_counts_after_answering(watched) -> None:
 def test_daemon_client_imports_nothing_heavy(watched) -> None:
     ws, _ = watched
     code = (
-        "import sys\nfrom memcli.fastpath import try_daemon\n"
+        "import sys\nfrom memcli.surfaces.cli.fastpath import try_daemon\n"
         "code = try_daemon(['-w', sys.argv[1], 'search', 'python tests', '-n', '1'])\n"
         "assert code == 0, code"
     )

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import numpy as np
 
-from memcli.errors import ConfigError
+from memcli.core.errors import ConfigError
 
 BUNDLED_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -25,11 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-from memcli.config import IndexSettings
+from memcli.core.models import Entry
 from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
 from memcli.index.keyword import KeywordIndex
 from memcli.index.tokenize import tokenize
-from memcli.models import Entry
+from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 

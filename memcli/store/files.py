@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from memcli.errors import ConflictError, MemcliError, WorkspaceError
+from memcli.core.errors import ConflictError, MemcliError, WorkspaceError
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 50

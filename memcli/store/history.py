@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli.errors import MemcliError
+from memcli.core.errors import MemcliError
 
 KEEP_DAYS = 30
 KEEP_MB = 100

@@ -15,8 +15,8 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
-from memcli.errors import ParseError
-from memcli.models import (
+from memcli.core.errors import ParseError
+from memcli.core.models import (
     EPISODES_DIR,
     LEARNINGS_FILE,
     MEMORY_FILE,
@@ -26,7 +26,7 @@ from memcli.models import (
     parse_time,
     section_title,
 )
-from memcli.validate import MAX_ENTRY_CHARS
+from memcli.core.validate import MAX_ENTRY_CHARS
 
 BOM = "\ufeff"
 _ITEM_RE = re.compile(r"^(?P<marker>[-*+][ \t]+)(?P<rest>.*)$")
@@ -148,7 +148,7 @@ def format_meta(meta: dict[str, str]) -> str:
     A value that holds spaces, quotes or a comment delimiter is quoted, with `-->` and
     `<!--` written as `--\\>` and `<\\!--` (parse_meta reads them back as they were), so
     no value can end the comment early or open another one. Values are one line (callers
-    refuse line breaks, see memcli.validate); a line break that gets here anyway becomes
+    refuse line breaks, see memcli.core.validate); a line break that gets here anyway becomes
     a space rather than a new line of the file.
     """
     parts = []

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from memcli.errors import MemcliError, ParseError
-from memcli.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
+from memcli.core.errors import MemcliError, ParseError
+from memcli.core.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
 from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:

@@ -6,9 +6,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memcli.config import CONFIG_FILE
-from memcli.errors import WorkspaceError
-from memcli.models import LEARNINGS_FILE, MEMORY_FILE
+from memcli.core.errors import WorkspaceError
+from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE
+from memcli.store.config import CONFIG_FILE
 
 STATE_DIR = ".memcli"
 

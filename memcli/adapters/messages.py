@@ -1,0 +1,84 @@
+"""Chat transcripts: reading OpenAI-style JSON / JSONL, and the recent-context rule of
+seed 000 (last 3 user turns plus final assistant replies; tool traffic skipped)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from memcli.core.errors import ValidationError
+from memcli.core.validate import read_input_file
+
+
+def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, Any]]:
+    """Messages from a JSON list (or {"messages": [...]}) or JSONL file; `-` reads stdin.
+    The file must be a regular file of at most validate.MAX_INPUT_BYTES."""
+    if text is None:
+        text = read_input_file(path, "the transcript")
+    path = Path(path) if str(path) != "-" else Path("<stdin>")
+    stripped = text.strip()
+    if not stripped:
+        raise ValidationError(f"{path}: the transcript is empty")
+    messages: Any
+    try:
+        messages = json.loads(stripped)
+    except json.JSONDecodeError as first_error:
+        messages = []
+        for number, line in enumerate(stripped.splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                messages.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                where = number if number > 1 else first_error.lineno
+                raise ValidationError(
+                    f"{path}:{where}: not JSON or JSONL ({exc.msg})",
+                    hint="give a JSON list of {role, content} objects, or one object per line",
+                ) from None
+    if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
+        messages = messages["messages"]
+    if isinstance(messages, dict):
+        messages = [messages]
+    if not isinstance(messages, list):
+        raise ValidationError(f"{path}: expected a list of messages")
+    for index, message in enumerate(messages, 1):
+        if not isinstance(message, dict) or "role" not in message:
+            raise ValidationError(
+                f"{path}: message {index} has no 'role'",
+                hint="each message needs role and content",
+            )
+    return messages
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a message whose content is a string or a list of parts."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, str):
+                parts.append(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                parts.append(part["text"])
+        return "\n".join(parts)
+    return ""
+
+
+def conversation_context(messages: list[dict[str, Any]], max_turns: int = 3) -> str:
+    """Recent context: the last `max_turns` user messages and the final assistant replies
+    between them; tool messages and assistant messages with tool calls are skipped."""
+    parts: list[str] = []
+    turns = 0
+    for message in reversed(messages):
+        role = message.get("role")
+        if role in ("user", "human"):
+            parts.append(message_text(message))
+            turns += 1
+            if turns >= max_turns:
+                break
+        elif role in ("assistant", "ai") and not message.get("tool_calls"):
+            parts.append(message_text(message))
+    return " ".join(p for p in reversed(parts) if p.strip())

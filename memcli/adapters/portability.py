@@ -1,0 +1,173 @@
+"""Bringing memory in and taking it out: `memcli export` and `memcli import`.
+
+Export writes the entries as JSON Lines (every field), as plain Markdown (sections by
+type, no metadata) or in mem0's export shape. Import reads JSON Lines, mem0's JSON
+export, or a Markdown list (a CLAUDE.md, a MEMORY.md, ChatGPT's memory export pasted
+into a file, any bulleted list; `##` headings give the type) into `ImportItem`s, which
+`Memory.import_items` adds through the same path as `add` (an exact duplicate updates
+the entry it repeats). Pure: no file or workspace access here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from memcli.core.errors import ValidationError
+from memcli.core.models import KNOWN_TYPES, Entry, heading_type, section_title
+
+EXPORT_FORMATS = ("jsonl", "markdown", "mem0")
+IMPORT_FORMATS = ("auto", "jsonl", "mem0", "markdown")
+_BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?P<text>\S.*)$")
+_HEADING = re.compile(r"^#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
+_COMMENT = re.compile(r"\s*<!--.*?-->\s*$")
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    text: str
+    type: str = "fact"
+    importance: float | None = None
+
+
+# ---------------------------------------------------------------------- export
+
+
+def export_entries(entries: list[Entry], fmt: str) -> str:
+    """The entries in format `fmt` (jsonl, markdown or mem0)."""
+    if fmt == "jsonl":
+        return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
+    if fmt == "mem0":
+        results = [
+            {
+                "id": e.id,
+                "memory": e.text,
+                "created_at": e.meta.get("created"),
+                "updated_at": e.meta.get("updated"),
+                "metadata": {"type": e.type, "importance": e.importance, "source": e.source},
+            }
+            for e in entries
+        ]
+        return json.dumps({"results": results}, ensure_ascii=False, indent=2) + "\n"
+    if fmt == "markdown":
+        out: list[str] = []
+        for entry_type in dict.fromkeys(e.type for e in entries):
+            out.append(f"## {section_title(entry_type)}\n")
+            for e in entries:
+                if e.type == entry_type:
+                    first, *rest = e.text.split("\n")
+                    out.append(f"- {first}\n")
+                    out.extend(f"  {line}\n" if line.strip() else "\n" for line in rest)
+            out.append("\n")
+        return "".join(out)
+    raise ValidationError(f"--format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
+
+
+# ---------------------------------------------------------------------- import
+
+
+def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
+    """The memories in `text` (the content of file `name`)."""
+    if fmt == "auto":
+        fmt = detect_format(text, name)
+    if fmt == "jsonl":
+        return [_item(json_line(line, name, n), name, n)
+                for n, line in enumerate(text.splitlines(), 1) if line.strip()]
+    if fmt == "mem0":
+        try:
+            data = json.loads(text)
+        except ValueError as exc:
+            raise ValidationError(f"{name}: not JSON ({exc})") from None
+        rows = data
+        if isinstance(data, dict):
+            rows = data.get("results", data.get("memories"))
+        if not isinstance(rows, list):
+            raise ValidationError(f"{name}: expected a list of memories, or {{\"results\": [...]}}")
+        return [_item(row, name, n) for n, row in enumerate(rows, 1)]
+    if fmt == "markdown":
+        return _markdown_items(text)
+    raise ValidationError(f"--format {fmt!r}: use one of {', '.join(IMPORT_FORMATS)}")
+
+
+def json_line(line: str, name: str, number: int) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError as exc:
+        raise ValidationError(f"{name}:{number}: not a JSON line ({exc})") from None
+
+
+def detect_format(text: str, name: str) -> str:
+    """jsonl, mem0 or markdown, from the file's name and first characters."""
+    lowered = name.lower()
+    if lowered.endswith(".jsonl"):
+        return "jsonl"
+    if lowered.endswith(".json"):
+        return "mem0"
+    stripped = text.lstrip()
+    if stripped.startswith("{") and "\n{" in stripped:
+        return "jsonl"
+    if stripped.startswith(("[", "{")):
+        return "mem0"
+    return "markdown"
+
+
+def _item(row: Any, name: str, number: int) -> ImportItem:
+    if isinstance(row, str):
+        return ImportItem(row.strip())
+    if not isinstance(row, dict):
+        raise ValidationError(f"{name}: item {number} is neither text nor an object")
+    text = row.get("text") or row.get("memory") or row.get("content")
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError(f"{name}: item {number} has no text (text, memory or content)")
+    meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+    entry_type = str(row.get("type") or meta.get("type") or "fact")
+    entry_type = entry_type if entry_type in KNOWN_TYPES else "fact"
+    importance = row.get("importance", meta.get("importance"))
+    if importance is not None and not isinstance(importance, int | float):
+        importance = None
+    return ImportItem(text.strip(), entry_type, importance)
+
+
+def _markdown_items(text: str) -> list[ImportItem]:
+    """Top-level bullets (their indented lines joined), typed by the heading above."""
+    items: list[ImportItem] = []
+    current_type = "fact"
+    lines: list[str] = []
+    in_fence = False
+    fence_indent = 0
+
+    def flush() -> None:
+        if lines:
+            items.append(ImportItem("\n".join(lines).strip(), current_type))
+            lines.clear()
+
+    for raw in text.splitlines():
+        if raw.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+            fence_indent = len(raw) - len(raw.lstrip())
+            if lines:
+                lines.append(raw.strip())
+            continue
+        if in_fence:  # kept as written, less the fence's own indent
+            if lines:
+                cut = fence_indent if raw[:fence_indent].isspace() else 0
+                lines.append(raw[cut:].rstrip())
+            continue
+        heading = _HEADING.match(raw)
+        if heading:
+            flush()
+            found = heading_type(heading.group("title"))  # "## Code style": no type
+            current_type = found if found in KNOWN_TYPES else "fact"
+            continue
+        bullet = _BULLET.match(raw)
+        if bullet:
+            flush()
+            lines.append(_COMMENT.sub("", bullet.group("text")).strip())
+        elif lines and raw.startswith((" ", "\t")) and raw.strip():
+            lines.append(raw.strip())
+        else:
+            flush()
+    flush()
+    return [i for i in items if i.text]

@@ -1,0 +1,300 @@
+"""Checks on what people, agents and files hand to memcli, before anything is written.
+
+Entry text, metadata values and queries are refused, with a message naming what is wrong
+and where, when they hold control characters or bytes that are not UTF-8 or are too
+big; transcripts and context files must be regular files of bounded size. Text read
+back from the files is shown through `escape_controls`, so an escape sequence stored in
+memory.md never reaches a terminal or a prompt as one.
+
+Limits, and why:
+
+- `MAX_ENTRY_CHARS` (65,536 characters) for an entry's text: a memory is a statement or
+  a short note; 64 Ki characters is ≈ 16k tokens, more than any sensible inject budget
+  (default 2,000 tokens), so a bigger entry could never be injected whole anyway, while
+  search cost grows with the text (a 10 MB entry made every search take 10 s and 1.7 GB
+  of memory; one at the limit costs a few milliseconds). Longer material belongs in a
+  file the entry points to.
+- `MAX_QUERY_CHARS` (65,536 characters) for a search query: the embedding model reads
+  the first ≈ 256 tokens of it and BM25 pays per distinct word, so nothing a person
+  types comes near; an inject context above it keeps its last part (the most recent
+  turns) instead of being refused.
+- `MAX_META_CHARS` (1,024 characters) for a source or a keyword given to add/edit: they
+  ride on the entry's first line, which should stay readable.
+- `MAX_INPUT_BYTES` (16 MB) for a transcript, a context file or stdin: a long chat
+  export is a few MB; beyond that it is not a conversation (or is /dev/zero).
+
+Standard library only: the quick search path imports this.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import sys
+import unicodedata
+from pathlib import Path
+
+from memcli.core.errors import ValidationError
+
+MAX_ENTRY_CHARS = 65_536
+MAX_QUERY_CHARS = 65_536
+MAX_META_CHARS = 1_024
+MAX_INPUT_BYTES = 16 * 2**20
+
+#: C0 controls but tab and line feed, DEL, C1 controls, and lone surrogates (what
+#: Python makes of bytes that are not UTF-8 in argv and, under a C locale, stdin)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+#: the same plus tab, line feed and the other characters str.splitlines breaks at
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_NAMES = {
+    "\x00": "a NUL byte",
+    "\x1b": "an escape character (ESC, the start of a terminal escape sequence)",
+    "\t": "a tab",
+    "\x7f": "a DEL character",
+}
+
+
+def describe_char(char: str) -> str:
+    """What a refused character is, in words."""
+    if "\ud800" <= char <= "\udfff":
+        return "a byte that is not valid UTF-8"
+    if char in _NAMES:
+        return _NAMES[char]
+    if char in _LINE_BREAKS:
+        return f"a line break (U+{ord(char):04X})"
+    name = unicodedata.name(char, "")
+    return f"a control character (U+{ord(char):04X}{' ' + name if name else ''})"
+
+
+def _where(text: str, index: int) -> str:
+    line = text.count("\n", 0, index) + 1
+    column = index - (text.rfind("\n", 0, index) + 1) + 1
+    return f"line {line}, column {column}" if "\n" in text else f"character {index + 1}"
+
+
+def text_problem(
+    text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS
+) -> str | None:
+    """Why `text` (multi-line; tabs and line feeds allowed) cannot be stored, or None."""
+    if len(text) > limit:
+        return f"{what} is {len(text):,} characters long, above the {limit:,} memcli accepts"
+    bad = _CONTROL.search(text)
+    if bad:
+        return f"{what} holds {describe_char(bad.group())} at {_where(text, bad.start())}"
+    return None
+
+
+def check_text(text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS) -> None:
+    """Raise ValidationError unless `text` can be stored as (or searched for) text."""
+    problem = text_problem(text, what, limit)
+    if problem:
+        hint = (
+            "split it into smaller entries, or keep long material in a file and remember "
+            "where it is"
+            if len(text) > limit
+            else "remove it (tabs and line breaks are fine)"
+        )
+        raise ValidationError(f"{problem}; nothing was written", hint=hint)
+
+
+def check_query(query: str) -> None:
+    """A search query: bounded, no control characters (tab, CR and LF are fine)."""
+    check_text(query.replace("\r", "\n"), "the search query", MAX_QUERY_CHARS)
+
+
+def check_meta_value(option: str, value: str | None) -> None:
+    """A metadata value given by a caller (--source, one keyword): one line of text
+    without control characters, at most MAX_META_CHARS. (`<!--` and `-->` are fine:
+    format_meta quotes them so the comment cannot end early.)"""
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise ValidationError(f"{option} must be text (got {type(value).__name__})")
+    if len(value) > MAX_META_CHARS:
+        raise ValidationError(
+            f"{option} is {len(value):,} characters long, above the {MAX_META_CHARS:,} "
+            "memcli accepts for a metadata value; nothing was written"
+        )
+    bad = _CONTROL_ONE_LINE.search(value)
+    if bad:
+        raise ValidationError(
+            f"{option} {_shown(value)} holds {describe_char(bad.group())} at character "
+            f"{bad.start() + 1}; nothing was written",
+            hint="metadata values are one line of text without control characters",
+        )
+
+
+def check_keywords(option: str, keywords: object) -> None:
+    """Each keyword given by a caller, as check_meta_value."""
+    if keywords is None:
+        return
+    if isinstance(keywords, str):
+        keywords = [keywords]
+    for keyword in keywords:  # type: ignore[attr-defined]
+        check_meta_value(option, keyword)
+
+
+def _shown(value: str, width: int = 40) -> str:
+    shown = escape_controls(value)
+    return repr(shown if len(shown) <= width else shown[: width - 1] + "…")
+
+
+def escape_controls(text: str) -> str:
+    """Control characters (but tab and line feed) and undecodable bytes as visible
+    `\\x1b` / `\\udcff` escapes: what a terminal or a prompt receives is text, never an
+    escape sequence."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(_escape_one, text)
+
+
+def _escape_one(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+#: what json.dumps(ensure_ascii=False) leaves raw that a terminal may act on: DEL, C1
+#: controls (U+009B is CSI on some terminals), and lone surrogates (not encodable)
+_JSON_RAW = re.compile(r"[\x7f-\x9f\ud800-\udfff]")
+
+
+def dumps_json(data: object) -> str:
+    """--json output: readable UTF-8 JSON in which every control character is a `\\u`
+    escape (json.dumps escapes only C0 ones)."""
+    import json
+
+    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+#: terminal escape sequences: CSI (colours, cursor moves) and OSC (titles, links)
+_ESCAPE_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]|\x1b\][^\x07\x1b]{0,4096}(?:\x07|\x1b\\)?"
+)
+
+
+def strip_controls(text: str) -> str:
+    """Text of a conversation as memcli reads it: terminal escape sequences removed
+    (a pasted coloured log keeps its words), other control characters turned to spaces."""
+    if not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(" ", _ESCAPE_SEQUENCE.sub("", text.replace("\r\n", "\n")))
+
+
+def clean_context(text: str) -> str:
+    """An inject context as searched: without control characters (strip_controls), and
+    a context above MAX_QUERY_CHARS keeps its last part (the most recent turns)."""
+    return strip_controls(text)[-MAX_QUERY_CHARS:]
+
+
+_EPISODE_FILE = re.compile(r"episodes/\d{4}-\d{2}-\d{2}\.md")
+
+
+def is_own_file(name: str, listed: list[str] | tuple[str, ...] = ()) -> bool:
+    """True when `name`, a workspace-relative path read from a file (archive.md's
+    `from=`), is one of the workspace's own entry files: memory.md, learnings.md,
+    episodes/YYYY-MM-DD.md, or an episode file the store lists. Never a path that
+    leaves the workspace (`..`, absolute) or any other file."""
+    if name in ("memory.md", "learnings.md") or _EPISODE_FILE.fullmatch(name):
+        return True
+    return name in listed and name.startswith("episodes/") and name.count("/") == 1
+
+
+# ----------------------------------------------------------------------------- input
+
+
+def decode_input(data: bytes, where: str) -> str:
+    """UTF-8 text of stdin or a transcript, without a leading BOM; invalid UTF-8 and
+    NUL bytes are refused naming the line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ValidationError(
+            f"{where}:{line}: not valid UTF-8 (byte {exc.start}); nothing was read",
+            hint="give UTF-8 text (re-save the file as UTF-8, or convert it with iconv)",
+        ) from None
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise ValidationError(
+            f"{where}:{text.count(chr(10), 0, nul) + 1}: holds a NUL byte (binary data, "
+            "not text); nothing was read"
+        )
+    return text.removeprefix("\ufeff")
+
+
+def _too_big(where: str, size: int) -> ValidationError:
+    return ValidationError(
+        f"{where}: {size / 2**20:.1f} MB or more, above the {MAX_INPUT_BYTES // 2**20} MB "
+        "memcli reads as input; nothing was read",
+        hint="give the recent part of it",
+    )
+
+
+def read_stdin() -> str:
+    """All of stdin as text (at most MAX_INPUT_BYTES), refusing invalid UTF-8."""
+    stream = sys.stdin
+    if stream is None:
+        raise ValidationError("there is no stdin to read from")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        data = buffer.read(MAX_INPUT_BYTES + 1)
+        if len(data) > MAX_INPUT_BYTES:
+            raise _too_big("stdin", len(data))
+        return decode_input(data, "stdin")
+    try:  # a replayed or in-memory stdin (the daemon's): already text
+        text = stream.read(MAX_INPUT_BYTES + 1)
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"stdin: not valid UTF-8 (byte {exc.start}); nothing was read"
+        ) from None
+    if len(text) > MAX_INPUT_BYTES:
+        raise _too_big("stdin", len(text))
+    return text.removeprefix("\ufeff")
+
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def read_input_file(path: str | Path, what: str = "the transcript") -> str:
+    """A transcript or context file as text: `-` reads stdin; anything else must be a
+    regular file of at most MAX_INPUT_BYTES (not a FIFO, device or directory, which
+    could block or never end)."""
+    if str(path) == "-":
+        return read_stdin()
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    try:
+        fd = os.open(path, flags)  # non-blocking: opening a FIFO must not wait for a writer
+    except FileNotFoundError:
+        raise ValidationError(f"{path}: no such file ({what})") from None
+    except PermissionError:
+        raise ValidationError(f"{path}: cannot read {what} (permission denied)") from None
+    except OSError as exc:
+        raise ValidationError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a file")
+        raise ValidationError(
+            f"{path}: is {kind}, not a regular file; {what} must be a file",
+            hint="give a file, or - to read from stdin",
+        )
+    with os.fdopen(fd, "rb") as handle:
+        if info.st_size > MAX_INPUT_BYTES:
+            raise _too_big(str(path), info.st_size)
+        data = handle.read(MAX_INPUT_BYTES + 1)
+    if len(data) > MAX_INPUT_BYTES:
+        raise _too_big(str(path), len(data))
+    return decode_input(data, str(path))

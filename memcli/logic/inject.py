@@ -1,0 +1,320 @@
+"""Token-budgeted memory blocks for prompts.
+
+`pack` is pure: given ranked candidates, a budget and a token counter it picks entries
+greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
+newlines), skipping entries that do not fit and trying smaller ones (among the best
+candidates worth a few budgets: the tail could only fill a gap). Pinned entries and
+corrections go first, within a reserved share of the budget; those that do not fit
+there compete for the rest of the budget ahead of the others.
+
+What goes to the model is text: control characters stored in an entry (an escape
+sequence written into memory.md) appear as visible `\x1b` escapes, and entries that look
+like they hold a credential stay out unless marked `secret=ok` (memcli.core.credentials).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from memcli.adapters.tokens import TokenCounter
+from memcli.core.credentials import withheld
+from memcli.core.errors import ValidationError
+from memcli.core.models import Entry, section_title
+from memcli.core.validate import escape_controls
+from memcli.store.config import InjectSettings
+
+FORMATS = ("markdown", "xml", "json")
+
+#: type -> heading, in the order sections appear in the block
+SECTIONS: dict[str, str] = {
+    "correction": "Corrections",
+    "preference": "User Preferences",
+    "fact": "Known Facts",
+    "pattern": "Patterns",
+    "reflection": "Reflections",
+    "skill": "Skills",
+    "lesson": "Lessons",
+    "episode": "Recent Events",
+}
+
+_WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
+#: pack looks at the best candidates until their costs add up to this many budgets: what
+#: lies beyond could only fill a gap, and a long tail (thousands of pinned entries) would
+#: cost more time than the block is worth
+SCAN_BUDGETS = 4
+MAX_EXACT_TRIES = 16  # entries tried one by one, each counted with the whole block
+SCAN_AT_LEAST = 256  # candidates: a small budget still has small entries to fill gaps
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    entry: Entry
+    score: float
+    priority: bool = False  # pinned or correction
+
+
+@dataclass(frozen=True)
+class Packed:
+    """The chosen entries (best first), the block and its exact size."""
+
+    chosen: list[Candidate]
+    text: str
+    tokens: int
+    budget: int
+    encoding: str
+    exact: bool
+    considered: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "encoding": self.encoding,
+            "exact": self.exact,
+            "considered": self.considered,
+            "entries": [
+                {
+                    "id": c.entry.id,
+                    "type": c.entry.type,
+                    "score": round(c.score, 6),
+                    "text": c.entry.text,
+                }
+                for c in self.chosen
+            ],
+            "block": self.text,
+        }
+
+
+#: types of the profile entries that apply to every conversation (DESIGN §4)
+PROFILE_TYPES = frozenset({"preference", "correction"})
+
+
+def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings) -> bool:
+    """Whether an entry is relevant to an inject context, from its raw signals: the
+    cosine similarity of the embeddings (`semantic`) and the BM25 score (`keyword`).
+
+    Absolute, not min-max normalized: the best match of an off-topic context ("what's the
+    capital of Peru") is still unrelated. A cosine ≥ relevance_floor is relevant; so is
+    one ≥ keyword_relevance_floor when the entry also shares a word with the context
+    (BM25 alone is no evidence: "What time is it in Tokyo?" shares "time" with
+    "Time-boxing spikes..."). In keyword mode (no embeddings) any BM25 match counts.
+    """
+    if mode == "keyword":
+        return keyword > 0
+    if semantic >= cfg.relevance_floor:
+        return True
+    return keyword > 0 and semantic >= cfg.keyword_relevance_floor
+
+
+def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
+    """A preference or correction important enough to apply to every conversation."""
+    return entry.type in PROFILE_TYPES and entry.importance >= cfg.profile_importance
+
+
+def heading(entry_type: str) -> str:
+    return SECTIONS.get(entry_type) or section_title(entry_type)
+
+
+def _section_key(entry_type: str) -> tuple[int, str]:
+    order = list(SECTIONS)
+    return (order.index(entry_type), "") if entry_type in order else (len(order), entry_type)
+
+
+def escape_markdown(text: str) -> str:
+    """Neutralise anything that could open or close the <memory> wrapper, and control
+    characters."""
+    return _WRAPPER_TAG.sub(r"&lt;\1", escape_controls(text))
+
+
+def render_item(entry: Entry, fmt: str) -> str:
+    """One entry as it appears in the block (with its trailing newline)."""
+    return _render_item(entry.id, entry.text, fmt)
+
+
+@lru_cache(maxsize=200_000)
+def _render_item(entry_id: str, text: str, fmt: str) -> str:
+    if fmt == "xml":
+        body = html.escape(escape_controls(text), quote=False)
+        return f'<entry id="{html.escape(entry_id)}">{body}</entry>\n'
+    lines = escape_markdown(text).split("\n")
+    return "- " + "\n".join([lines[0]] + ["  " + x if x.strip() else "" for x in lines[1:]]) + "\n"
+
+
+def render_header(entry_type: str, fmt: str) -> str:
+    if fmt == "xml":
+        return f'<section name="{html.escape(heading(entry_type))}">\n'
+    return f"## {heading(entry_type)}\n"
+
+
+def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
+    """The whole block: sections in a stable order, entries by score within each."""
+    groups: dict[str, list[Candidate]] = {}
+    for candidate in chosen:
+        groups.setdefault(candidate.entry.type, []).append(candidate)
+    ordered = sorted(groups, key=_section_key)
+    if fmt == "json":
+        payload = {
+            heading(t): [
+                escape_controls(c.entry.text) for c in sorted(groups[t], key=lambda c: -c.score)
+            ]
+            for t in ordered
+        }
+        return json.dumps({"memory": payload}, ensure_ascii=False, separators=(",", ":"))
+    parts = ["<memory>\n"]
+    for entry_type in ordered:
+        parts.append(render_header(entry_type, fmt))
+        parts.extend(
+            render_item(c.entry, fmt) for c in sorted(groups[entry_type], key=lambda c: -c.score)
+        )
+        if fmt == "xml":
+            parts.append("</section>\n")
+    parts.append("</memory>")
+    return "".join(parts)
+
+
+def _leading_costs(
+    ranked: list[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
+) -> list[int]:
+    """Token costs of the leading candidates, until they add up to `scan_tokens` (and
+    at least SCAN_AT_LEAST of them). Candidates that look like they hold a credential
+    (and are not marked secret=ok) are dropped from `ranked` on the way: only the ones
+    looked at are checked."""
+    costs: list[int] = []
+    total = 0
+    step = 64
+    start = 0
+    while start < len(ranked):
+        chunk = ranked[start : start + step]
+        kept = [c for c in chunk if not withheld(c.entry.text, c.entry.meta)]
+        if len(kept) < len(chunk):
+            ranked[start : start + step] = kept
+            chunk = kept
+        start += len(chunk)
+        if not chunk:
+            continue
+        if fmt == "json":
+            texts = [
+                json.dumps(escape_controls(c.entry.text), ensure_ascii=False) + "," for c in chunk
+            ]
+        else:
+            texts = [render_item(c.entry, fmt) for c in chunk]
+        counted = counter.count_many(texts)
+        costs.extend(counted)
+        total += sum(counted)
+        if total > scan_tokens and len(costs) >= SCAN_AT_LEAST:
+            break
+    return costs
+
+
+def pack(
+    candidates: Sequence[Candidate],
+    budget: int,
+    counter: TokenCounter,
+    fmt: str = "markdown",
+    reserved_share: float = 0.3,
+) -> Packed:
+    """Choose entries for a block of at most `budget` tokens (see module docstring)."""
+    if fmt not in FORMATS:
+        raise ValidationError(f"unknown format {fmt!r}", hint="use markdown, xml or json")
+    empty = counter.count(render_block([], fmt))
+    if budget < empty:
+        raise ValidationError(
+            f"--max-tokens {budget} is smaller than an empty memory block ({empty} tokens)",
+            hint=f"give at least {empty}",
+        )
+    ranked = sorted(candidates, key=lambda c: (not c.priority, -c.score))
+    costs = _leading_costs(ranked, counter, fmt, SCAN_BUDGETS * budget)
+    del ranked[len(costs) :]
+    if fmt == "json":
+        headers = {
+            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],")
+            for t in {c.entry.type for c in ranked}
+        }
+    else:
+        closing = 1 if fmt == "xml" else 0
+        headers = {
+            t: counter.count(render_header(t, fmt)) + closing
+            for t in {c.entry.type for c in ranked}
+        }
+
+    chosen: list[int] = []
+    used = empty
+    open_sections: set[str] = set()
+    reserve_limit = empty + int(reserved_share * (budget - empty))
+
+    def try_add(i: int, limit: int) -> bool:
+        nonlocal used
+        entry_type = ranked[i].entry.type
+        cost = costs[i] + (0 if entry_type in open_sections else headers[entry_type])
+        if used + cost > limit:
+            return False
+        used += cost
+        open_sections.add(entry_type)
+        chosen.append(i)
+        return True
+
+    for i, candidate in enumerate(ranked):
+        if candidate.priority:
+            try_add(i, reserve_limit)
+    first_pass = set(chosen)
+    for i in range(len(ranked)):  # then everything else (priority entries lead) by score
+        if i not in first_pass:
+            try_add(i, budget)
+
+    # Exact count of the real text; estimates can be off by a token at joins.
+    def exact(indices: list[int]) -> tuple[str, int]:
+        text = render_block([ranked[i] for i in indices], fmt)
+        return text, counter.count(text)
+
+    text, tokens = exact(chosen)
+    while tokens > budget and chosen:
+        chosen.remove(max(chosen, key=lambda i: (not ranked[i].priority, i)))
+        text, tokens = exact(chosen)
+    # The exact count may leave room the estimates did not: fill it with skipped entries
+    # by estimate, then count the whole block once more (dropping the last ones taken
+    # until it fits) rather than once per entry tried.
+    taken = set(chosen)
+    sections = {ranked[i].entry.type for i in chosen}
+    estimate = tokens
+    filled: list[int] = []
+    for i in range(len(ranked)):
+        if estimate >= budget:
+            break
+        entry_type = ranked[i].entry.type
+        extra = costs[i] + (0 if entry_type in sections else headers[entry_type])
+        if i not in taken and estimate + extra <= budget:
+            filled.append(i)
+            sections.add(entry_type)
+            estimate += extra
+    if filled:
+        chosen.extend(filled)
+        taken.update(filled)
+        text, tokens = exact(chosen)
+        while tokens > budget and filled:
+            taken.discard(filled[-1])
+            chosen.remove(filled.pop())
+            text, tokens = exact(chosen)
+    # Estimates can also overshoot (a heading and an item share a token at the join):
+    # try a few more entries that fit the exact room left, counting each exactly.
+    tries = 0
+    for i in range(len(ranked)):
+        if tries >= MAX_EXACT_TRIES or budget - tokens <= 0:
+            break
+        if i in taken or costs[i] > budget - tokens:
+            continue
+        tries += 1
+        new_text, new_tokens = exact([*chosen, i])
+        if new_tokens <= budget:
+            chosen.append(i)
+            taken.add(i)
+            text, tokens = new_text, new_tokens
+    picked = [
+        ranked[i] for i in sorted(chosen, key=lambda i: (not ranked[i].priority, -ranked[i].score))
+    ]
+    return Packed(picked, text, tokens, budget, counter.name, counter.exact, len(ranked))

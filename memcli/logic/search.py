@@ -1,0 +1,266 @@
+"""Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
+combined with recency, importance and confidence.
+
+    relevance = semantic_weight · norm(cosine) + keyword_weight · norm(bm25)
+    score     = relevance_weight · relevance
+              + recency_weight · 0.5^(age_days / half_life_days)
+              + importance_weight · importance
+              + confidence_weight · confidence
+
+norm() is min-max over the candidate set (the union of both retrievers' top
+`candidate_pool`). age_days counts from the entry's `updated`, else `created` (DESIGN
+§3): never from the last time a search returned it, so the same query on the same files
+ranks the same way every time; access statistics only show as a component. Entries a
+reflection cites rank as they would without it (no penalty). `neighbour_weight` lets an
+entry borrow that share of its adjacent entries' relevance (same file and section), for
+conversation-like logs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from memcli.core.errors import ValidationError
+from memcli.core.models import DEFAULT_CONFIDENCE, DEFAULT_IMPORTANCE, Entry, parse_time
+from memcli.store.access import Access
+from memcli.store.config import SearchSettings
+
+MODES = ("hybrid", "semantic", "keyword")
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result with every score component (for --explain)."""
+
+    entry: Entry
+    score: float
+    components: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self, explain: bool = False) -> dict[str, object]:
+        data = {"id": self.entry.id, "score": round(self.score, 6), "entry": self.entry.to_dict()}
+        if explain:
+            data["components"] = {k: round(v, 6) for k, v in self.components.items()}
+        return data
+
+
+@dataclass(frozen=True)
+class Signals:
+    """Raw relevance signals of the candidate positions."""
+
+    positions: np.ndarray  # int positions into the entry list
+    semantic: np.ndarray  # cosine similarity, same order
+    keyword: np.ndarray  # BM25 score, same order
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ValidationError(
+            f"unknown search mode {mode!r}", hint="use hybrid, semantic or keyword"
+        )
+    return mode
+
+
+def minmax(values: np.ndarray) -> np.ndarray:
+    if len(values) == 0:
+        return values
+    lo, hi = float(values.min()), float(values.max())
+    if hi - lo < 1e-12:
+        return (
+            np.where(values > 0, 1.0, 0.0).astype(np.float32) if hi > 0 else np.zeros_like(values)
+        )
+    return (values - lo) / (hi - lo)
+
+
+def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:
+    """0.5^(age/half-life) from the last update, else the creation (never from the last
+    access: rankings do not depend on past searches); 0.5 when the entry has no date."""
+    try:
+        moment = entry.updated or entry.created
+    except ValueError:
+        moment = None
+    if moment is None:
+        return 0.5
+    age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
+    return float(0.5 ** (age_days / max(half_life_days, 1e-6)))
+
+
+def half_life(entry: Entry, settings: SearchSettings) -> float:
+    """Days for recency to halve: episodic notes fade faster than other memories."""
+    return settings.episode_half_life_days if entry.type == "episode" else settings.half_life_days
+
+
+class EntryArrays:
+    """What ranking needs of the entries, as arrays in entry order, kept per index
+    generation: a query's ranking is then array arithmetic over its candidates.
+
+    The neighbours and the tie-break order are built at once (vectorized). Importance,
+    confidence and dates are read for the candidates only on the first query, and for
+    every entry from the second on: a one-off process pays for ~1k entries, a
+    long-lived one converts each entry once.
+    """
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = entries
+        n = len(entries)
+        files: dict[str, int] = {}
+        types: dict[str, int] = {}
+        file_code = np.array([files.setdefault(e.file, len(files)) for e in entries], np.int64)
+        type_code = np.array([types.setdefault(e.type, len(types)) for e in entries], np.int64)
+        # neighbours: the entries directly before and after, in the same file and type
+        same = (file_code[1:] == file_code[:-1]) & (type_code[1:] == type_code[:-1])
+        #: (n, 2) entries just before/after in the same file and type; -1: none
+        self.near = np.full((n, 2), -1, dtype=np.int64)
+        if n > 1:
+            self.near[1:, 0] = np.where(same, np.arange(n - 1), -1)
+            self.near[:-1, 1] = np.where(same, np.arange(1, n), -1)
+        file_rank = np.empty(len(files), dtype=np.int64)
+        file_rank[[files[f] for f in sorted(files)]] = np.arange(len(files))
+        lines = np.array([e.line for e in entries], dtype=np.int64)
+        #: rank of (file, line): the tie-break between equal scores
+        self.order = np.empty(n, dtype=np.int64)
+        self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
+        self._all: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._queries = 0
+
+    def values(
+        self, positions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(importance, confidence, moment, episode) of the entries at `positions`;
+        moment: POSIX seconds of the last update, else creation (NaN: undated); episode:
+        recency halves with episode_half_life_days."""
+        self._queries += 1
+        if self._all is None and self._queries > 1:
+            self._all = _values(self.entries)
+        if self._all is not None:
+            return tuple(a[positions] for a in self._all)  # type: ignore[return-value]
+        return _values([self.entries[p] for p in positions.tolist()])
+
+
+def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    # from the raw metadata strings, each distinct one converted once: the entries of a
+    # new index generation are new objects, their cached properties not yet computed
+    metas = [e.meta for e in entries]
+    imp = _converted([m.get("imp") for m in metas], float, DEFAULT_IMPORTANCE)
+    conf = _converted([m.get("conf") for m in metas], float, DEFAULT_CONFIDENCE)
+    dated = [m.get("updated") or m.get("created") for m in metas]
+    moment = _converted(dated, _moment, float("nan"))
+    episode = np.array([e.type == "episode" for e in entries], dtype=bool)
+    return imp, conf, moment, episode
+
+
+def _converted(
+    raw: list[str | None], convert: Callable[[str], float], default: float
+) -> np.ndarray:
+    memo: dict[str | None, float] = {None: default}
+    out = np.empty(len(raw), dtype=np.float64)
+    for i, value in enumerate(raw):
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = convert(value)  # type: ignore[arg-type]
+        out[i] = found
+    return out
+
+
+def _moment(raw: str) -> float:
+    """POSIX seconds of a metadata date (as Entry.updated / Entry.created read it)."""
+    try:
+        return _seconds(parse_time(raw))
+    except ValueError:
+        return float("nan")
+
+
+def _seconds(moment: dt.datetime) -> float:
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def rank(
+    entries: Sequence[Entry],
+    signals: Signals,
+    *,
+    settings: SearchSettings,
+    mode: str,
+    now: dt.datetime,
+    access: Mapping[str, Access] | None = None,
+    neighbours: bool = False,
+    limit: int,
+    min_score: float = 0.0,
+    arrays: EntryArrays | None = None,
+) -> list[Hit]:
+    """Score the candidates and return the best `limit` hits, best first (with
+    `neighbours`, relevance borrows from adjacent entries). `arrays` are
+    EntryArrays(entries), when the caller keeps them. `access` (statistics per id) only
+    fills the `accesses` component: it never moves a score."""
+    if len(signals.positions) == 0:
+        return []
+    if arrays is None:
+        arrays = EntryArrays(entries)
+    sem = minmax(signals.semantic.astype(np.float64))
+    kw = minmax(signals.keyword.astype(np.float64))
+    if mode == "semantic":
+        relevance = sem
+    elif mode == "keyword":
+        relevance = kw
+    else:
+        total = settings.semantic_weight + settings.keyword_weight or 1.0
+        relevance = (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
+    positions = signals.positions.astype(np.int64)
+    if neighbours and settings.neighbour_weight > 0:
+        relevance = relevance + settings.neighbour_weight * _best_neighbour(
+            relevance, positions, arrays.near, len(entries)
+        )
+    candidates = [entries[p] for p in positions.tolist()]
+    importance, confidence, moment, episode = arrays.values(positions)
+    half = np.where(episode, settings.episode_half_life_days, settings.half_life_days)
+    age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
+    with np.errstate(invalid="ignore"):
+        rec = np.where(np.isnan(moment), 0.5, 0.5 ** (age_days / np.maximum(half, 1e-6)))
+    scores = (
+        settings.relevance_weight * relevance
+        + settings.recency_weight * rec
+        + settings.importance_weight * importance
+        + settings.confidence_weight * confidence
+    )
+    keep = scores >= min_score
+    if mode == "keyword":
+        keep &= signals.keyword > 0
+    kept = np.flatnonzero(keep)
+    order = kept[np.lexsort((arrays.order[positions][kept], -scores[kept]))][:limit]
+    return [
+        Hit(
+            candidates[i],
+            float(scores[i]),
+            {
+                "semantic": float(signals.semantic[i]),
+                "keyword": float(signals.keyword[i]),
+                "relevance": float(relevance[i]),
+                "recency": float(rec[i]),
+                "importance": float(importance[i]),
+                "confidence": float(confidence[i]),
+                "accesses": float(_accesses(access, candidates[i].id)),
+            },
+        )
+        for i in order.tolist()
+    ]
+
+
+def _accesses(access: Mapping[str, Access] | None, entry_id: str) -> int:
+    seen = access.get(entry_id) if access else None
+    return seen.count if seen is not None else 0
+
+
+def _best_neighbour(
+    own: np.ndarray, positions: np.ndarray, near: np.ndarray, size: int
+) -> np.ndarray:
+    """For each candidate, the highest relevance among its neighbours that are candidates
+    too (0 when none is)."""
+    slot = np.full(size + 1, -1, dtype=np.int64)  # slot[-1] (no neighbour) stays -1
+    slot[positions] = np.arange(len(positions))
+    found = slot[near[positions]]  # (k, 2) candidate slots of the neighbours, -1: none
+    values = np.where(found >= 0, own[np.maximum(found, 0)], 0.0)
+    return np.maximum(values.max(axis=1), 0.0)

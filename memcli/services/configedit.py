@@ -1,0 +1,85 @@
+"""`memcli config list | get KEY | set KEY VALUE [--user]`: the settings in effect, and
+editing memcli.toml (or the user's config.toml) without losing its comments (tomlkit).
+
+A value is checked by loading the settings with it before anything is written; a key
+must be one memcli knows (`section.key`, as in the README's Settings).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tempfile
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from memcli.core.errors import ConfigError, UsageError
+from memcli.store.config import SECTIONS, Settings, load_settings
+
+
+def effective(settings: Settings) -> dict[str, Any]:
+    """Every `section.key` with the value in effect."""
+    out: dict[str, Any] = {}
+    for section in SECTIONS:
+        table = getattr(settings, section)
+        for f in dataclasses.fields(table):
+            out[f"{section}.{f.name}"] = getattr(table, f.name)
+    return out
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """(`section`, `name`) of a known setting, else a UsageError naming the known ones."""
+    section, _, name = key.partition(".")
+    known = effective(Settings())
+    if key not in known:
+        sections = ", ".join(SECTIONS)
+        hint = (
+            f"keys of [{section}]: " + ", ".join(k.split(".", 1)[1] for k in known
+                                                  if k.startswith(section + "."))
+            if section in SECTIONS
+            else f"sections: {sections}"
+        )
+        raise UsageError(f"unknown setting {key!r}", hint=hint)
+    return section, name
+
+
+def parse_value(raw: str) -> Any:
+    """A TOML value (`10`, `0.5`, `true`, `"text"`), or the raw text as a string."""
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def with_value(text: str, section: str, name: str, value: Any) -> str:
+    """`text` (a TOML document) with `[section] name = value`, comments kept."""
+    import tomlkit
+
+    doc = tomlkit.parse(text) if text.strip() else tomlkit.document()
+    if section not in doc:
+        doc[section] = tomlkit.table()
+    doc[section][name] = value  # type: ignore[index]
+    return tomlkit.dumps(doc)
+
+
+def check(workspace: Path, workspace_text: str | None, user_text: str | None) -> None:
+    """Load the settings as they would be with these file texts (None: as they are);
+    raises ConfigError when a value does not fit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        if workspace_text is not None:
+            (root / "memcli.toml").write_text(workspace_text, encoding="utf-8")
+        elif (workspace / "memcli.toml").exists():
+            (root / "memcli.toml").write_bytes((workspace / "memcli.toml").read_bytes())
+        user = root / "user.toml"
+        if user_text is not None:
+            user.write_text(user_text, encoding="utf-8")
+        try:
+            load_settings(root, env={}, user_config=user if user_text is not None else None)
+        except ConfigError as exc:
+            raise ConfigError(
+                exc.message.replace(str(root / "memcli.toml"), "memcli.toml").replace(
+                    str(user), "config.toml"
+                ),
+                hint="nothing was written",
+            ) from None

@@ -1,0 +1,124 @@
+"""`memcli doctor`'s checks of what surrounds the files: the embedding model and its
+ONNX export, the index, the watcher's socket, and the git merge driver.
+
+Each check says what it found and, where something is off, what to run. None of them
+changes anything; `memcli.services.recovery.diagnose` checks the Markdown itself.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def model_check(model_setting: str) -> Check:
+    """The embedding model is where it is expected (bundled, or the configured path)."""
+    from memcli.index.onnx_embedder import model_source_dir
+
+    try:
+        source = model_source_dir(model_setting)
+    except Exception as exc:  # noqa: BLE001 - any failure to locate it is the finding
+        return Check("model", False, f"cannot locate the embedding model: {exc}")
+    if model_setting.strip() and not source.exists():
+        return Check("model", False, f"{source}: not found ([index] model in memcli.toml)")
+    name = model_setting.strip() or "bundled all-MiniLM-L6-v2"
+    return Check("model", True, f"{name} ({source})")
+
+
+def onnx_check(model_id: str, enabled: bool) -> Check:
+    """The ONNX export the torch-free query path uses."""
+    from memcli.index.onnx_embedder import export_dir, is_exported
+
+    if not enabled:
+        return Check("onnx", True, "off ([index] onnx = false): searches load torch")
+    if is_exported(model_id):
+        return Check("onnx", True, f"exported in {export_dir(model_id)}")
+    return Check(
+        "onnx",
+        True,
+        "not exported yet: the first `memcli index` makes it (searches are slower until then)",
+    )
+
+
+def index_check(manager: Any) -> Check:
+    """The index exists and matches the files (a search would refresh it anyway)."""
+    manifest = manager.read_manifest()
+    if manifest is None:
+        return Check("index", True, "none yet: the first search or `memcli index` builds it")
+    if manifest.get("corrupt"):
+        return Check("index", False, "damaged: run `memcli index --rebuild`")
+    count = len(manifest.get("ids", []))
+    if manager.is_current(manifest):
+        return Check("index", True, f"current ({count} entries, {manifest.get('model')})")
+    return Check("index", True, f"behind the files ({count} entries): the next search updates it")
+
+
+def socket_check(root: Path) -> Check:
+    """A watcher serving this workspace, or a stale socket one left behind."""
+    from memcli.surfaces.daemon.protocol import socket_path
+    from memcli.surfaces.daemon.service import query_status
+
+    path = socket_path(root)
+    if not path.exists():
+        return Check("watcher", True, "not running (commands run in-process)")
+    status = query_status(root)
+    if status is None:
+        return Check(
+            "watcher",
+            True,
+            f"{path}: stale socket (no watcher answers; the next `memcli watch` removes it)",
+        )
+    return Check("watcher", True, f"running (pid {status.get('pid')}), serving {path}")
+
+
+def merge_driver_check(root: Path) -> Check | None:
+    """In a git repository: the entry-aware merge driver is set up (None outside one)."""
+    from memcli.store.gitmerge import ATTRIBUTES
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    if git("rev-parse", "--git-dir") is None:
+        return None
+    attributes = root / ".gitattributes"
+    lines = attributes.read_text(encoding="utf-8").splitlines() if attributes.exists() else []
+    missing = [line for line in ATTRIBUTES if line not in lines]
+    driver = git("config", "merge.memcli.driver")
+    if missing or not driver:
+        what = "the .gitattributes lines" if missing else "the driver in git config"
+        return Check(
+            "git", False, f"merge driver not set up ({what} missing): run `memcli git setup`"
+        )
+    return Check("git", True, "entries merge by id (merge=memcli)")
+
+
+def checks(root: Path, settings: Any, manager: Any) -> list[Check]:
+    """Every check, in the order `doctor` prints them."""
+    found = [
+        model_check(settings.index.model),
+        onnx_check(manager.model_id, bool(getattr(settings.index, "onnx", True))),
+        index_check(manager),
+        socket_check(root),
+    ]
+    git = merge_driver_check(root)
+    if git is not None:
+        found.append(git)
+    return found

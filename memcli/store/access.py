@@ -1,0 +1,129 @@
+"""Access statistics per entry id (`.memcli/access.json`).
+
+They are the one piece of `.memcli/` that is not derived from the Markdown: an index
+rebuild keeps them. A corrupt file is set aside (not deleted) and counting restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memcli.core.errors import MemcliError
+from memcli.core.models import format_time, utc_now
+from memcli.store.files import atomic_write, file_lock
+
+ACCESS_FILE = "access.json"
+
+
+@dataclass(frozen=True)
+class Access:
+    count: int = 0
+    last: str | None = None  # ISO time of the last access
+
+
+class AccessStats:
+    """Read and bump access counts, locked against concurrent memcli processes."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / ACCESS_FILE
+        self.lock = state_dir / "locks" / "access.lock"
+        #: a long-lived process (the watch daemon) sets this: touches are kept in memory
+        #: (and counted by load) until flush(), which it calls once requests pause
+        self.defer = False
+        self._pending: list[tuple[list[str], str]] = []
+        #: time.monotonic() of the oldest touch not yet written (None: nothing pending)
+        self.pending_since: float | None = None
+        self._parsed: tuple[tuple[int, int, int], dict[str, Access]] | None = None
+
+    def load(self) -> dict[str, Access]:
+        """Counts on disk plus touches not yet flushed."""
+        data = self._read()
+        for ids, when in self._pending:
+            _bump(data, ids, when)
+        return data
+
+    def _read(self) -> dict[str, Access]:
+        try:
+            stat = self.path.stat()
+            stamp = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+            if self._parsed is not None and self._parsed[0] == stamp:
+                return dict(self._parsed[1])  # unchanged since the last read
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            data = {
+                k: Access(int(v.get("count", 0)), v.get("last"))
+                for k, v in raw.items()
+                if isinstance(v, dict)
+            }
+            self._parsed = (stamp, data)
+            return dict(data)
+        except FileNotFoundError:
+            return {}
+        except (ValueError, OSError, AttributeError):
+            aside = self.path.with_suffix(".corrupt")
+            try:
+                os.replace(self.path, aside)
+                print(f"warning: {self.path} was unreadable; kept as {aside}", file=sys.stderr)
+            except OSError:
+                pass
+            return {}
+
+    def get(self, entry_id: str) -> Access:
+        return self.load().get(entry_id, Access())
+
+    def touch(self, ids: Iterable[str]) -> None:
+        """Count one access for each id, now."""
+        ids = list(ids)
+        if not ids:
+            return
+        if not self._pending:
+            self.pending_since = time.monotonic()
+        self._pending.append((ids, format_time(utc_now())))
+        if not self.defer:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the touches kept in memory."""
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, []
+        self.pending_since = None
+        try:
+            with file_lock(self.lock):
+                data = self._read()
+                for ids, when in pending:
+                    _bump(data, ids, when)
+                self._save(data)
+        except (OSError, MemcliError):
+            pass  # statistics are best effort (read-only workspace, full disk)
+
+    def merge(self, target: str, sources: Iterable[str]) -> None:
+        """Add the counts of `sources` to `target` (used when entries merge)."""
+        self.flush()
+        with file_lock(self.lock):
+            data = self._read()
+            total = data.get(target, Access())
+            count, last = total.count, total.last
+            for source in sources:
+                other = data.pop(source, None)
+                if other:
+                    count += other.count
+                    last = max(filter(None, [last, other.last]), default=None)
+            data[target] = Access(count, last)
+            self._save(data)
+
+    def _save(self, data: dict[str, Access]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        payload = {k: {"count": v.count, "last": v.last} for k, v in sorted(data.items())}
+        atomic_write(self.path, json.dumps(payload, ensure_ascii=False, indent=0))
+
+
+def _bump(data: dict[str, Access], ids: list[str], when: str) -> None:
+    for entry_id in ids:
+        old = data.get(entry_id, Access())
+        data[entry_id] = Access(old.count + 1, when)

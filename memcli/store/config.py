@@ -1,0 +1,299 @@
+"""Settings: flag > MEMCLI_* environment > the workspace's memcli.toml > the user's
+config.toml > defaults. Read once, passed down.
+
+memcli.toml and the user's `$XDG_CONFIG_HOME/memcli/config.toml` have one table per
+section below; environment variables are named MEMCLI_<SECTION>_<KEY> (e.g.
+MEMCLI_SEARCH_HALF_LIFE_DAYS=14). A workspace's memcli.toml sets the settings that could
+send data or read secrets (memcli.store.trust.SENSITIVE) only once the user trusts it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcli.core.errors import ConfigError
+
+CONFIG_FILE = "memcli.toml"
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """Ranking weights and defaults of `search` (see README for the formula)."""
+
+    mode: str = "hybrid"
+    limit: int = 10
+    min_score: float = 0.0
+    semantic_weight: float = 0.5
+    keyword_weight: float = 0.5
+    relevance_weight: float = 1.0
+    recency_weight: float = 0.05
+    importance_weight: float = 0.05
+    confidence_weight: float = 0.02
+    half_life_days: float = 30.0
+    episode_half_life_days: float = 7.0  # episodic notes fade faster
+    #: no longer used (evidence of a reflection keeps its rank, DESIGN §3); accepted so a
+    #: memcli.toml that sets it still loads
+    reflected_penalty: float = 0.0
+    neighbour_weight: float = 0.4
+    candidate_pool: int = 200
+    bm25_k1: float = 0.9
+    bm25_b: float = 0.4
+
+
+@dataclass(frozen=True)
+class IndexSettings:
+    """Embedding model and vector index shape."""
+
+    model: str = ""  # "" = the bundled all-MiniLM-L6-v2
+    onnx: bool = True  # query embeddings through the ONNX export (no torch per process)
+    ann_threshold: int = 20000
+    hnsw_m: int = 32
+    hnsw_ef_search: int = 128
+    hnsw_ef_construction: int = 80
+    batch_size: int = 64
+    progress_threshold: int = 300
+
+
+@dataclass(frozen=True)
+class AddSettings:
+    """Behaviour of `add`."""
+
+    dedup_threshold: float = 0.95
+
+
+@dataclass(frozen=True)
+class InjectSettings:
+    """Defaults of `inject`."""
+
+    max_tokens: int = 2000
+    encoding: str = "cl100k_base"
+    similarity_weight: float = 0.6
+    confidence_weight: float = 0.4
+    reserved_share: float = 0.3
+    #: with a context, an entry is relevant when its cosine similarity to the context is
+    #: at least relevance_floor, or at least keyword_relevance_floor while it also shares
+    #: a word with it (BM25 > 0); chosen on bench/inject.py's contexts (README "Inject")
+    relevance_floor: float = 0.35
+    keyword_relevance_floor: float = 0.25
+    #: preferences and corrections this important apply to every conversation
+    profile_importance: float = 0.9
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    """Optional OpenAI-compatible LLM."""
+
+    provider: str = "none"
+    base_url: str = ""
+    model: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    timeout: float = 30.0
+    retries: int = 2
+
+
+@dataclass(frozen=True)
+class CompressSettings:
+    """`compress`: duplicates, contradictions, forgetting (seed 002), consolidation."""
+
+    #: a pair is one fact when 0.7·cosine + 0.3·word overlap (0.3/0.7 in Chinese) reaches
+    #: this and nothing structural tells them apart (memcli.logic.similarity); a contradiction
+    #: needs the cosine or the overlap ≥ contradiction_similarity. Chosen on
+    #: bench/data/*.jsonl (bench/maintenance.py)
+    duplicate_threshold: float = 0.65
+    contradiction_similarity: float = 0.5
+    forget_base: float = 0.9
+    forget_strength: float = 1.5
+    forget_threshold: float = 0.1
+    episode_decay: float = 3.0  # episodes fade this many times faster
+    consolidate_age_days: float = 30.0
+    consolidate_max_access: int = 1
+    consolidate_similarity: float = 0.55
+    consolidate_min_size: int = 3
+    episode_age_days: float = 7.0
+    auto: bool = False  # run after add/extract
+
+
+FORGET_SCOPES = ("machine", "all", "none")
+
+
+@dataclass(frozen=True)
+class ForgetSettings:
+    """What age-based forgetting and consolidation may touch (DESIGN §5.1): "machine"
+    (entries a program wrote and nobody confirmed, and episodes), "all" (every entry not
+    pinned, not a reflection, importance < 0.9) or "none"."""
+
+    scope: str = "machine"
+
+
+@dataclass(frozen=True)
+class ReflectSettings:
+    """`reflect`: when it triggers and how it finds themes (DESIGN §6)."""
+
+    importance_sum: float = 4.0
+    min_entries: int = 2
+    cooldown_hours: float = 1.0
+    #: a theme's cohesion: every member's mean cosine similarity to the other members is
+    #: at least this (README "Compress and reflect" says how it was chosen)
+    theme_similarity: float = 0.6
+    min_evidence: int = 3  # entries a theme needs before it is a pattern
+    max_insights: int = 3
+    window: int = 50  # recent entries considered when forced with nothing new
+    auto: bool = False  # run after add/extract when the trigger is met
+
+
+@dataclass(frozen=True)
+class Settings:
+    search: SearchSettings = field(default_factory=SearchSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
+    add: AddSettings = field(default_factory=AddSettings)
+    inject: InjectSettings = field(default_factory=InjectSettings)
+    llm: LLMSettings = field(default_factory=LLMSettings)
+    compress: CompressSettings = field(default_factory=CompressSettings)
+    reflect: ReflectSettings = field(default_factory=ReflectSettings)
+    forget: ForgetSettings = field(default_factory=ForgetSettings)
+    #: groups of equivalent words from the [synonyms] table (case-folded)
+    synonyms: tuple[tuple[str, ...], ...] = ()
+    #: `section.key` settings of an untrusted memcli.toml that were not applied
+    ignored: tuple[str, ...] = ()
+
+
+SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect", "forget")
+
+
+def load_settings(
+    workspace: Path,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    user_config: Path | None = None,
+) -> Settings:
+    """Build Settings for `workspace` from the user's config.toml (`user_config`, default
+    under $XDG_CONFIG_HOME/memcli), memcli.toml (its sensitive settings only when the
+    workspace is trusted), MEMCLI_* variables and overrides."""
+    from memcli.store import trust
+
+    env = os.environ if env is None else env
+    user_path = trust.user_config_file(env) if user_config is None else user_config
+    user_table, _ = _read_table(user_path)
+    path = workspace / CONFIG_FILE
+    table, digest = _read_table(path)
+    ignored: list[str] = []
+    risky = [
+        (name, key)
+        for name, keys in trust.SENSITIVE.items()
+        if isinstance(table.get(name), dict)
+        for key in keys
+        if key in table[name]
+    ]
+    if risky and not trust.is_trusted(workspace, env, digest):
+        for name, key in risky:
+            _check_key(name, key, path)
+            ignored.append(f"{name}.{key}")
+        table = {
+            name: {k: v for k, v in given.items() if f"{name}.{k}" not in ignored}
+            if isinstance(given, dict)
+            else given
+            for name, given in table.items()
+        }
+    sections: dict[str, Any] = {}
+    for section in (f for f in dataclasses.fields(Settings) if f.name in SECTIONS):
+        cls = section.default_factory()  # type: ignore[misc]
+        values: dict[str, Any] = {}
+        known = {f.name: f for f in dataclasses.fields(cls)}
+        for source, where in ((user_table, user_path), (table, path)):
+            given = source.get(section.name, {})
+            if not isinstance(given, dict):
+                raise ConfigError(f"{where}: [{section.name}] must be a table")
+            for key, value in given.items():
+                _check_key(section.name, key, where)
+                values[key] = _coerce(getattr(cls, key), value, f"{where}: {section.name}.{key}")
+        for key in known:
+            name = f"MEMCLI_{section.name.upper()}_{key.upper()}"
+            if name in env:
+                values[key] = _coerce(getattr(cls, key), env[name], name)
+        for key, value in (overrides or {}).get(section.name, {}).items():
+            if value is not None:
+                values[key] = value
+        sections[section.name] = dataclasses.replace(cls, **values)
+    if sections["forget"].scope not in FORGET_SCOPES:
+        raise ConfigError(
+            f"forget.scope must be one of {', '.join(FORGET_SCOPES)} "
+            f"(got {sections['forget'].scope!r})",
+            hint='"machine" (the default) forgets only what a program wrote',
+        )
+    synonyms = _synonym_groups(user_table.get("synonyms", {}), user_path)
+    synonyms += _synonym_groups(table.get("synonyms", {}), path)
+    return Settings(**sections, synonyms=synonyms, ignored=tuple(ignored))
+
+
+def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
+    """A settings file's tables (checked for unknown ones) and the sha256 of its bytes;
+    ({}, None) when there is no such file."""
+    import hashlib
+
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return {}, None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
+    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"})
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown table [{unknown[0]}]",
+            hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
+        )
+    return table, hashlib.sha256(data).hexdigest()
+
+
+def _check_key(section: str, key: str, where: Path) -> None:
+    cls = {f.name: f for f in dataclasses.fields(Settings)}[section].default_factory
+    known = [f.name for f in dataclasses.fields(cls())]  # type: ignore[misc]
+    if key not in known:
+        raise ConfigError(
+            f"{where}: unknown setting {section}.{key}",
+            hint=f"known keys of [{section}]: {', '.join(known)}",
+        )
+
+
+def _synonym_groups(table: Any, path: Path) -> tuple[tuple[str, ...], ...]:
+    """`word = ["other", "words"]` lines -> groups of equivalent, case-folded words."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [synonyms] must be a table of word = [synonyms]")
+    groups = []
+    for word, others in table.items():
+        if isinstance(others, str):
+            others = [others]
+        if not isinstance(others, list) or not all(isinstance(o, str) for o in others):
+            raise ConfigError(f"{path}: synonyms.{word} must be a list of words")
+        group = tuple(dict.fromkeys(w.strip().casefold() for w in [word, *others] if w.strip()))
+        if len(group) > 1:
+            groups.append(group)
+    return tuple(groups)
+
+
+def _coerce(default: Any, value: Any, where: str) -> Any:
+    kind = type(default)
+    try:
+        if kind is bool:
+            if isinstance(value, str):
+                return value.strip().lower() in ("1", "true", "yes", "on")
+            return bool(value)
+        if kind is int:
+            if isinstance(value, float) and not value.is_integer():
+                raise ValueError
+            return int(value)
+        if kind is float:
+            return float(value)
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {value!r} is not a valid {kind.__name__}") from None

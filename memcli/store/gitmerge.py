@@ -1,0 +1,237 @@
+"""A git merge driver for memory.md, learnings.md and archive.md that merges by entry id.
+
+`merge=union` (or git's line merge) treats an entry list as lines: an entry edited on
+both machines comes out twice, or as a conflict. This driver merges the three versions
+(base, ours, theirs) entry by entry:
+
+- the file's layout and prose merge as text, with each entry standing in as one line
+  (its id), so entries added on both sides are both kept, in order;
+- an entry changed on one side takes that change; changed the same way on both, once;
+- changed differently on both sides: merged field by field (text, each metadata key);
+  where both changed the text, ours stays and theirs is kept beside it under a new id
+  with `conflict=<id>` (which `memcli doctor` reports) — never a duplicate id, never a
+  lost edit;
+- removed on one side: removed, unless the other side changed it (an edit outlives a
+  removal; `forget` left a copy in archive.md anyway).
+
+`memcli git setup` registers it (`.gitattributes` plus `git config merge.memcli.*`) and a
+post-merge hook that re-indexes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from memcli.core.models import Entry
+from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
+from memcli.store.merge import merge_lines
+
+MERGED_FILES = ("memory.md", "learnings.md", "archive.md")
+ATTRIBUTES = [f"{name} merge=memcli" for name in MERGED_FILES]
+TOKEN = "\x00memcli-entry:"
+HOOK_MARK = "# memcli: re-index after a merge"
+
+
+@dataclass
+class MergeOutcome:
+    text: str
+    conflicts: int  # entries whose text both sides changed (kept both ways)
+
+
+def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutcome:
+    """Merge three versions of an entry file by entry id (see the module docstring)."""
+    docs = [parse(text, filename) for text in (base, ours, theirs)]
+    for doc, side in zip(docs, ("base", "ours", "theirs"), strict=True):
+        if doc.problems:
+            raise ValueError(f"{side} version of {filename}: {doc.problems[0]}")
+        ids = [e.id for e in doc.entries()]
+        if len(ids) != len(set(ids)):  # which one an id means is unclear: git decides
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise ValueError(f"{side} version of {filename} uses id {twice[0]} twice")
+    o, a, b = ({blk.entry.id: blk for blk in d.entry_blocks()} for d in docs)
+    eol = docs[1].eol
+    merged_tokens, _ = merge_lines(*(_tokens(d) for d in docs))
+    chosen: dict[str, list[str] | None] = {}
+    extra: dict[str, list[str]] = {}  # theirs' text of a both-sides text change
+    conflicts = 0
+    for entry_id in dict.fromkeys([*o, *a, *b]):
+        lines, other = _decide(o.get(entry_id), a.get(entry_id), b.get(entry_id), eol)
+        chosen[entry_id] = lines
+        if other is not None:
+            extra[entry_id] = other
+            conflicts += 1
+    out: list[str] = []
+    emitted: set[str] = set()
+    for token in merged_tokens:
+        if not token.startswith(TOKEN):
+            out.append(token)
+            continue
+        entry_id = token[len(TOKEN) :].rstrip("\n")
+        lines = chosen.get(entry_id)
+        if lines is None or entry_id in emitted:
+            continue
+        emitted.add(entry_id)
+        out.extend(lines)
+        out.extend(extra.get(entry_id, []))
+    text = "".join(out)
+    missing = [i for i, lines in chosen.items() if lines is not None and i not in emitted]
+    if missing:  # removed from the layout by one side, kept by the decision (edited)
+        doc = parse(text, filename)
+        for entry_id in missing:
+            block = a.get(entry_id) or b.get(entry_id)
+            assert block is not None
+            entry = parse("".join(chosen[entry_id] or []), filename).entries()
+            doc.insert_entry(replace(entry[0], type=block.entry.type) if entry else block.entry)
+            for extra_entry in parse("".join(extra.get(entry_id, [])), filename).entries():
+                doc.insert_entry(replace(extra_entry, type=block.entry.type))
+        text = doc.serialize()
+    return MergeOutcome(docs[1].bom + text, conflicts)  # the layout's lines carry no BOM
+
+
+def _tokens(doc: Document) -> list[str]:
+    """The file as lines, each entry block replaced by one line naming its id."""
+    out: list[str] = []
+    for block in doc.blocks:
+        if isinstance(block, EntryBlock):
+            out.append(f"{TOKEN}{block.entry.id}\n")
+        else:
+            out.extend(block.lines)
+    return out
+
+
+def _decide(
+    o: EntryBlock | None, a: EntryBlock | None, b: EntryBlock | None, eol: str
+) -> tuple[list[str] | None, list[str] | None]:
+    """(the entry's lines in the result or None when it goes, theirs' lines to keep
+    beside it when both sides changed its text differently)."""
+    if o is None:
+        if a is None or b is None:
+            return ((a or b).lines if (a or b) else None), None  # added on one side
+        if a.lines == b.lines:
+            return a.lines, None
+        return _merge_changed(None, a, b, eol)
+    if a is None and b is None:
+        return None, None
+    if a is None:  # ours removed it
+        return (None if b.lines == o.lines else b.lines), None  # type: ignore[union-attr]
+    if b is None:  # theirs removed it
+        return (None if a.lines == o.lines else a.lines), None
+    if b.lines == o.lines or a.lines == b.lines:
+        return a.lines, None
+    if a.lines == o.lines:
+        return b.lines, None
+    return _merge_changed(o, a, b, eol)
+
+
+def _merge_changed(
+    o: EntryBlock | None, a: EntryBlock, b: EntryBlock, eol: str
+) -> tuple[list[str], list[str] | None]:
+    """Both sides changed one entry: field by field; a text both changed is kept twice."""
+    base = o.entry if o is not None else None
+    meta = dict(a.entry.meta)
+    for key in dict.fromkeys([*a.entry.meta, *b.entry.meta]):
+        was = base.meta.get(key) if base else None
+        ours, theirs = a.entry.meta.get(key), b.entry.meta.get(key)
+        if ours == was and theirs != was:  # only theirs changed this key
+            if theirs is None:
+                meta.pop(key, None)
+            else:
+                meta[key] = theirs
+    base_text = base.text if base else None
+    if a.entry.text == b.entry.text or b.entry.text == base_text:
+        text, other = a.entry.text, None
+    elif a.entry.text == base_text:
+        text, other = b.entry.text, None
+    else:
+        text, other = a.entry.text, b.entry
+    lines = render_entry_lines(text, meta, eol, a.marker)
+    if other is None:
+        return lines, None
+    their_meta = dict(other.meta)
+    their_meta["id"] = _conflict_id(a.entry.id, other.text)
+    their_meta["conflict"] = a.entry.id
+    return lines, render_entry_lines(other.text, their_meta, eol, a.marker)
+
+
+def _conflict_id(entry_id: str, text: str) -> str:
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:6]
+    return f"{entry_id}-{digest}"
+
+
+# ---------------------------------------------------------------------- git plumbing
+
+
+def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> int:
+    """What git runs: merge into `ours` in place; 0 when merged (always, unless a
+    version cannot be read or parsed, when git's conflict handling takes over: 1)."""
+    filename = os.path.basename(pathname or str(ours))
+    if filename not in MERGED_FILES:
+        filename = "memory.md" if "learn" not in filename else "learnings.md"
+    try:
+        texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
+        outcome = merge_entries(*texts, filename=filename)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        sys.stderr.write(f"memcli merge-driver: {pathname or ours}: {exc}; left to git\n")
+        return 1
+    ours.write_bytes(outcome.text.encode("utf-8"))
+    if outcome.conflicts:
+        sys.stderr.write(
+            f"memcli merge-driver: {pathname or ours}: {outcome.conflicts} entr(ies) edited "
+            "on both sides; both texts kept (`memcli doctor` lists them)\n"
+        )
+    return 0
+
+
+def setup(root: Path) -> list[str]:
+    """Register the driver for the git repository holding `root`: .gitattributes in
+    `root`, `git config merge.memcli.*` and a post-merge hook. Returns what it did."""
+    done: list[str] = []
+    attributes = root / ".gitattributes"
+    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    lines = existing.splitlines()
+    wanted = [line for line in ATTRIBUTES if line not in lines]
+    if wanted:
+        prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
+        attributes.write_text(prefix + "\n".join(wanted) + "\n", encoding="utf-8")
+        done.append(f"{attributes}: {', '.join(wanted)}")
+    git_dir = _git(root, "rev-parse", "--git-dir")
+    if git_dir is None:
+        return done  # not in a repository (yet): the attributes wait for `git init`
+    command = f'"{sys.executable}" -m memcli merge-driver %O %A %B %P'
+    if _git(root, "config", "--local", "merge.memcli.driver") != command:
+        _git(root, "config", "--local", "merge.memcli.name", "memcli: merge entries by id")
+        _git(root, "config", "--local", "merge.memcli.driver", command)
+        done.append("git config merge.memcli.driver")
+    hooks = Path(git_dir) if os.path.isabs(git_dir) else root / git_dir
+    hook = hooks / "hooks" / "post-merge"
+    current = hook.read_text(encoding="utf-8") if hook.exists() else ""
+    if HOOK_MARK not in current:
+        hook.parent.mkdir(parents=True, exist_ok=True)
+        body = current or "#!/bin/sh\n"
+        if not body.endswith("\n"):
+            body += "\n"
+        line = f'"{sys.executable}" -m memcli -w "{root}" index >/dev/null 2>&1 || true'
+        hook.write_text(body + f"{line}  {HOOK_MARK}\n", encoding="utf-8")
+        hook.chmod(0o755)
+        done.append(f"{hook}: re-index after a merge")
+    return done
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=30
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def conflict_entries(entries: list[Entry]) -> list[Entry]:
+    """Entries a merge kept both ways (`conflict=` names the entry they compete with)."""
+    return [e for e in entries if e.meta.get("conflict")]

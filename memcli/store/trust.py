@@ -1,0 +1,136 @@
+"""Which workspaces' memcli.toml may send data or read secrets (as direnv and mise do).
+
+A workspace can come from someone else's git repository, and its memcli.toml could name
+an LLM endpoint and an environment variable holding a key (`api_key_env = "GITHUB_TOKEN"`).
+Such settings (SENSITIVE) apply only from the user's own config file
+(`$XDG_CONFIG_HOME/memcli/config.toml`), the environment (`MEMCLI_LLM_*`), or a
+workspace the user approved with `memcli trust`: the approval records the workspace path
+and the sha256 of its memcli.toml, so a changed file needs approving again. The per-user
+default workspace (under the XDG data home) is the user's own and trusted as it is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from memcli.core.errors import ConfigError
+
+#: settings a workspace's memcli.toml may set only once the workspace is trusted: where
+#: memory text goes (an LLM endpoint, whether to use one), which secret is read and sent
+#: (the API key's variable), and which model files are loaded (a name may be downloaded)
+SENSITIVE: dict[str, tuple[str, ...]] = {
+    "llm": ("provider", "base_url", "api_key_env"),
+    "index": ("model",),
+}
+CONFIG_NAME = "config.toml"
+TRUST_NAME = "trusted.json"
+_ABSENT = "absent"  # what is recorded for a workspace without memcli.toml
+
+
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """`$XDG_CONFIG_HOME/memcli` (default `~/.config/memcli`): the user's own settings
+    (config.toml) and workspace approvals (trusted.json)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
+    return Path(base) / "memcli"
+
+
+def user_config_file(env: Mapping[str, str] | None = None) -> Path:
+    """The user's config.toml: the same tables as memcli.toml, every key allowed."""
+    return user_config_dir(env) / CONFIG_NAME
+
+
+def trust_file(env: Mapping[str, str] | None = None) -> Path:
+    return user_config_dir(env) / TRUST_NAME
+
+
+def config_digest(root: Path) -> str:
+    """sha256 of the workspace's memcli.toml bytes ("absent" when it has none)."""
+    try:
+        return hashlib.sha256((root / "memcli.toml").read_bytes()).hexdigest()
+    except FileNotFoundError:
+        return _ABSENT
+
+
+def _key(root: Path) -> str:
+    return str(Path(root).expanduser().resolve())
+
+
+def approvals(env: Mapping[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Recorded approvals: workspace path -> {"sha256", "approved"}."""
+    path = trust_file(env)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"{path}: unreadable ({exc})", hint="fix or delete it, then run `memcli trust` again"
+        ) from None
+    workspaces = data.get("workspaces") if isinstance(data, dict) else None
+    return workspaces if isinstance(workspaces, dict) else {}
+
+
+def is_trusted(root: Path, env: Mapping[str, str] | None = None, digest: str | None = None) -> bool:
+    """The workspace was approved with its memcli.toml as it is now (`digest` when the
+    caller already hashed the bytes it read), or it is the per-user default workspace."""
+    from memcli.store.workspace import default_workspace
+
+    env = os.environ if env is None else env
+    key = _key(root)
+    with contextlib.suppress(OSError):
+        if key == _key(default_workspace(env)):
+            return True
+    record = approvals(env).get(key)
+    if not isinstance(record, dict):
+        return False
+    return record.get("sha256") == (digest or config_digest(Path(key)))
+
+
+def trust(root: Path, env: Mapping[str, str] | None = None) -> str:
+    """Approve the workspace's memcli.toml as it is now; returns its digest."""
+    key = _key(root)
+    digest = config_digest(Path(key))
+    records = approvals(env)
+    records[key] = {"sha256": digest, "approved": dt.datetime.now(dt.UTC).isoformat()}
+    _save(records, env)
+    return digest
+
+
+def revoke(root: Path, env: Mapping[str, str] | None = None) -> bool:
+    """Withdraw an approval; False when there was none."""
+    key = _key(root)
+    records = approvals(env)
+    if key not in records:
+        return False
+    del records[key]
+    _save(records, env)
+    return True
+
+
+def _save(records: dict[str, dict[str, Any]], env: Mapping[str, str] | None) -> None:
+    path = trust_file(env)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    data = json.dumps({"version": 1, "workspaces": records}, indent=2, sort_keys=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(data + "\n")
+    os.replace(tmp, path)
+
+
+def untrusted_notice(config: Path, ignored: tuple[str, ...]) -> str:
+    """The one notice printed when a workspace's sensitive settings were ignored."""
+    return (
+        f"{config}: ignored {', '.join(ignored)}: this workspace is not trusted (its "
+        f"memcli.toml could send your memory or a secret elsewhere); `memcli trust "
+        f"{config.parent}` approves it as it is now, or set these in "
+        f"{user_config_file()} or MEMCLI_* variables"
+    )

@@ -1,0 +1,132 @@
+"""Option values of the command line, checked and normalised the same way by the Typer
+app (`app`) and the Typer-free search path (`quick`): dates (ISO or relative),
+entry types (singular, plural or heading forms; commas split) and the choices of
+--mode / --format. A bad value raises UsageError (exit code 2) naming the option.
+
+Standard library and memcli.core.models only: `quick` imports this on a cold search.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memcli.core.errors import UsageError
+from memcli.core.models import HEADING_TYPES, KNOWN_TYPES, format_time, parse_time, slugify
+
+MODES = ("hybrid", "semantic", "keyword")
+FORMATS = ("markdown", "xml", "json")
+
+#: types every workspace has, whether or not it holds entries of them yet
+BUILTIN_TYPES = (*KNOWN_TYPES, "episode")
+
+DATE_FORMS = "YYYY-MM-DD, an ISO date-time, today, yesterday, or Nd / Nw (N days / weeks ago)"
+_RELATIVE = re.compile(r"^(?P<n>\d{1,5})\s*(?P<unit>[dw])$")
+
+
+def when(value: str, option: str, *, end: bool = False, now: dt.datetime | None = None) -> str:
+    """The value of --since (or --until with `end`) as Memory takes it: ISO dates and
+    date-times as given; `Nd` / `Nw` as the moment N days / weeks ago; `today` and
+    `yesterday` as the start (with `end`: the end) of that local day, in UTC."""
+    raw = value.strip().casefold()
+    now = now or dt.datetime.now().astimezone()
+    if raw in ("today", "yesterday"):
+        day = now.date() - dt.timedelta(days=1 if raw == "yesterday" else 0)
+        if end:
+            day += dt.timedelta(days=1)  # exclusive bound: the start of the next day
+        start = dt.datetime.combine(day, dt.time(), tzinfo=now.tzinfo)
+        return format_time(start)
+    match = _RELATIVE.match(raw)
+    if match:
+        days = int(match.group("n")) * (7 if match.group("unit") == "w" else 1)
+        return format_time(now - dt.timedelta(days=days))
+    try:
+        parse_time(value)
+    except ValueError:
+        raise UsageError(f"{option}: {value!r} is not a date (use {DATE_FORMS})") from None
+    return value
+
+
+def split_commas(values: Iterable[str] | None) -> list[str]:
+    """`["a,b", "c"]` -> `["a", "b", "c"]` (blank parts dropped)."""
+    return [part.strip() for v in values or [] for part in v.split(",") if part.strip()]
+
+
+def canonical_type(name: str) -> str:
+    """The type a name means: `preferences`, `Preference` and `User Preferences` are
+    `preference` (as the `##` headings are read); anything else its slug."""
+    key = " ".join(name.strip().casefold().split())
+    if key in HEADING_TYPES:
+        return HEADING_TYPES[key]
+    slug = slugify(name)
+    return HEADING_TYPES.get(slug.replace("-", " "), slug)
+
+
+def workspace_types(mem: Any) -> set[str]:
+    """The types `mem`'s workspace has: the built-in ones, the types of its entries and
+    those of every `##` section in memory.md and learnings.md (empty ones too)."""
+    from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, heading_type
+    from memcli.store.markdown import RawBlock
+
+    types = set(BUILTIN_TYPES)
+    types.update(e.type for e in mem.entries())
+    heading = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t#]*$")
+    fence = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+    for name in (MEMORY_FILE, LEARNINGS_FILE):
+        in_fence = False
+        for block in mem.store.load(name).blocks:
+            if not isinstance(block, RawBlock):
+                continue
+            for line in block.lines:
+                text = line.rstrip("\r\n")
+                if fence.match(text):
+                    in_fence = not in_fence
+                elif not in_fence and (found := heading.match(text)):
+                    types.add(heading_type(found.group("title")))
+    return types
+
+
+def _suggestion(name: str, known: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def check_types(
+    values: Sequence[str] | None, mem: Any, option: str = "--type", *, archived: bool = True
+) -> list[str] | None:
+    """The types to filter by (commas split, plural and heading forms accepted), or None
+    for no filter. An unknown type is a UsageError with the closest known one."""
+    names = split_commas(values)
+    if not names:
+        return None
+    wanted = [canonical_type(n) for n in names]
+    allowed = {*BUILTIN_TYPES, "archived"} if archived else set(BUILTIN_TYPES)
+    if any(t not in allowed for t in wanted):
+        allowed |= workspace_types(mem)
+    for name, type_ in zip(names, wanted, strict=True):
+        if type_ not in allowed:
+            shown = sorted(allowed)
+            raise UsageError(
+                f"{option}: unknown type {name!r}{_suggestion(type_, allowed)}; "
+                f"this workspace has {', '.join(shown)}"
+            )
+    return wanted
+
+
+def check_new_type(name: str, mem: Any, new_type: bool) -> str:
+    """The type `add --type NAME` writes: a known type, one of an existing section, or,
+    with --new-type, a new one (a new `##` section)."""
+    type_ = canonical_type(name)
+    if new_type or type_ in BUILTIN_TYPES or not type_:
+        return type_ or name
+    types = workspace_types(mem)
+    if type_ not in types:
+        raise UsageError(
+            f"--type: no section of type {name!r} in this workspace{_suggestion(type_, types)}",
+            hint=f"add --new-type to start a new `## {name}` section",
+        )
+    return type_

@@ -1,0 +1,267 @@
+"""`memcli watch`: keep the index current as files change, and serve the fast path.
+
+Wires a Watcher (debounced file events) and a DaemonServer (socket requests) to one warm
+Memory. Batches and requests take turns under one lock.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memcli.core.errors import MemcliError
+from memcli.services.memory import shared_memory
+from memcli.surfaces.daemon.server import CliRunnerHandler, DaemonServer
+from memcli.surfaces.daemon.watch import Watcher
+
+#: the daemon writes access counts once requests pause this long...
+ACCESS_IDLE_S = 0.2
+#: ...or at the latest this long after the first unwritten one
+ACCESS_MAX_DELAY_S = 2.0
+
+
+class WatchService:
+    def __init__(self, workspace: str | Path | None, log: Callable[[str], None]) -> None:
+        self.memory = shared_memory(workspace)
+        self.root = self.memory.root
+        self.log = log
+        self.lock = threading.Lock()
+        self.started = time.time()
+        self.batches = 0
+        self.last_batch: dict[str, Any] | None = None
+        self._reported: object = None  # the index manager's last report, once logged
+        handler = CliRunnerHandler(self.root, self.status)
+        self.server = DaemonServer(self.root, self._locked(handler), self._answered)
+        self._last_answer = 0.0
+        self._stopping = threading.Event()
+        self._flusher = threading.Thread(
+            target=self._flush_when_idle, name="memcli-access", daemon=True
+        )
+        self.watcher = Watcher(self.root, self.on_batch)
+
+    def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
+        def run(request: dict) -> dict:
+            if request.get("op") == "status":
+                return handler(request)
+            with self.lock:
+                return handler(request)
+
+        return run
+
+    def _answered(self) -> None:
+        self._last_answer = time.monotonic()
+
+    def _flush_when_idle(self) -> None:
+        """Write the access counts that answers recorded in memory once requests pause
+        (ACCESS_IDLE_S) or at the latest after ACCESS_MAX_DELAY_S: a burst of searches
+        never waits for the statistics file."""
+        ticks = 0
+        while not self._stopping.wait(0.05):
+            ticks += 1
+            if ticks % 20 == 0:
+                self._merge_late_writes()
+            since = self.memory.access.pending_since
+            if since is None:
+                continue
+            now = time.monotonic()
+            if now - self._last_answer >= ACCESS_IDLE_S or now - since >= ACCESS_MAX_DELAY_S:
+                with self.lock:
+                    self.memory.access.flush()
+
+    def start(self) -> None:
+        self.memory._ready()
+        if query_status(self.root) is not None:  # before minutes of indexing, not after
+            raise RuntimeError(f"another memcli watch already serves {self.root}")
+        self.memory.index_manager.keep_cache_in_memory = True
+        self.memory.access.defer = True
+        started = time.perf_counter()
+        report = self.memory.index()
+        self._reported = self.memory.index_manager.last_report
+        self.memory.index_manager.query_embedder.embed(["warm up"])
+        # The warm index, model and memos live as long as the process: keep the cyclic
+        # garbage collector from rescanning them after every batch (an edit of a 10k
+        # workspace spent more time in GC pauses than in indexing).
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(50_000, 20, 100)
+        self.log(
+            f"indexed {report.total} entries ({report.embedded} embedded) in "
+            f"{(time.perf_counter() - started) * 1000:.0f} ms; watching {self.root}"
+        )
+        self.server.start()
+        self.watcher.start()
+        self._flusher.start()
+        self.log(f"serving search, inject and get on {self.server.path}")
+
+    def on_batch(self, paths: list[str]) -> None:
+        started = time.perf_counter()
+        with self.lock:
+            if "memcli.toml" in paths:
+                self.memory.access.flush()
+                self.memory.index_manager.flush()
+                self.memory = shared_memory(self.root)
+                self.memory.index_manager.keep_cache_in_memory = True
+                self.memory.access.defer = True
+            manager = self.memory.index_manager
+            # a search may have indexed the change already (it syncs a stale index first)
+            current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())
+            if current and manager.last_report is self._reported:
+                return  # a repeated event: nothing new
+            try:
+                for name in paths:
+                    if name.endswith(".md") and (self.root / name).is_file():
+                        for problem in self.memory.store.load(name).problems:
+                            self.log(f"warning: {problem} (the rest is indexed)")
+                        self._observe(name)
+                report = manager.last_report if current else manager.sync()
+            except MemcliError as exc:
+                self.log(f"error: {exc}")
+                return
+            self._reported = manager.last_report
+        elapsed = (time.perf_counter() - started) * 1000
+        self.batches += 1
+        self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
+        self.log(
+            f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
+            f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
+        )
+
+    def _merge_late_writes(self) -> None:
+        """Once a second: bytes an editor wrote into a file after memcli replaced it
+        (kept in the history) are merged back into the file."""
+        history = self.memory.store.history
+        try:
+            names = {d.file for d in history.detached()}
+        except OSError:
+            return
+        for name in sorted(names):
+            if not history.late_writes(name):
+                continue
+            try:
+                with self.lock:
+                    self.memory.store.update(name, lambda doc: None)
+            except MemcliError as exc:
+                self.log(f"warning: {name}: cannot merge back an editor's late bytes: {exc}")
+                continue
+            self.log(f"{name}: merged back bytes an editor wrote after memcli replaced the file")
+
+    def _observe(self, name: str) -> None:
+        """Keep the file's new version in the history; say so when someone's save
+        removed entries memcli had just written (a stale editor buffer)."""
+        try:
+            lost = self.memory.store.observe(name)
+        except MemcliError as exc:
+            self.log(f"warning: {exc}")
+            return
+        if not lost:
+            return
+        present = {e.id for e in self.memory.store.entries(include_archived=True, warn=_quiet)}
+        for item in lost:
+            if item["id"] not in present:
+                self.log(
+                    f"warning: {name}: a save removed {item['id']} (\"{item['text'][:60]}\"), "
+                    f"which memcli had written; `memcli restore {item['id']}` brings it back"
+                )
+
+    def status(self) -> dict[str, Any]:
+        manifest = self.memory.index_manager.read_manifest() or {}
+        return {
+            "pid": os.getpid(),
+            "workspace": str(self.root),
+            "socket": str(self.server.path),
+            "uptime_s": round(time.time() - self.started, 1),
+            "entries": len(manifest.get("ids", [])),
+            "batches": self.batches,
+            "requests": self.server.requests,
+            "last_batch": self.last_batch,
+        }
+
+    def stop(self) -> None:
+        self.watcher.stop()
+        self.server.stop()
+        self._stopping.set()
+        if self._flusher.is_alive():
+            self._flusher.join(timeout=5)
+        with self.lock:
+            self.memory.access.flush()
+            self.memory.index_manager.flush()
+
+
+def query_status(root: Path) -> dict[str, Any] | None:
+    """Ask a running watcher for its status; None when none answers."""
+    import json
+    import socket
+
+    from memcli.surfaces.daemon.protocol import peer_uid, read_line, socket_path
+
+    path = socket_path(root)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(2.0)
+    try:
+        sock.connect(str(path))
+        if peer_uid(sock) != os.getuid():  # a stranger's socket: believe nothing it says
+            return None
+        sock.sendall(b'{"op": "status"}\n')
+        data = read_line(sock, limit=1 << 20)
+        return json.loads(data.decode()).get("status")
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+
+
+def _quiet(problem: object) -> None:
+    """Parse problems are reported by the batch itself."""
+
+
+def start_background(root: Path, timeout: float = 180.0) -> dict[str, Any]:
+    """Start `memcli watch` for `root` as a process of its own (its output in
+    `.memcli/watch.log`) and wait until it answers; its status."""
+    import subprocess
+    import sys
+
+    if query_status(root) is not None:
+        raise RuntimeError(f"another memcli watch already serves {root}")
+    log_path = root / ".memcli" / "watch.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(root), "watch"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this shell; Ctrl-C here does not reach it
+        )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = query_status(root)
+        if status is not None:
+            return {**status, "log": str(log_path)}
+        if proc.poll() is not None:
+            tail = log_path.read_text(encoding="utf-8", errors="replace")[-400:].strip()
+            raise RuntimeError(f"memcli watch exited ({proc.returncode}): {tail}")
+        time.sleep(0.2)
+    raise RuntimeError(f"memcli watch did not answer within {timeout:.0f} s (see {log_path})")
+
+
+def stop_running(root: Path, timeout: float = 30.0) -> int | None:
+    """Ask the watcher serving `root` to stop (SIGTERM) and wait until it has; its pid,
+    or None when none was running."""
+    import signal
+
+    status = query_status(root)
+    if status is None:
+        return None
+    pid = int(status["pid"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if query_status(root) is None:
+            return pid
+        time.sleep(0.1)
+    raise RuntimeError(f"memcli watch (pid {pid}) did not stop within {timeout:.0f} s")

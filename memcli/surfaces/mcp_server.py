@@ -1,0 +1,291 @@
+"""`memcli mcp`: the memory as MCP tools over stdio (mcp 2.x `MCPServer`).
+
+Tools follow seed 001 (`search_memories` with its SearchMemoriesInput/Output shape) and
+DESIGN §9; each is a thin call into the same Memory the CLI uses. Every parameter has a
+description, modes and types are enums and numbers have ranges in the tools' JSON
+schemas, so a host validates before calling. Resources: `memory://memory.md`,
+`memory://learnings.md` and `memory://entry/{id}`; the prompt `memory_context` hands an
+agent the inject block. The server reports memcli's version. Bad arguments and domain
+errors become MCP errors, never crashes; nothing is printed on stdout, which belongs to
+the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from memcli import __version__
+from memcli.core.errors import MemcliError
+from memcli.services.memory import Memory, shared_memory
+
+MODES = ("semantic", "keyword", "hybrid")
+SearchMode = Literal["hybrid", "semantic", "keyword"]
+#: the types an agent may search for (episode: notes of `memcli log`)
+MemoryType = Literal[
+    "preference", "fact", "pattern", "reflection", "correction", "skill", "lesson", "episode"
+]
+#: the types an agent may add (reflections come from `memcli reflect`)
+AddType = Literal["preference", "fact", "pattern", "correction", "skill", "lesson"]
+MemoryKey = Annotated[
+    str,
+    Field(
+        description="The memory's id (memory_key of a search result), e.g. m8f3a2c1.",
+        min_length=1,
+        max_length=64,
+    ),
+]
+
+
+def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    def memory() -> Memory:
+        return shared_memory(workspace)
+
+    def call(fn, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN001
+        try:
+            return fn(*args, **kwargs)
+        except MemcliError as exc:
+            raise ToolError(str(exc)) from None
+
+    server = MCPServer(
+        name="memcli",
+        version=__version__,
+        instructions=(
+            "Long-term memory of the user and of past work, kept in Markdown. Search it "
+            "before answering questions that may depend on the user's preferences, facts "
+            "about them or their projects, or lessons from earlier sessions; add a memory "
+            "when the user states a lasting preference or fact, or corrects one."
+        ),
+    )
+
+    @server.tool(
+        description=(
+            "Search long-term memory. Use it when the answer may depend on what the user "
+            "told you before (preferences, facts, projects, decisions) or on lessons from "
+            "past work, and before asking the user something they may have said already. "
+            "search_mode: hybrid (default, best), semantic (meaning), keyword (exact words). "
+            "time_range: {start, end} as YYYY-MM-DD. limit: 1-20."
+        )
+    )
+    def search_memories(
+        query: Annotated[
+            str, Field(description="What to look for, in the user's words or a question.")
+        ],
+        search_mode: Annotated[
+            SearchMode,
+            Field(
+                description="hybrid: meaning and exact words (best); semantic: meaning; "
+                "keyword: exact words."
+            ),
+        ] = "hybrid",
+        keywords: Annotated[
+            list[str] | None,
+            Field(description="Only memories tagged with one of these keywords."),
+        ] = None,
+        memory_types: Annotated[
+            list[MemoryType] | None, Field(description="Only memories of these types.")
+        ] = None,
+        time_range: Annotated[
+            dict[Literal["start", "end"], str] | None,
+            Field(
+                description="Only memories created in this span: {start, end} as YYYY-MM-DD "
+                "(either may be left out)."
+            ),
+        ] = None,
+        limit: Annotated[int, Field(ge=1, le=20, description="At most this many results.")] = 10,
+        min_relevance_score: Annotated[
+            float, Field(ge=0.0, description="Drop results scoring less than this.")
+        ] = 0.0,
+    ) -> dict[str, Any]:
+        span = time_range or {}
+        hits = call(
+            memory().search,
+            query,
+            mode=search_mode,
+            types=memory_types,
+            keywords=keywords,
+            since=span.get("start"),
+            until=span.get("end"),
+            limit=limit,
+            min_score=min_relevance_score,
+        )
+        return {
+            "total_found": len(hits),
+            "results": [_result(h) for h in hits],
+            "search_strategy_used": search_mode,
+        }
+
+    @server.tool(description="Everything about one memory (text, metadata, access counts).")
+    def get_memory_detail(memory_key: MemoryKey) -> dict[str, Any]:
+        return call(memory().get, memory_key).to_dict()
+
+    @server.tool(
+        description=(
+            "Remember something lasting: a user preference, a fact about the user or their "
+            "work, a pattern, a skill or a lesson. The same text again updates the existing "
+            "memory instead of duplicating it. memory_type: preference, fact, pattern, "
+            "correction, skill, lesson. importance: 0-1."
+        )
+    )
+    def add_memory(
+        content: Annotated[
+            str,
+            Field(
+                description="The memory as one self-contained statement, e.g. 'Prefers "
+                "pytest over unittest'.",
+                min_length=1,
+            ),
+        ],
+        memory_type: Annotated[AddType, Field(description="What kind of memory it is.")] = "fact",
+        importance: Annotated[
+            float | None,
+            Field(ge=0.0, le=1.0, description="0-1; how much it matters (default 0.5)."),
+        ] = None,
+        keywords: Annotated[
+            list[str] | None, Field(description="A few keywords to find it by.")
+        ] = None,
+        source: Annotated[
+            str | None, Field(description="Where it comes from: a conversation or session id.")
+        ] = None,
+    ) -> dict[str, Any]:
+        result = call(
+            memory().add,
+            content,
+            type=memory_type,
+            importance=importance,
+            keywords=keywords,
+            source=source,
+            by="agent",
+        )
+        return {
+            "action": result.action,
+            "memory_key": result.entry.id,
+            "memory": result.entry.to_dict(),
+        }
+
+    @server.tool(
+        description=(
+            "A ready-to-use memory block for a prompt, at most max_tokens tokens "
+            "(cl100k_base), with the memories most relevant to the context first."
+        )
+    )
+    def inject_memory(
+        context: Annotated[
+            str,
+            Field(
+                description="The conversation or task the memories are for (empty: the most "
+                "important memories)."
+            ),
+        ] = "",
+        max_tokens: Annotated[
+            int, Field(ge=1, le=100_000, description="Token budget of the whole block.")
+        ] = 2000,
+    ) -> dict[str, Any]:
+        packed = call(memory().inject, context or None, max_tokens=max_tokens)
+        return {
+            "block": packed.text,
+            "tokens": packed.tokens,
+            "budget": packed.budget,
+            "memory_keys": [c.entry.id for c in packed.chosen],
+        }
+
+    @server.tool(
+        description=(
+            "Forget a memory that is wrong or no longer true: it moves to archive.md "
+            "(restorable with `memcli restore`)."
+        )
+    )
+    def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
+        entry = call(memory().forget, memory_key)
+        return {"forgotten": entry.id, "text": entry.text}
+
+    def read_file(name: str) -> str:
+        path = memory().root / name
+        try:
+            return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return ""
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ResourceError(f"{path}: cannot be read ({exc})") from None
+
+    @server.resource(
+        "memory://memory.md",
+        name="memory.md",
+        description="The user's memory file: preferences, facts, patterns, reflections, "
+        "corrections (Markdown; metadata in trailing comments).",
+        mime_type="text/markdown",
+    )
+    def memory_file() -> str:
+        return read_file("memory.md")
+
+    @server.resource(
+        "memory://learnings.md",
+        name="learnings.md",
+        description="Skills and lessons learned from past work (Markdown).",
+        mime_type="text/markdown",
+    )
+    def learnings_file() -> str:
+        return read_file("learnings.md")
+
+    @server.resource(
+        "memory://entry/{memory_key}",
+        name="memory entry",
+        description="One memory with its metadata and access counts, as JSON.",
+        mime_type="application/json",
+    )
+    def entry_resource(memory_key: str) -> str:
+        try:
+            detail = memory().get(memory_key).to_dict()
+        except MemcliError as exc:
+            raise ResourceError(str(exc)) from None
+        return json.dumps(detail, ensure_ascii=False, indent=1)
+
+    @server.prompt(
+        name="memory_context",
+        title="Memory context",
+        description="What memcli remembers that matters for a task or question: a "
+        "token-budgeted memory block to start a conversation with.",
+    )
+    def memory_context(
+        query: Annotated[
+            str, Field(description="The task or question (empty: the most important memories).")
+        ] = "",
+        max_tokens: Annotated[
+            int, Field(ge=1, le=100_000, description="Token budget of the block.")
+        ] = 1500,
+    ) -> str:
+        packed = call(memory().inject, query or None, max_tokens=max_tokens)
+        return (
+            "Long-term memory about the user and past work (from memcli). Use it where it "
+            "applies; the user's newer words take precedence.\n\n" + packed.text
+        )
+
+    return server
+
+
+def _result(hit: Any) -> dict[str, Any]:
+    entry = hit.entry
+    first_line = entry.text.split("\n", 1)[0]
+    return {
+        "memory_key": entry.id,
+        "summary": first_line if len(first_line) <= 120 else first_line[:119] + "…",
+        "content_preview": entry.text[:200],
+        "memory_type": entry.type,
+        "relevance_score": round(hit.score, 6),
+        "created_at": entry.meta.get("created"),
+        "keywords": entry.keywords,
+        "metadata": {**entry.meta, "file": entry.file, "line": entry.line},
+    }
+
+
+def serve(workspace: str | Path | None) -> None:
+    """Run the MCP server on stdio until the client disconnects."""
+    memory = shared_memory(workspace)
+    memory._ready()
+    build_server(workspace).run("stdio")
