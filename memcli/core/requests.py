@@ -1,0 +1,103 @@
+"""One spelling of each operation's parameters, shared by every surface.
+
+The CLI, the Typer-free quick path, the daemon, the MCP server and the Python API all
+build one of these and hand it to the services; a surface never lists an operation's
+parameters again. None means "the workspace's setting" (memcli.toml); the services
+resolve and validate. Plain data: no I/O, no imports beyond the standard library, so
+the quick path and the daemon's wire format can use them cheaply.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """Parameters of a search (`memcli search`, MCP `search_memory`, `Memory.search`)."""
+
+    query: str
+    mode: str | None = None  # hybrid | semantic | keyword; None: [search] mode
+    types: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    since: str | None = None  # ISO date or relative ("7d"), checked by the services
+    until: str | None = None
+    limit: int | None = None  # None: [search] limit
+    min_score: float | None = None
+    include_archived: bool = False
+    touch: bool = True  # count the results as accessed (statistics only, never ranking)
+
+
+@dataclass(frozen=True)
+class InjectRequest:
+    """Parameters of an inject block (`memcli inject`, MCP `inject_memory`, hooks)."""
+
+    context: str | None = None
+    max_tokens: int | None = None  # None: [inject] max_tokens
+    encoding: str | None = None
+    fmt: str = "markdown"  # markdown | xml | json
+    types: tuple[str, ...] = ()
+    touch: bool = True
+
+
+@dataclass(frozen=True)
+class AddRequest:
+    """Parameters of an added entry (`memcli add`, MCP `add_memory`, `Memory.add`)."""
+
+    text: str
+    type: str = "fact"
+    importance: float | None = None
+    confidence: float | None = None
+    keywords: tuple[str, ...] | None = None
+    source: str | None = None
+    pin: bool = False
+    allow_secret: bool = False
+    by: str = "agent"  # who wrote it: "agent" (API, MCP) or "person" (the CLI)
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """Parameters of a listing (`memcli list`, MCP `list_memories`)."""
+
+    types: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    include_archived: bool = False
+    pinned: bool = False
+    sort: str | None = None
+    limit: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def to_wire(request: Any) -> dict[str, Any]:
+    """A request as a JSON-ready dict tagged with its kind (the daemon's wire format)."""
+    return {"kind": type(request).__name__, **dataclasses.asdict(request)}
+
+
+KINDS: dict[str, type] = {
+    cls.__name__: cls for cls in (SearchQuery, InjectRequest, AddRequest, ListRequest)
+}
+
+
+def from_wire(data: dict[str, Any]) -> Any:
+    """The request a `to_wire` dict describes; ValueError names what is wrong."""
+    kind = data.get("kind")
+    cls = KINDS.get(kind) if isinstance(kind, str) else None
+    if cls is None:
+        raise ValueError(f"unknown request kind {kind!r}")
+    names = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - set(names) - {"kind"})
+    if unknown:
+        raise ValueError(f"{kind}: unknown field(s) {', '.join(unknown)}")
+    values = {}
+    for name, value in data.items():
+        if name == "kind":
+            continue
+        values[name] = tuple(value) if isinstance(value, list) else value
+    try:
+        return cls(**values)
+    except TypeError as exc:
+        raise ValueError(f"{kind}: {exc}") from None
