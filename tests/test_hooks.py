@@ -226,7 +226,7 @@ def test_prompt_hook_goes_through_the_watcher(indexed: Path) -> None:
         assert served.returncode == 0, served.stderr
         assert after["requests"] == before["requests"] + 2  # the hook and this status call
         code = (
-            "import sys\nfrom memcli import hooks\n"
+            "import sys\nfrom memcli.surfaces import hooks\n"
             "code = hooks.run(None, ['user-prompt-submit'], sys.argv[1])\n"
             "mods = sorted({m.split('.')[0] for m in sys.modules})\n"
             "import json\nsys.stdout.write('\\nMODULES=' + json.dumps(mods))"

@@ -122,7 +122,7 @@ def test_quick_search_imports_neither_typer_nor_torch(workspace: Path, exported)
     """The entry point's no-daemon search skips Typer (and pydantic) altogether."""
     Memory(workspace, notify=lambda m: None).index()
     code = (
-        "import sys\nfrom memcli import quick\n"
+        "import sys\nfrom memcli.surfaces.cli import quick\n"
         "code = quick.run(['-w', sys.argv[1], 'search', 'python tests', '-n', '1'])\n"
         "assert code == 0, code"
     )

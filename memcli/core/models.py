@@ -10,6 +10,7 @@ from functools import cached_property, lru_cache
 
 MEMORY_FILE = "memory.md"
 LEARNINGS_FILE = "learnings.md"
+CONFIG_FILE = "memcli.toml"
 ARCHIVE_FILE = "archive.md"
 EPISODES_DIR = "episodes"
 

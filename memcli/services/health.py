@@ -1,5 +1,6 @@
 """`memcli doctor`'s checks of what surrounds the files: the embedding model and its
-ONNX export, the index, the watcher's socket, and the git merge driver.
+ONNX export, the index and the git merge driver (the watcher's check is the daemon's:
+the CLI passes it in).
 
 Each check says what it found and, where something is off, what to run. None of them
 changes anything; `memcli.services.recovery.diagnose` checks the Markdown itself.
@@ -8,6 +9,7 @@ changes anything; `memcli.services.recovery.diagnose` checks the Markdown itself
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -65,24 +67,6 @@ def index_check(manager: Any) -> Check:
     return Check("index", True, f"behind the files ({count} entries): the next search updates it")
 
 
-def socket_check(root: Path) -> Check:
-    """A watcher serving this workspace, or a stale socket one left behind."""
-    from memcli.surfaces.daemon.protocol import socket_path
-    from memcli.surfaces.daemon.service import query_status
-
-    path = socket_path(root)
-    if not path.exists():
-        return Check("watcher", True, "not running (commands run in-process)")
-    status = query_status(root)
-    if status is None:
-        return Check(
-            "watcher",
-            True,
-            f"{path}: stale socket (no watcher answers; the next `memcli watch` removes it)",
-        )
-    return Check("watcher", True, f"running (pid {status.get('pid')}), serving {path}")
-
-
 def merge_driver_check(root: Path) -> Check | None:
     """In a git repository: the entry-aware merge driver is set up (None outside one)."""
     from memcli.store.gitmerge import ATTRIBUTES
@@ -110,13 +94,16 @@ def merge_driver_check(root: Path) -> Check | None:
     return Check("git", True, "entries merge by id (merge=memcli)")
 
 
-def checks(root: Path, settings: Any, manager: Any) -> list[Check]:
-    """Every check, in the order `doctor` prints them."""
+def checks(
+    root: Path, settings: Any, manager: Any, extra: Sequence[Check] = ()
+) -> list[Check]:
+    """Every check, in the order `doctor` prints them; `extra` are the surfaces' own
+    (the watcher's socket: memcli.surfaces.daemon.service.watcher_check)."""
     found = [
         model_check(settings.index.model),
         onnx_check(manager.model_id, bool(getattr(settings.index, "onnx", True))),
         index_check(manager),
-        socket_check(root),
+        *extra,
     ]
     git = merge_driver_check(root)
     if git is not None:

@@ -1196,15 +1196,15 @@ class Memory:
 
         apply_undo(self._ready(), plan)
 
-    def doctor(self) -> dict[str, Any]:
+    def doctor(self, extra: Sequence[Any] = ()) -> dict[str, Any]:
         """What needs attention in the workspace: the files (`memcli.services.recovery.diagnose`)
-        and what surrounds them (`memcli.services.health`: model, ONNX export, index, watcher,
-        git merge driver)."""
+        and what surrounds them (`memcli.services.health`: model, ONNX export, index, git
+        merge driver, and the surfaces' `extra` checks such as the watcher's)."""
         from memcli.services.health import checks
         from memcli.services.recovery import diagnose
 
         report = diagnose(self._ready())
-        found = checks(self.root, self.settings, self.index_manager)
+        found = checks(self.root, self.settings, self.index_manager, extra)
         report["checks"] = [c.to_dict() for c in found]
         report["ok"] = report["ok"] and all(c.ok for c in found)
         return report

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import ConfigError
-
-CONFIG_FILE = "memcli.toml"
+from memcli.core.models import CONFIG_FILE
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from memcli.core.errors import WorkspaceError
-from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE
-from memcli.store.config import CONFIG_FILE
+from memcli.core.models import CONFIG_FILE, LEARNINGS_FILE, MEMORY_FILE
 
 STATE_DIR = ".memcli"
 

@@ -924,7 +924,10 @@ def doctor(json_out: bool = JsonOpt) -> None:
     removed, merge conflicts, editor bytes to merge back; the model, its ONNX export, the
     index, the watcher's socket, the git merge driver. Exit 1 when something needs
     attention."""
-    report = _memory().doctor()
+    from memcli.surfaces.daemon.service import watcher_check
+
+    mem = _memory()
+    report = mem.doctor(extra=[watcher_check(mem.root)])
     if json_out:
         render.emit_json(report)
     else:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import MemcliError
+from memcli.services.health import Check
 from memcli.services.memory import shared_memory
 from memcli.surfaces.daemon.server import CliRunnerHandler, DaemonServer
 from memcli.surfaces.daemon.watch import Watcher
@@ -265,3 +266,20 @@ def stop_running(root: Path, timeout: float = 30.0) -> int | None:
             return pid
         time.sleep(0.1)
     raise RuntimeError(f"memcli watch (pid {pid}) did not stop within {timeout:.0f} s")
+
+
+def watcher_check(root: Path) -> Check:
+    """A watcher serving this workspace, or a stale socket one left behind."""
+    from memcli.surfaces.daemon.protocol import socket_path
+
+    path = socket_path(root)
+    if not path.exists():
+        return Check("watcher", True, "not running (commands run in-process)")
+    status = query_status(root)
+    if status is None:
+        return Check(
+            "watcher",
+            True,
+            f"{path}: stale socket (no watcher answers; the next `memcli watch` removes it)",
+        )
+    return Check("watcher", True, f"running (pid {status.get('pid')}), serving {path}")
