@@ -1117,11 +1117,33 @@ def git_setup(
 
 
 @app.command()
-def mcp() -> None:
-    """Serve memory to MCP hosts over stdio (search, get, add, inject, forget)."""
-    from memcli.surfaces.mcp_server import serve
+def mcp(
+    http: str | None = typer.Option(
+        None,
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve over streamable HTTP at /mcp instead of stdio (host 127.0.0.1 "
+        "unless given). A bearer token is required: MEMCLI_MCP_TOKEN or --token-file.",
+    ),
+    token_file: Path | None = typer.Option(
+        None,
+        "--token-file",
+        metavar="FILE",
+        help="The token (one line), or [[grant]] tables naming each token's workspaces.",
+    ),
+) -> None:
+    """Serve memory to MCP hosts over stdio, or over HTTP with --http (search, get, add,
+    inject, forget)."""
+    if http is None:
+        if token_file is not None:
+            raise UsageError("--token-file is for --http; stdio needs no token")
+        from memcli.surfaces.mcp_server import serve
 
-    serve(state.workspace)
+        serve(state.workspace)
+        return
+    from memcli.surfaces.mcp_http import serve_http
+
+    serve_http(_memory().root, http, token_file)
 
 
 @app.command()
