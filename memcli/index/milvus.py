@@ -1,0 +1,433 @@
+"""The Milvus index backend (`[index] backend = "milvus"`): one collection, many workspaces.
+
+`uri` is a file path (embedded Milvus Lite: one process at a time per file) or
+`http(s)://host:port` (a Milvus standalone or cluster server, or a managed Milvus);
+`token` authenticates there. One collection serves many workspaces: each row is keyed
+`<workspace>:<entry id>` and the workspace column is the partition key, so a search
+only touches its own workspace. Vectors come from memcli's own embedder (the same as
+the local backend's); the keyword side is Milvus's BM25 over the entry's keyword text,
+analysed by jieba (Chinese words, and English words as they are) and lower-cased.
+Scores for given ids are computed exactly (dense: the stored vectors; keyword: a BM25
+search restricted to those ids), so the ranking formula fills in candidates that only
+one retriever returned the same way on both backends.
+
+pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from memcli.core.errors import ConfigError, MemcliError
+from memcli.index.backend import Allowed, Fingerprint, Scored
+
+MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
+MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
+ID_CHUNK = 1_000  # ids per `in [...]` expression
+KEYWORD_POOL = 1_000  # BM25 hits read to score given ids or to filter by allowed ids
+FIELDS = ("pk", "workspace", "entry_id", "key", "model", "text", "dense", "sparse")
+
+
+class IndexUnavailable(MemcliError):
+    """The engine could not be reached or refused the request."""
+
+
+class MilvusBackend:
+    """IndexBackend over a Milvus collection (see the module docstring)."""
+
+    def __init__(
+        self,
+        uri: str,
+        workspace: str,
+        *,
+        collection: str = "memcli",
+        token: str | None = None,
+        bm25: tuple[float, float] = (1.2, 0.75),
+        hnsw: tuple[int, int, int] = (16, 200, 64),
+    ) -> None:
+        if not uri:
+            raise ConfigError(
+                "memcli.toml: [index] backend = \"milvus\" needs [index] uri",
+                hint="a file path for Milvus Lite, or http://host:19530 for a server",
+            )
+        self.uri = uri
+        self.workspace = workspace
+        self.collection = collection
+        self.token = token
+        self.bm25 = bm25
+        self.hnsw_m, self.hnsw_ef_construction, self.hnsw_ef_search = hnsw
+        self._client: Any = None
+        self._dim: int | None = None
+        self._model: str | None = None
+
+    # ------------------------------------------------------------------ connection
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from pymilvus import MilvusClient
+
+            _quiet_logs()  # after the import: pymilvus configures its loggers on import
+
+            options: dict[str, Any] = {"uri": self.uri}
+            if self.token:
+                options["token"] = self.token
+            try:
+                self._client = MilvusClient(**options)
+            except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
+                raise self._unavailable(exc) from None
+            if self._call(self._client.has_collection, self.collection):
+                self._call(self._client.load_collection, self.collection)
+                described = self._call(self._client.describe_collection, self.collection)
+                self._dim = _dense_dim(described)
+        return self._client
+
+    def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemcliError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
+            raise self._unavailable(exc) from None
+
+    def _unavailable(self, exc: BaseException) -> IndexUnavailable:
+        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        local = "://" not in self.uri
+        hint = (
+            "Milvus Lite opens a file in one process at a time: stop the other memcli "
+            "(the watcher?), or search with --backend local"
+            if local
+            else "is the server up and the token right? Meanwhile search with --backend local"
+        )
+        return IndexUnavailable(f"Milvus at {self.uri}: {message}", hint=hint)
+
+    def _workspace_expr(self) -> str:
+        return f"workspace == {_literal(self.workspace)}"
+
+    def _expr(self, ids: Sequence[str] | None = None) -> str:
+        expr = self._workspace_expr()
+        if ids is not None:
+            expr += f" and entry_id in {json.dumps(list(ids), ensure_ascii=False)}"
+        return expr
+
+    # ------------------------------------------------------------------ protocol
+
+    def fingerprint(self) -> Fingerprint:
+        if not self._exists():
+            return Fingerprint()
+        keys: dict[str, str] = {}
+        models: set[str] = set()
+        for row in self._rows(["entry_id", "key", "model"]):
+            keys[row["entry_id"]] = row["key"]
+            models.add(row["model"])
+        if not keys:
+            return Fingerprint()
+        if len(models) > 1:
+            return Fingerprint(damaged=f"rows of several models ({', '.join(sorted(models))})")
+        return Fingerprint(model=models.pop(), dim=self._dim, keys=keys)
+
+    def reset(self, model: str, dim: int) -> None:
+        client = self.client
+        if self._dim is not None and self._dim != dim:
+            if self._only_workspace():
+                self._call(client.drop_collection, self.collection)
+                self._dim = None
+            else:
+                raise ConfigError(
+                    f"Milvus collection {self.collection!r} holds {self._dim}-d vectors; "
+                    f"{model} gives {dim}-d and other workspaces share the collection",
+                    hint="name another [index] collection in memcli.toml",
+                )
+        if self._dim is None:
+            self._create(dim)
+        self._call(client.delete, self.collection, filter=self._workspace_expr())
+        self._model = model
+
+    def upsert(
+        self,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        texts: Sequence[str],
+        keys: Sequence[str],
+    ) -> None:
+        if not len(ids):
+            return
+        if self._dim is None:
+            self._create(int(vectors.shape[1]))
+        if self._model is None:
+            self._model = self.fingerprint().model or "unknown"
+        model = self._model
+        rows = [
+            {
+                "pk": f"{self.workspace}:{entry_id}",
+                "workspace": self.workspace,
+                "entry_id": entry_id,
+                "key": key,
+                "model": model,
+                "text": _clip(text),
+                "dense": vector.astype(np.float32).tolist(),
+            }
+            for entry_id, vector, text, key in zip(ids, vectors, texts, keys, strict=True)
+        ]
+        for start in range(0, len(rows), ID_CHUNK):
+            self._call(self.client.upsert, self.collection, rows[start : start + ID_CHUNK])
+
+    def delete(self, ids: Sequence[str]) -> None:
+        if not ids or not self._exists():
+            return
+        for chunk in _chunks(list(ids)):
+            self._call(self.client.delete, self.collection, filter=self._expr(chunk))
+
+    def dense_search(self, vector: np.ndarray, k: int, allowed: Allowed = None) -> Scored:
+        if k <= 0 or not self._exists() or (allowed is not None and not allowed):
+            return _empty()
+        params = {"metric_type": "IP", "params": {"ef": max(self.hnsw_ef_search, min(k, MAX_TOPK))}}
+        return self._search(
+            [np.asarray(vector, dtype=np.float32).tolist()], "dense", k, allowed, params, False
+        )
+
+    def keyword_search(self, query: str, k: int, allowed: Allowed = None) -> Scored:
+        nothing_allowed = allowed is not None and not allowed
+        if k <= 0 or not query.strip() or nothing_allowed or not self._exists():
+            return _empty()
+        wanted = k if allowed is None else max(4 * k, KEYWORD_POOL)
+        top, full = self._bm25_top(query, wanted)
+        if allowed is not None:
+            top = {i: s for i, s in top.items() if i in allowed}
+            if len(top) < k and full:  # more allowed ones may lie deeper
+                for entry_id, score in self._bm25_filtered(query, k, list(allowed)).items():
+                    top.setdefault(entry_id, score)
+        ranked = sorted(top.items(), key=lambda item: -item[1])[:k]
+        return Scored([i for i, _ in ranked], np.asarray([s for _, s in ranked], dtype=np.float32))
+
+    def dense_scores(self, vector: np.ndarray, ids: Sequence[str]) -> np.ndarray:
+        out = np.zeros(len(ids), dtype=np.float32)
+        if not ids or not self._exists():
+            return out
+        where = {entry_id: n for n, entry_id in enumerate(ids)}
+        query = np.asarray(vector, dtype=np.float32)
+        for chunk in _chunks(list(dict.fromkeys(ids))):
+            rows = self._call(
+                self.client.query,
+                self.collection,
+                filter=self._expr(chunk),
+                output_fields=["entry_id", "dense"],
+            )
+            for row in rows:
+                stored = np.asarray(row["dense"], dtype=np.float32)
+                out[where[row["entry_id"]]] = float(stored @ query)
+        return _spread(out, ids, where)
+
+    def keyword_scores(self, query: str, ids: Sequence[str]) -> np.ndarray:
+        """BM25 of each id, read from the workspace's top KEYWORD_POOL (at least) for
+        `query`: an id deeper than that scores 0. Milvus Lite computes BM25 statistics
+        over the rows a filter leaves, so restricting the search to `ids` would score
+        them on another scale than keyword_search's."""
+        if not ids or not query.strip() or not self._exists():
+            return np.zeros(len(ids), dtype=np.float32)
+        top, _ = self._bm25_top(query, max(KEYWORD_POOL, 10 * len(ids)))
+        return np.asarray([top.get(entry_id, 0.0) for entry_id in ids], dtype=np.float32)
+
+    def count(self) -> int:
+        if not self._exists():
+            return 0
+        rows = self._call(
+            self.client.query,
+            self.collection,
+            filter=self._workspace_expr(),
+            output_fields=["count(*)"],
+        )
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def flush(self) -> None:
+        if self._client is not None and self._exists():
+            self._call(self._client.flush, self.collection)
+
+    def close(self) -> None:
+        if self._client is not None:
+            try:
+                self.flush()
+            finally:
+                client, self._client = self._client, None
+                with contextlib.suppress(Exception):  # closing a dead connection
+                    client.close()
+
+    # ------------------------------------------------------------------ internals
+
+    def _exists(self) -> bool:
+        _ = self.client
+        return self._dim is not None
+
+    def _only_workspace(self) -> bool:
+        rows = self._call(
+            self.client.query,
+            self.collection,
+            filter=f"workspace != {_literal(self.workspace)}",
+            output_fields=["pk"],
+            limit=1,
+        )
+        return not rows
+
+    def _create(self, dim: int) -> None:
+        from pymilvus import DataType, Function, FunctionType
+
+        client = self.client
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=512)
+        schema.add_field("workspace", DataType.VARCHAR, max_length=256, is_partition_key=True)
+        schema.add_field("entry_id", DataType.VARCHAR, max_length=128)
+        schema.add_field("key", DataType.VARCHAR, max_length=128)
+        schema.add_field("model", DataType.VARCHAR, max_length=512)
+        schema.add_field(
+            "text",
+            DataType.VARCHAR,
+            max_length=65_535,
+            enable_analyzer=True,
+            analyzer_params={"tokenizer": "jieba", "filter": ["lowercase"]},
+        )
+        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
+        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
+        schema.add_function(
+            Function(
+                name="bm25",
+                function_type=FunctionType.BM25,
+                input_field_names=["text"],
+                output_field_names=["sparse"],
+            )
+        )
+        index = client.prepare_index_params()
+        index.add_index(
+            "dense",
+            index_type="HNSW",
+            metric_type="IP",
+            params={"M": self.hnsw_m, "efConstruction": self.hnsw_ef_construction},
+        )
+        k1, b = self.bm25
+        index.add_index(
+            "sparse",
+            index_type="SPARSE_INVERTED_INDEX",
+            metric_type="BM25",
+            params={"bm25_k1": k1, "bm25_b": b},
+        )
+        self._call(
+            client.create_collection,
+            self.collection,
+            schema=schema,
+            index_params=index,
+            consistency_level="Strong",  # a search right after an upsert sees it
+        )
+        self._call(client.load_collection, self.collection)
+        self._dim = dim
+
+    def _bm25_top(self, query: str, k: int) -> tuple[dict[str, float], bool]:
+        """The workspace's `k` best BM25 scores > 0 by id, and whether the search
+        returned all `k` (more may lie deeper)."""
+        k = min(k, MAX_TOPK)
+        found = self._search([query], "sparse", k, None, {"metric_type": "BM25"}, True)
+        scores = {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
+        return scores, len(found) >= k
+
+    def _bm25_filtered(self, query: str, k: int, allowed: list[str]) -> dict[str, float]:
+        found = self._search([query], "sparse", k, allowed, {"metric_type": "BM25"}, True)
+        return {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
+
+    def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
+        iterator = self._call(
+            self.client.query_iterator,
+            self.collection,
+            filter=self._workspace_expr(),
+            output_fields=fields,
+            batch_size=2_000,
+        )
+        try:
+            while True:
+                batch = self._call(iterator.next)
+                if not batch:
+                    return
+                yield from batch
+        finally:
+            iterator.close()
+
+    def _search(
+        self,
+        data: list[Any],
+        field: str,
+        k: int,
+        allowed: Allowed,
+        params: dict[str, Any],
+        negated: bool,
+    ) -> Scored:
+        ids_out: list[str] = []
+        scores: list[float] = []
+        chunks = [None] if allowed is None else _chunks(list(allowed))
+        for chunk in chunks:
+            result = self._call(
+                self.client.search,
+                self.collection,
+                data=data,
+                anns_field=field,
+                limit=min(k, MAX_TOPK),
+                filter=self._expr(chunk),
+                output_fields=["entry_id"],
+                search_params=params,
+            )
+            for hit in result[0]:
+                distance = float(hit["distance"])
+                ids_out.append(hit["entity"]["entry_id"])
+                # BM25: Milvus Lite returns the negated score (it sorts ascending)
+                scores.append(abs(distance) if negated else distance)
+        order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")[:k]
+        return Scored([ids_out[i] for i in order], np.asarray(scores, dtype=np.float32)[order])
+
+
+def _dense_dim(description: dict[str, Any]) -> int | None:
+    for field in description.get("fields", []):
+        if field.get("name") == "dense":
+            return int(field.get("params", {}).get("dim"))
+    return None
+
+
+def _literal(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _clip(text: str) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= MAX_TEXT_BYTES:
+        return text
+    return data[:MAX_TEXT_BYTES].decode("utf-8", errors="ignore")
+
+
+def _chunks(ids: list[str]) -> list[list[str]]:
+    return [ids[start : start + ID_CHUNK] for start in range(0, len(ids), ID_CHUNK)]
+
+
+def _spread(out: np.ndarray, ids: Sequence[str], where: dict[str, int]) -> np.ndarray:
+    """Copy each id's score to its repeated positions (where kept the last one)."""
+    for n, entry_id in enumerate(ids):
+        out[n] = out[where[entry_id]]
+    return out
+
+
+def _empty() -> Scored:
+    return Scored([], np.zeros(0, dtype=np.float32))
+
+
+def _quiet_logs() -> None:
+    """pymilvus logs every failed RPC with a traceback, jieba its dictionary loading:
+    memcli reports errors itself."""
+    for name in ("pymilvus", "pymilvus.milvus_client"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    logging.getLogger("jieba").setLevel(logging.WARNING)
+    try:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+    except ImportError:
+        pass
