@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -202,3 +203,50 @@ def test_editing_one_entry_changes_only_its_lines(text: str, data: st.DataObject
     reparsed = parse(after_text, "memory.md")
     changed = [e for e in reparsed.entries() if e.line == start]
     assert changed and changed[0].importance == 0.75 and changed[0].id == entry.id
+
+
+FRONT = "---\nmemcli: 1\ntype: lesson\ntitle: My notes\n---\n- Check the backups first\n\n## Facts\n- Lives in Lyon\n"
+
+
+def test_front_matter_sets_the_default_type_and_is_kept_byte_for_byte() -> None:
+    doc = parse(FRONT, "memory.md")
+    assert not doc.problems
+    assert doc.front == {"memcli": 1, "type": "lesson", "title": "My notes"}
+    assert [(e.text, e.type) for e in doc.entries()] == [
+        ("Check the backups first", "lesson"),
+        ("Lives in Lyon", "fact"),
+    ]
+    assert doc.serialize() == FRONT
+
+
+@pytest.mark.parametrize(
+    ("front", "line", "problem"),
+    [
+        ("---\ntype: [unclosed\n---\n", 2, "front matter"),
+        ("---\n- just\n- a list\n---\n", 1, "key: value"),
+        ("---\nmemcli: 2\n---\n", 1, "memcli format 2"),
+        ("---\nmemcli: one\n---\n", 1, "not a format version"),
+        ("---\ntype: 3\n---\n", 1, "not a type name"),
+        ("---\nnote: " + "x" * 20_000 + "\n---\n", 1, "larger than 16 KB"),
+    ],
+)
+def test_front_matter_that_cannot_be_read_stops_writes_not_reads(
+    front: str, line: int, problem: str
+) -> None:
+    doc = parse(front + "- An entry\n", "memory.md")
+    assert [e.text for e in doc.entries()] == ["An entry"]  # still read
+    assert len(doc.problems) == 1 and not doc.problems[0].skipped
+    assert doc.problems[0].line == line and problem in str(doc.problems[0])
+    assert doc.serialize() == front + "- An entry\n"
+
+
+def test_a_write_refuses_a_file_from_a_newer_memcli(tmp_path: Path) -> None:
+    from memcli.core.errors import ParseError
+    from memcli.services.memory import Memory
+
+    (tmp_path / "memory.md").write_text("---\nmemcli: 9\n---\n- Old entry\n", encoding="utf-8")
+    mem = Memory(tmp_path)
+    assert [e.text for e in mem.entries()] == ["Old entry"]
+    with pytest.raises(ParseError, match="memcli format 9"):
+        mem.add("New entry")
+    assert (tmp_path / "memory.md").read_text(encoding="utf-8") == "---\nmemcli: 9\n---\n- Old entry\n"
