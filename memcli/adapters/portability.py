@@ -2,8 +2,9 @@
 
 Export writes the entries as JSON Lines (every field), as plain Markdown (sections by
 type, no metadata) or in mem0's export shape. Import reads JSON Lines, mem0's JSON
-export, or a Markdown list (a CLAUDE.md, a MEMORY.md, ChatGPT's memory export pasted
-into a file, any bulleted list; `##` headings give the type) into `ImportItem`s, which
+export, a Markdown list (a CLAUDE.md, a MEMORY.md, any bulleted list; `##` headings give
+the type) or ChatGPT's memories as people copy them out (one per line, or its numbered
+"Model Set Context" form `1. [2024-05-02]. Prefers …`, the date kept) into `ImportItem`s, which
 `Memory.import_items` adds through the same path as `add` (an exact duplicate updates
 the entry it repeats). Pure: no file or workspace access here.
 """
@@ -19,10 +20,15 @@ from memcli.core.errors import ValidationError
 from memcli.core.models import KNOWN_TYPES, Entry, heading_type, section_title
 
 EXPORT_FORMATS = ("jsonl", "markdown", "mem0")
-IMPORT_FORMATS = ("auto", "jsonl", "mem0", "markdown")
+IMPORT_FORMATS = ("auto", "jsonl", "mem0", "markdown", "chatgpt")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+(?P<text>\S.*)$")
 _HEADING = re.compile(r"^#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 _COMMENT = re.compile(r"\s*<!--.*?-->\s*$")
+#: ChatGPT's numbered memory lines: "1. [2024-05-02]. The user prefers …"
+_CHATGPT = re.compile(
+    r"^\s*(?:\d+[.)]\s*)?(?:\[(?P<date>\d{4}-\d{2}-\d{2})\]\.?\s*)?(?:[-*•]\s+)?(?P<text>\S.*?)\s*$"
+)
+_CHATGPT_DATED = re.compile(r"^\s*\d+[.)]\s*\[\d{4}-\d{2}-\d{2}\]")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class ImportItem:
     text: str
     type: str = "fact"
     importance: float | None = None
+    created: str | None = None  # an ISO date the source gave
 
 
 # ---------------------------------------------------------------------- export
@@ -87,8 +94,31 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
             raise ValidationError(f"{name}: expected a list of memories, or {{\"results\": [...]}}")
         return [_item(row, name, n) for n, row in enumerate(rows, 1)]
     if fmt == "markdown":
-        return _markdown_items(text)
+        items = _markdown_items(text)
+        if items or _is_document(text):
+            return items
+        fmt = "chatgpt"  # no list at all: one memory per line, as ChatGPT's are copied
+    if fmt == "chatgpt":
+        return _chatgpt_items(text)
     raise ValidationError(f"--format {fmt!r}: use one of {', '.join(IMPORT_FORMATS)}")
+
+
+def _is_document(text: str) -> bool:
+    """Whether a file read as Markdown is really a document rather than a pasted list of
+    lines: it has headings or code (its prose is not memories)."""
+    return any(
+        _HEADING.match(line) or line.lstrip().startswith("```") for line in text.splitlines()
+    )
+
+
+def _chatgpt_items(text: str) -> list[ImportItem]:
+    """One memory per non-empty line, less its number, date and bullet."""
+    items = []
+    for line in text.splitlines():
+        found = _CHATGPT.match(line)
+        if found and found.group("text").strip():
+            items.append(ImportItem(found.group("text").strip(), created=found.group("date")))
+    return items
 
 
 def json_line(line: str, name: str, number: int) -> Any:
@@ -99,7 +129,8 @@ def json_line(line: str, name: str, number: int) -> Any:
 
 
 def detect_format(text: str, name: str) -> str:
-    """jsonl, mem0 or markdown, from the file's name and first characters."""
+    """jsonl, mem0, chatgpt (dated numbered lines) or markdown, from the file's name and
+    first characters."""
     lowered = name.lower()
     if lowered.endswith(".jsonl"):
         return "jsonl"
@@ -110,6 +141,9 @@ def detect_format(text: str, name: str) -> str:
         return "jsonl"
     if stripped.startswith(("[", "{")):
         return "mem0"
+    lines = [line for line in text.splitlines() if line.strip()]
+    if lines and sum(bool(_CHATGPT_DATED.match(line)) for line in lines) * 2 > len(lines):
+        return "chatgpt"
     return "markdown"
 
 

@@ -972,7 +972,11 @@ def export_(
 def import_(
     file: Path = typer.Argument(..., metavar="FILE", help="A JSONL, mem0 JSON or Markdown file."),
     fmt: str = typer.Option(
-        "auto", "--format", "-f", metavar="auto|jsonl|mem0|markdown", help="The file's format."
+        "auto",
+        "--format",
+        "-f",
+        metavar="auto|jsonl|mem0|markdown|chatgpt",
+        help="The file's format.",
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be added."),
     json_out: bool = JsonOpt,
