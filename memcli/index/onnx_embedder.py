@@ -22,8 +22,9 @@ MIN_COSINE = 0.999
 
 
 def cache_root() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "memcli" / "onnx"
+    from memcli.core.paths import cache_dir
+
+    return cache_dir(os.environ) / "onnx"
 
 
 def export_dir(model_id: str) -> Path:

@@ -37,9 +37,9 @@ _ABSENT = "absent"  # what is recorded for a workspace without memcli.toml
 def user_config_dir(env: Mapping[str, str] | None = None) -> Path:
     """`$XDG_CONFIG_HOME/memcli` (default `~/.config/memcli`): the user's own settings
     (config.toml) and workspace approvals (trusted.json)."""
-    env = os.environ if env is None else env
-    base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME") or Path.home()) / ".config")
-    return Path(base) / "memcli"
+    from memcli.core.paths import config_dir
+
+    return config_dir(os.environ if env is None else env)
 
 
 def user_config_file(env: Mapping[str, str] | None = None) -> Path:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from memcli.core.errors import WorkspaceError
 from memcli.core.models import CONFIG_FILE, LEARNINGS_FILE, MEMORY_FILE
+from memcli.core.paths import data_dir
 
 STATE_DIR = ".memcli"
 
@@ -37,9 +38,8 @@ memcli: 1
 
 
 def default_workspace(env: Mapping[str, str]) -> Path:
-    """The per-user workspace under the XDG data home."""
-    data_home = env.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(data_home) / "memcli"
+    """The per-user workspace (memcli.core.paths: the XDG data home on Linux)."""
+    return data_dir(env)
 
 
 def resolve_workspace(

@@ -240,8 +240,9 @@ def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
         if parent == here:
             break
         here = parent
-    data_home = env.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return os.path.join(data_home, "memcli")
+    from memcli.core.paths import data_dir
+
+    return str(data_dir(env))
 
 
 # ------------------------------------------------------------------ inject
