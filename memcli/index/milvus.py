@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,8 @@ class MilvusBackend:
 
             _quiet_logs()  # after the import: pymilvus configures its loggers on import
 
+            if "://" not in self.uri:  # Milvus Lite: a file, in a folder that must exist
+                Path(self.uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
             options: dict[str, Any] = {"uri": self.uri}
             if self.token:
                 options["token"] = self.token
