@@ -19,24 +19,33 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
+import socket
+import time
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memcli.core.errors import ConfigError, MemcliError
+from memcli.core.errors import ConfigError, ConflictError, MemcliError
 from memcli.index.backend import Allowed, Fingerprint, Scored
 
 MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
 ID_CHUNK = 1_000  # ids per `in [...]` expression
 KEYWORD_POOL = 1_000  # BM25 hits read to score given ids or to filter by allowed ids
+LEASE_SECONDS = 60.0  # a writer not seen for this long has gone: another may take over
 FIELDS = ("pk", "workspace", "entry_id", "key", "model", "text", "dense", "sparse")
 
 
 class IndexUnavailable(MemcliError):
     """The engine could not be reached or refused the request."""
+
+
+class WriterConflict(ConflictError):
+    """Another process writes this workspace's index (one writer per workspace)."""
 
 
 class MilvusBackend:
@@ -54,7 +63,7 @@ class MilvusBackend:
     ) -> None:
         if not uri:
             raise ConfigError(
-                "memcli.toml: [index] backend = \"milvus\" needs [index] uri",
+                'memcli.toml: [index] backend = "milvus" needs [index] uri',
                 hint="a file path for Milvus Lite, or http://host:19530 for a server",
             )
         self.uri = uri
@@ -66,6 +75,8 @@ class MilvusBackend:
         self._client: Any = None
         self._dim: int | None = None
         self._model: str | None = None
+        self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._lease_until = 0.0  # monotonic time until which our lease needs no renewal
 
     # ------------------------------------------------------------------ connection
 
@@ -75,7 +86,6 @@ class MilvusBackend:
             from pymilvus import MilvusClient
 
             _quiet_logs()  # after the import: pymilvus configures its loggers on import
-
             if "://" not in self.uri:  # Milvus Lite: a file, in a folder that must exist
                 Path(self.uri).expanduser().parent.mkdir(parents=True, exist_ok=True)
             options: dict[str, Any] = {"uri": self.uri}
@@ -85,11 +95,14 @@ class MilvusBackend:
                 self._client = MilvusClient(**options)
             except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
                 raise self._unavailable(exc) from None
-            if self._call(self._client.has_collection, self.collection):
-                self._call(self._client.load_collection, self.collection)
-                described = self._call(self._client.describe_collection, self.collection)
-                self._dim = _dense_dim(described)
         return self._client
+
+    def _refresh(self) -> None:
+        """Learn whether the collection exists now (another process may have made it)."""
+        client = self.client
+        if self._dim is None and self._call(client.has_collection, self.collection):
+            self._call(client.load_collection, self.collection)
+            self._dim = _dense_dim(self._call(client.describe_collection, self.collection))
 
     def _call(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -101,13 +114,15 @@ class MilvusBackend:
 
     def _unavailable(self, exc: BaseException) -> IndexUnavailable:
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        local = "://" not in self.uri
-        hint = (
-            "Milvus Lite opens a file in one process at a time: stop the other memcli "
-            "(the watcher?), or search with --backend local"
-            if local
-            else "is the server up and the token right? Meanwhile search with --backend local"
-        )
+        if "://" not in self.uri and "open local milvus failed" in message.lower():
+            hint = (
+                "Milvus Lite opens a file in one process at a time: is another memcli (a "
+                "watcher?) using it? Meanwhile search with --backend local"
+            )
+        elif "://" in self.uri:
+            hint = "is the server up and the token right? Meanwhile search with --backend local"
+        else:
+            hint = "check [index] uri in memcli.toml; meanwhile search with --backend local"
         return IndexUnavailable(f"Milvus at {self.uri}: {message}", hint=hint)
 
     def _workspace_expr(self) -> str:
@@ -137,6 +152,8 @@ class MilvusBackend:
 
     def reset(self, model: str, dim: int) -> None:
         client = self.client
+        self._refresh()
+        self._lease()
         if self._dim is not None and self._dim != dim:
             if self._only_workspace():
                 self._call(client.drop_collection, self.collection)
@@ -161,8 +178,9 @@ class MilvusBackend:
     ) -> None:
         if not len(ids):
             return
-        if self._dim is None:
+        if not self._exists():
             self._create(int(vectors.shape[1]))
+        self._lease()
         if self._model is None:
             self._model = self.fingerprint().model or "unknown"
         model = self._model
@@ -184,6 +202,7 @@ class MilvusBackend:
     def delete(self, ids: Sequence[str]) -> None:
         if not ids or not self._exists():
             return
+        self._lease()
         for chunk in _chunks(list(ids)):
             self._call(self.client.delete, self.collection, filter=self._expr(chunk))
 
@@ -256,6 +275,7 @@ class MilvusBackend:
         if self._client is not None:
             try:
                 self.flush()
+                self._release()
             finally:
                 client, self._client = self._client, None
                 with contextlib.suppress(Exception):  # closing a dead connection
@@ -263,8 +283,81 @@ class MilvusBackend:
 
     # ------------------------------------------------------------------ internals
 
+    def _lease(self) -> None:
+        """Hold (or renew) this workspace's writer lease, or refuse: one writer per
+        workspace. A lease not renewed for LEASE_SECONDS has been abandoned."""
+        now = time.monotonic()
+        if now < self._lease_until:
+            return
+        client = self.client
+        leases = self._leases()
+        key = _literal(self.workspace)
+        rows = self._call(
+            client.query, leases, filter=f"pk == {key}", output_fields=["holder", "beat"]
+        )
+        wall = time.time()
+        if rows and rows[0]["holder"] != self._holder:
+            age = wall - rows[0]["beat"] / 1000
+            if age < LEASE_SECONDS:
+                raise self._conflict(rows[0]["holder"], age)
+        row = {
+            "pk": self.workspace,
+            "holder": self._holder,
+            "beat": int(wall * 1000),
+            "v": [0.0, 0.0],
+        }
+        self._call(client.upsert, leases, [row])
+        rows = self._call(
+            client.query, leases, filter=f"pk == {key}", output_fields=["holder", "beat"]
+        )
+        if not rows or rows[0]["holder"] != self._holder:  # another took it at the same time
+            holder = rows[0]["holder"] if rows else "another process"
+            raise self._conflict(holder, 0.0)
+        self._lease_until = now + LEASE_SECONDS / 3
+
+    def _conflict(self, holder: str, age: float) -> WriterConflict:
+        return WriterConflict(
+            f"Milvus at {self.uri}: the index of workspace {self.workspace!r} is written by "
+            f"{holder} (seen {age:.0f} s ago); one writer per workspace, nothing was changed",
+            hint="let that memcli (a watcher?) do the writing, or stop it; a writer silent "
+            f"for {LEASE_SECONDS:.0f} s is taken over",
+        )
+
+    def _release(self) -> None:
+        if self._lease_until == 0.0 or self._client is None:
+            return
+        leases = f"{self.collection}_writers"
+        key = _literal(self.workspace)
+        holder = _literal(self._holder)
+        self._call(self._client.delete, leases, filter=f"pk == {key} and holder == {holder}")
+        self._lease_until = 0.0
+
+    def _leases(self) -> str:
+        """The small collection of writer leases beside the index (created once)."""
+        from pymilvus import DataType
+
+        name = f"{self.collection}_writers"
+        client = self.client
+        if not self._call(client.has_collection, name):
+            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+            schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=256)
+            schema.add_field("holder", DataType.VARCHAR, max_length=512)
+            schema.add_field("beat", DataType.INT64)
+            schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)  # Milvus needs one vector
+            index = client.prepare_index_params()
+            index.add_index("v", index_type="FLAT", metric_type="L2")
+            self._call(
+                client.create_collection,
+                name,
+                schema=schema,
+                index_params=index,
+                consistency_level="Strong",
+            )
+        self._call(client.load_collection, name)
+        return name
+
     def _exists(self) -> bool:
-        _ = self.client
+        self._refresh()
         return self._dim is not None
 
     def _only_workspace(self) -> bool:
