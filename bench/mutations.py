@@ -213,8 +213,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "stale-save-not-recorded",
         "memcli/store/history.py",
-        "        lost = [] if previous is None else self._removed_memcli_entries(file, previous, data)\n",
-        "        lost = []\n",
+        "lost = [] if previous is None else self._removed_memcli_entries(file, previous, data)",
+        "lost = []",
         "tests/test_history.py",
         why="a stale editor buffer saved over memcli's entries goes unnoticed (no restore)",
     ),
