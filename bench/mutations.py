@@ -321,10 +321,14 @@ def run_one(mutation: Mutation, baseline: bool, timeout: float) -> Outcome:
 
 def table(outcomes: list[Outcome]) -> str:
     by_name = {mu.name: mu for mu in MUTATIONS}
-    lines = ["| bug | file | tests | result | s |", "|---|---|---|---|---|"]
+    lines = [
+        "| bug | file | tests run | result | first failure | s |",
+        "|---|---|---|---|---|---|",
+    ]
     for o in outcomes:
         tests = ", ".join(t.removeprefix("tests/") for t in by_name[o.name].tests)
-        lines.append(f"| {o.name} | {o.where} | {tests} | {o.status} | {o.seconds:.0f} |")
+        first = o.failed[0].removeprefix("tests/") if o.failed else ""
+        lines.append(f"| {o.name} | {o.where} | {tests} | {o.status} | {first} | {o.seconds:.0f} |")
     counts: dict[str, int] = {}
     for o in outcomes:
         counts[o.status] = counts.get(o.status, 0) + 1
