@@ -1,5 +1,7 @@
 """A real OpenAI-compatible chat-completions server on 127.0.0.1 for tests: it answers
-deterministically, or with garbage, a 500 or too slowly, as the test sets `mode`."""
+deterministically, or with garbage, a 500 or too slowly, as the test sets `mode`;
+`fail_with` lists HTTP statuses to answer the next requests with first, and `content`
+(when set) is sent as the message content verbatim instead of `answer` as JSON."""
 
 from __future__ import annotations
 
@@ -14,6 +16,8 @@ class FakeLLM:
     def __init__(self) -> None:
         self.mode = "ok"
         self.answer: Any = {}
+        self.content: str | None = None
+        self.fail_with: list[int] = []
         self.requests: list[dict] = []
         owner = self
 
@@ -26,8 +30,9 @@ class FakeLLM:
                 body = json.loads(self.rfile.read(length))
                 auth = self.headers.get("Authorization")
                 owner.requests.append({"path": self.path, "body": body, "auth": auth})
-                if owner.mode == "500":
-                    self.send_response(500)
+                failure = owner.fail_with.pop(0) if owner.fail_with else None
+                if owner.mode == "500" or failure is not None:
+                    self.send_response(failure or 500)
                     self.end_headers()
                     return
                 if owner.mode == "slow":
@@ -35,6 +40,8 @@ class FakeLLM:
                 content = (
                     "this is not json" if owner.mode == "garbage" else json.dumps(owner.answer)
                 )
+                if owner.content is not None:
+                    content = owner.content
                 reply = {"choices": [{"message": {"role": "assistant", "content": content}}]}
                 data = json.dumps(reply).encode()
                 try:
