@@ -5,6 +5,7 @@ and the neighbour boost (`[search] neighbour_weight`, on by default)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def model() -> Remembering:
 def memory(ws: Path, model: Remembering, **env: str) -> Memory:
     return Memory(
         ws,
-        env={f"MEMCLI_{k.upper()}": v for k, v in env.items()} or None,
+        env={**os.environ, **{f"MEMCLI_{k.upper()}": v for k, v in env.items()}},
         embedder_factory=lambda: model,
         notify=lambda m: None,
     )
