@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -294,7 +294,7 @@ def edit(
     text: str | None = None,
     importance: float | None = None,
     confidence: float | None = None,
-    keywords: Any = None,
+    keywords: Sequence[str] | None = None,
     source: str | None = None,
     pin: bool | None = None,
     allow_secret: bool = False,
@@ -360,7 +360,7 @@ def log(
     text: str,
     *,
     importance: float | None = None,
-    keywords: Any = None,
+    keywords: Sequence[str] | None = None,
     allow_secret: bool = False,
 ) -> Entry:
     """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
