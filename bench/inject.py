@@ -62,8 +62,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def eligible_tokens(mem: Memory, context: str | None, counter) -> int:  # noqa: ANN001
-    """Tokens of the entries that may go into a block for `context` (as memory.py decides:
-    pinned, corrections, profile entries, entries above the relevance floor)."""
+    """Tokens of the entries that may go into a block for `context` (as
+    memcli.logic.inject.context_candidates decides: pinned, corrections, profile
+    entries, entries above the relevance floor)."""
     if context is None:
         entries = mem.entries()
     else:

@@ -42,6 +42,23 @@ def test_bad_settings_name_the_key(tmp_path: Path, toml: str, message: str) -> N
         load_settings(tmp_path, env={})
 
 
+def test_retired_add_dedup_threshold_still_loads(tmp_path: Path) -> None:
+    """`[add] dedup_threshold` was parsed and never read (add dedups on the normalized
+    text; near-duplicates are compress's): the setting is gone, a file naming it loads."""
+    (tmp_path / "memcli.toml").write_text("[add]\ndedup_threshold = 0.9\n[search]\nlimit = 3\n")
+    settings = load_settings(tmp_path, env={"MEMCLI_ADD_DEDUP_THRESHOLD": "0.5"})
+    assert settings.search.limit == 3 and not hasattr(settings, "add")
+    user = tmp_path / "config.toml"
+    user.write_text("[add]\ndedup_threshold = 0.8\n")
+    assert load_settings(tmp_path, env={}, user_config=user).search.limit == 3
+    (tmp_path / "memcli.toml").write_text("[add]\nthreshold = 0.9\n")
+    with pytest.raises(ConfigError, match="unknown setting add.threshold"):
+        load_settings(tmp_path, env={})
+    (tmp_path / "memcli.toml").write_text("add = 1\n")
+    with pytest.raises(ConfigError, match=r"\[add\] must be a table"):
+        load_settings(tmp_path, env={})
+
+
 def test_toml_weights_reach_search(workspace: Path) -> None:
     (workspace / "memcli.toml").write_text('[search]\nlimit = 2\nmode = "keyword"\n')
     mem = Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.services.memory import Memory, recomputed_keywords
+from memcli.logic.keywords import recomputed_keywords
+from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
 from tests.fakes import HashingEmbedder
 

@@ -10,8 +10,9 @@ import re
 import time
 from pathlib import Path
 
+from memcli.core.models import new_id
 from memcli.index import sync
-from memcli.services.memory import Memory, new_id
+from memcli.services.memory import Memory
 from memcli.store.markdown import derived_id, parse
 from tests.fakes import HashingEmbedder
 

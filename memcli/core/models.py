@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
@@ -65,6 +67,25 @@ _ID_RE = re.compile(r"^[\w.:-]{1,64}$")
 def is_valid_id(value: str) -> bool:
     """True when `value` is usable as an entry id (letters, digits, `_ . : -`)."""
     return bool(_ID_RE.match(value))
+
+
+#: hex digits of a minted id: 48 random bits, so two machines adding to one workspace in
+#: git (merged by id) do not pick the same id (28 bits: a 1-in-3 chance at 10k each)
+NEW_ID_HEX = 12
+
+
+def new_id(existing: Sequence[Entry], prefix: str) -> str:
+    """A fresh random id not used by any of `existing`."""
+    taken = {e.id for e in existing}
+    while True:
+        candidate = prefix + os.urandom(NEW_ID_HEX // 2).hex()
+        if candidate not in taken and is_valid_id(candidate):
+            return candidate
+
+
+def fmt_unit(value: float) -> str:
+    """An importance or confidence as written in metadata: `0.8`, `1`, `0`."""
+    return f"{float(value):.2f}".rstrip("0").rstrip(".") if value not in (0, 1) else str(int(value))
 
 
 def heading_type(title: str) -> str:

@@ -33,6 +33,7 @@ import re
 import stat
 import sys
 import unicodedata
+from collections.abc import Sequence
 from pathlib import Path
 
 from memcli.core.errors import ValidationError
@@ -134,6 +135,71 @@ def check_keywords(option: str, keywords: object) -> None:
         keywords = [keywords]
     for keyword in keywords:  # type: ignore[attr-defined]
         check_meta_value(option, keyword)
+
+
+def clean_text(text: str) -> str:
+    """Entry text as stored: no trailing spaces, no surrounding blank lines; refuse empty."""
+    if text is None or not text.strip():
+        raise ValidationError("the entry text is empty", hint="give the text to remember")
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    cleaned = "\n".join(lines).strip("\n")
+    first = cleaned.split("\n", 1)[0]
+    if not first.strip():
+        raise ValidationError("the entry's first line is empty")
+    # `<!--` and `-->` stay as written: memcli's own comment always ends the first line
+    # and the parser reads only the last comment there, so the text round-trips.
+    cleaned = cleaned.lstrip()
+    check_text(cleaned)
+    return cleaned
+
+
+def check_secret(text: str, allow: bool) -> bool:
+    """True when `text` looks like it holds a credential and that is allowed; raise
+    ValidationError when it does and is not."""
+    from memcli.core.credentials import describe, find
+
+    found = find(text)
+    if found and not allow:
+        raise ValidationError(
+            f"the text looks like it holds {describe(found)} (at character "
+            f"{found[0].start + 1}); nothing was written",
+            hint="keep secrets in a password manager; to remember it anyway pass "
+            "--allow-secret (allow_secret=True), and it may then appear in inject blocks",
+        )
+    return bool(found)
+
+
+def check_type(entry_type: str) -> str:
+    """The entry type `entry_type` names (`preferences` is `preference`, as the heading
+    `## Preferences`); ValidationError when it is not usable."""
+    from memcli.core.models import heading_type, slugify
+
+    slug = slugify(entry_type or "")
+    if not slug or slug == "archived":
+        raise ValidationError(
+            f"{entry_type!r} is not a usable type",
+            hint="use preference, fact, pattern, reflection, correction, skill, lesson or a word",
+        )
+    return heading_type(entry_type)
+
+
+def check_unit(name: str, value: float | None) -> None:
+    """An importance or confidence: between 0 and 1 (None: not given)."""
+    if value is None:
+        return
+    if not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"{name} must be between 0 and 1 (got {value!r})")
+
+
+def clean_keywords(keywords: Sequence[str] | None) -> list[str]:
+    """Keywords as stored: comma-separated parts split, spaces collapsed, no repeats."""
+    result: list[str] = []
+    for raw in keywords or []:
+        for part in str(raw).split(","):
+            word = " ".join(part.strip().split())
+            if word and word not in result:
+                result.append(word)
+    return result
 
 
 def _shown(value: str, width: int = 40) -> str:

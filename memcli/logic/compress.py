@@ -618,3 +618,22 @@ def _fit(
         )
     else:
         plan.notes.append(f"memory.md + learnings.md: {total} tokens after the plan (≤ {target})")
+
+
+SUMMARY_SYSTEM = (
+    "You merge several memories about one person into one concise memory that keeps "
+    'every distinct detail. Answer with a JSON object {"text": str}.'
+)
+
+
+def llm_summary(llm, members: Sequence[Entry]) -> str:  # noqa: ANN001 - LLMClient
+    """An abstractive merge of `members` (Context.summarize with an LLM); LLMError on an
+    answer of the wrong shape."""
+    from memcli.adapters.llm import LLMError
+
+    listing = "\n".join(f"- {' '.join(e.text.split())}" for e in members)
+    answer = llm.chat_json(SUMMARY_SYSTEM, listing)
+    text = answer.get("text") if isinstance(answer, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        raise LLMError('the LLM answer has no "text"; nothing was changed')
+    return " ".join(text.split())

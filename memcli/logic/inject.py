@@ -14,19 +14,24 @@ like they hold a credential stay out unless marked `secret=ok` (memcli.core.cred
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from memcli.adapters.tokens import TokenCounter
 from memcli.core.credentials import withheld
 from memcli.core.errors import ValidationError
 from memcli.core.models import Entry, section_title
 from memcli.core.validate import escape_controls
-from memcli.store.config import InjectSettings
+from memcli.store.config import InjectSettings, SearchSettings
+
+if TYPE_CHECKING:
+    from memcli.logic.search import Hit
 
 FORMATS = ("markdown", "xml", "json")
 
@@ -115,6 +120,102 @@ def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings)
 def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
     """A preference or correction important enough to apply to every conversation."""
     return entry.type in PROFILE_TYPES and entry.importance >= cfg.profile_importance
+
+
+def is_priority(entry: Entry) -> bool:
+    """Pinned entries and corrections go first into an inject block."""
+    return entry.pinned or entry.type == "correction"
+
+
+def is_expired(entry: Entry, now: dt.datetime) -> bool:
+    """Past its `expires=` time (an unreadable one never expires)."""
+    try:
+        expires = entry.expires
+    except ValueError:
+        return False
+    return expires is not None and expires < now
+
+
+def context_candidates(
+    hits: Sequence[Hit],
+    by_confidence: Sequence[Entry],
+    priority: Sequence[Entry],
+    cfg: InjectSettings,
+    *,
+    mode: str,
+    wanted: frozenset[str],
+    now: dt.datetime,
+    budget: int,
+) -> list[Candidate]:
+    """The candidates of a block for a context: the search `hits` for it (every one,
+    best first) that earn their place, then profile entries the search did not return,
+    then pinned entries and corrections it did not return.
+
+    `by_confidence` and `priority` are the workspace's entries not archived, most
+    confident first (all of them, and the pinned ones and corrections); `wanted` the
+    types asked for (empty: any). A hit earns its place when it is relevant to the
+    context (is_relevant), a profile entry (is_profile) or a priority one; it scores
+    similarity_weight · its search score + confidence_weight · confidence. The others
+    score on confidence alone. Unrelated trivia never fills the budget.
+    """
+    candidates = [
+        Candidate(
+            h.entry,
+            cfg.similarity_weight * h.score + cfg.confidence_weight * h.entry.confidence,
+            is_priority(h.entry),
+        )
+        for h in hits
+        if not is_expired(h.entry, now)
+        and (
+            is_priority(h.entry)
+            or is_profile(h.entry, cfg)
+            or is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
+        )
+    ]
+    taken = {c.entry.id for c in candidates}
+    # Profile entries the search did not return (beyond its candidate pool) are scored on
+    # confidence alone.
+    for entry in by_confidence:
+        if (
+            entry.id in taken
+            or not is_profile(entry, cfg)
+            or is_priority(entry)
+            or (wanted and entry.type not in wanted)
+            or is_expired(entry, now)
+        ):
+            continue
+        candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence))
+        taken.add(entry.id)
+    # Pinned entries and corrections go in even when the search did not return them: the
+    # most confident first, until they could fill the budget many times over (pack looks
+    # no further than a few budgets' worth).
+    spare = added = 0
+    for entry in priority:
+        if spare > 8 * budget and added >= 2 * SCAN_AT_LEAST:
+            break
+        if entry.id in taken or (wanted and entry.type not in wanted):
+            continue
+        if not is_expired(entry, now):
+            candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence, True))
+            spare += len(entry.text) // 3 + 2
+            added += 1
+    return candidates
+
+
+def recall_candidates(
+    entries: Sequence[Entry], now: dt.datetime, settings: SearchSettings
+) -> list[Candidate]:
+    """The candidates of a block without a context: every entry not expired, scored by
+    importance × confidence × recency (seed 003)."""
+    from memcli.logic.search import half_life, recency
+
+    return [
+        Candidate(
+            e, e.importance * e.confidence * recency(e, now, half_life(e, settings)), is_priority(e)
+        )
+        for e in entries
+        if not is_expired(e, now)
+    ]
 
 
 def heading(entry_type: str) -> str:

@@ -25,7 +25,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from memcli.core.errors import ValidationError
-from memcli.core.models import DEFAULT_CONFIDENCE, DEFAULT_IMPORTANCE, Entry, parse_time
+from memcli.core.models import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_IMPORTANCE,
+    Entry,
+    parse_time,
+    utc_now,
+)
 from memcli.store.access import Access
 from memcli.store.config import SearchSettings
 
@@ -86,6 +92,12 @@ def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:
         return 0.5
     age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
     return float(0.5 ** (age_days / max(half_life_days, 1e-6)))
+
+
+def ranking_time() -> dt.datetime:
+    """Now, to the minute: recency changes too little within a minute to matter, and two
+    processes answering the same query a few seconds apart print the same scores."""
+    return utc_now().replace(second=0)
 
 
 def half_life(entry: Entry, settings: SearchSettings) -> float:

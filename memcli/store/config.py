@@ -60,13 +60,6 @@ class IndexSettings:
 
 
 @dataclass(frozen=True)
-class AddSettings:
-    """Behaviour of `add`."""
-
-    dedup_threshold: float = 0.95
-
-
-@dataclass(frozen=True)
 class InjectSettings:
     """Defaults of `inject`."""
 
@@ -150,7 +143,6 @@ class ReflectSettings:
 class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
-    add: AddSettings = field(default_factory=AddSettings)
     inject: InjectSettings = field(default_factory=InjectSettings)
     llm: LLMSettings = field(default_factory=LLMSettings)
     compress: CompressSettings = field(default_factory=CompressSettings)
@@ -162,7 +154,14 @@ class Settings:
     ignored: tuple[str, ...] = ()
 
 
-SECTIONS = ("search", "index", "add", "inject", "llm", "compress", "reflect", "forget")
+SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget")
+
+#: settings memcli no longer has, by table: a settings file that still sets them loads
+#: (they are ignored); any other key of such a table is an error. `[add]
+#: dedup_threshold`: `add` updates an entry with the same normalized text and leaves
+#: near-duplicates in other words to `compress` (README "Compress and reflect"), which
+#: keeps `add` free of the embedding model.
+RETIRED: dict[str, tuple[str, ...]] = {"add": ("dedup_threshold",)}
 
 
 def load_settings(
@@ -245,12 +244,22 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
         table = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
-    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"})
+    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"} - set(RETIRED))
     if unknown:
         raise ConfigError(
             f"{path}: unknown table [{unknown[0]}]",
             hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
         )
+    for name, retired in RETIRED.items():
+        given = table.pop(name, {})
+        if not isinstance(given, dict):
+            raise ConfigError(f"{path}: [{name}] must be a table")
+        for key in given:
+            if key not in retired:
+                raise ConfigError(
+                    f"{path}: unknown setting {name}.{key}",
+                    hint=f"[{name}] has no settings any more; remove the table",
+                )
     return table, hashlib.sha256(data).hexdigest()
 
 

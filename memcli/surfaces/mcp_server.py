@@ -287,5 +287,5 @@ def _result(hit: Any) -> dict[str, Any]:
 def serve(workspace: str | Path | None) -> None:
     """Run the MCP server on stdio until the client disconnects."""
     memory = shared_memory(workspace)
-    memory._ready()
+    memory.ready()
     build_server(workspace).run("stdio")

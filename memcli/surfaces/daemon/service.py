@@ -75,11 +75,10 @@ class WatchService:
                     self.memory.access.flush()
 
     def start(self) -> None:
-        self.memory._ready()
+        self.memory.ready()
         if query_status(self.root) is not None:  # before minutes of indexing, not after
             raise RuntimeError(f"another memcli watch already serves {self.root}")
-        self.memory.index_manager.keep_cache_in_memory = True
-        self.memory.access.defer = True
+        self.memory.long_lived()
         started = time.perf_counter()
         report = self.memory.index()
         self._reported = self.memory.index_manager.last_report
@@ -106,8 +105,7 @@ class WatchService:
                 self.memory.access.flush()
                 self.memory.index_manager.flush()
                 self.memory = shared_memory(self.root)
-                self.memory.index_manager.keep_cache_in_memory = True
-                self.memory.access.defer = True
+                self.memory.long_lived()
             manager = self.memory.index_manager
             # a search may have indexed the change already (it syncs a stale index first)
             current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())

@@ -1,0 +1,100 @@
+"""archive.md: forgetting an entry (restorable), restoring one, and keeping a copy of
+an entry an update supersedes. Archive first, then remove: a crash in between leaves a
+copy in both places, never in neither."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from memcli.core.errors import NotFoundError, ValidationError
+from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type, format_time, new_id, utc_now
+from memcli.core.validate import check_meta_value, check_type, is_own_file
+from memcli.services.entries import all_entries, find
+from memcli.services.runtime import Runtime, operation
+from memcli.store.markdown import Document, id_prefix_for
+
+
+@operation("forget")
+def forget(
+    rt: Runtime, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None
+) -> Entry:
+    """Move an entry to archive.md (restorable); returns it as it was."""
+    from memcli.store.changes import add_to_archive, archived_copy
+
+    check_meta_value("--reason", reason)
+    if not reason or not reason.strip():
+        raise ValidationError("--reason is empty", hint="say why, or leave it out")
+    found = find(rt, entry_id)
+    now = format_time(utc_now())
+    rt.store.update(ARCHIVE_FILE, add_to_archive([archived_copy(found, reason, replaced_by, now)]))
+
+    def remove(doc: Document) -> Entry:
+        if doc.find(found.id) is None:
+            return found
+        return doc.remove_entry(found.id)
+
+    rt.store.update(found.file, remove)
+    return found
+
+
+@operation("restore")
+def restore(rt: Runtime, entry_id: str) -> Entry:
+    """Bring an archived entry back to the file and section it came from (or an entry
+    an editor's save removed, memcli.services.recovery.restore_removed)."""
+    archive = rt.require().load(ARCHIVE_FILE)
+    block = archive.find(entry_id.strip())
+    if block is None:
+        from memcli.services.recovery import restore_removed
+
+        back = restore_removed(rt.store, entry_id.strip())  # a stale save removed it?
+        if back is not None:
+            return back
+        raise NotFoundError(
+            f"no archived entry with id {entry_id!r} in {rt.root / ARCHIVE_FILE}",
+            hint="`memcli list --include-archived --type archived` shows archived ids; "
+            "`memcli history --removed` the entries an editor's save removed",
+        )
+    old = block.entry
+    from memcli.store.changes import ARCHIVE_KEYS
+
+    meta = {k: v for k, v in old.meta.items() if k not in ARCHIVE_KEYS}
+    try:
+        entry_type = check_type(old.meta.get("type") or "fact")
+    except ValidationError:
+        raise ValidationError(
+            f"{ARCHIVE_FILE}:{old.line}: archived entry {old.id} has type="
+            f"{old.meta.get('type')!r}, which is not a usable type; nothing was changed",
+            hint="fix or remove type= in that entry's <!-- ... --> comment",
+        ) from None
+    target = old.meta.get("from") or file_for_type(entry_type)
+    if not is_own_file(target, rt.store.entry_files()):
+        raise ValidationError(
+            f"{ARCHIVE_FILE}:{old.line}: archived entry {old.id} names from={target!r}, "
+            "which is not one of this workspace's entry files (memory.md, learnings.md, "
+            "episodes/YYYY-MM-DD.md); nothing was changed",
+            hint="fix or remove from= in that entry's <!-- ... --> comment (without it, "
+            f"restore puts the entry in {file_for_type(entry_type)})",
+        )
+    if "/" in target:  # an episode file: its folder may be gone
+        (rt.root / target).parent.mkdir(exist_ok=True)
+    restored = replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
+
+    def put_back(doc: Document) -> Entry:
+        if doc.find(old.id) is not None:
+            return doc.find(old.id).entry  # type: ignore[union-attr]
+        return doc.insert_entry(restored)
+
+    result = rt.store.update(target, put_back)
+    rt.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
+    return result
+
+
+def archive_superseded(rt: Runtime, entry: Entry) -> None:
+    """A copy of `entry` as it reads now, put in archive.md under a fresh id as
+    superseded by the entry (extract's UPDATE); `memcli restore` brings it back."""
+    from memcli.store.changes import add_to_archive, archived_copy
+
+    old_id = new_id(all_entries(rt, include_archived=True), id_prefix_for(entry.file))
+    old = replace(entry, id=old_id, meta={**entry.meta, "id": old_id})
+    copy = archived_copy(old, f"superseded by {entry.id}", entry.id, format_time(utc_now()))
+    rt.store.update(ARCHIVE_FILE, add_to_archive([copy]))

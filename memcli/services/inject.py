@@ -1,0 +1,82 @@
+"""The inject block: a token-budgeted memory block for a prompt (DESIGN §4).
+
+This module gathers the candidates (through search for a context, every entry without
+one) and hands them to the pure choice and packing of memcli.logic.inject. Search is
+reached through the two callables the caller passes (the Memory facade's search and its
+view of the index), so the search service can move without touching this one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+from memcli.core.filters import filter_entries
+from memcli.core.requests import InjectRequest
+from memcli.core.validate import MAX_QUERY_CHARS, check_type, clean_context
+from memcli.services.entries import all_entries
+from memcli.services.runtime import Runtime
+
+if TYPE_CHECKING:
+    from memcli.core.models import Entry
+    from memcli.logic.inject import Packed
+    from memcli.logic.search import Hit
+
+
+class View(Protocol):
+    """The entries not archived, as the search index holds them."""
+
+    by_confidence: list[Entry]  # most confident first (file order on ties)
+    priority: list[Entry]  # of those, pinned entries and corrections
+
+
+#: search(query, types=..., limit=..., touch=False) -> hits, best first
+Search = Callable[..., "list[Hit]"]
+
+
+def inject(rt: Runtime, request: InjectRequest, search: Search, view: Callable[[], View]) -> Packed:
+    """A memory block of at most `max_tokens` tokens (see Memory.inject); entries that
+    make it into the block count as accessed unless `touch` is False."""
+    packed = pack_block(rt, request, search, view)
+    if request.touch and packed.chosen:
+        rt.access.touch(c.entry.id for c in packed.chosen)
+    return packed
+
+
+def pack_block(
+    rt: Runtime, request: InjectRequest, search: Search, view: Callable[[], View]
+) -> Packed:
+    """The block, without counting accesses."""
+    from memcli.adapters.tokens import get_counter
+    from memcli.logic.inject import context_candidates, pack, recall_candidates
+    from memcli.logic.search import check_mode, ranking_time
+
+    cfg = rt.settings.inject
+    budget = cfg.max_tokens if request.max_tokens is None else request.max_tokens
+    counter = get_counter(request.encoding or cfg.encoding)
+    now = ranking_time()
+    types = request.types
+    context = request.context
+    if context is not None and len(context) > MAX_QUERY_CHARS:
+        rt.notify(
+            f"the context is {len(context):,} characters long: its last "
+            f"{MAX_QUERY_CHARS:,} are used"
+        )
+    context = None if context is None else clean_context(context)
+    if context is not None and context.strip():
+        hits = search(context, types=types, limit=10_000, touch=False)
+        found = view()
+        candidates = context_candidates(
+            hits,
+            found.by_confidence,
+            found.priority,
+            cfg,
+            mode=check_mode(rt.settings.search.mode),
+            wanted=frozenset(check_type(t) for t in types or []),
+            now=now,
+            budget=budget,
+        )
+    else:
+        entries = filter_entries(all_entries(rt), types=types)
+        candidates = recall_candidates(entries, now, rt.settings.search)
+    return pack(candidates, budget, counter, request.fmt, cfg.reserved_share)

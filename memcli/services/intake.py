@@ -1,0 +1,113 @@
+"""What comes in from outside: an added entry as the surfaces mean it (the entry, then
+the automatic reflect / compress), the results of extracting a conversation (ADD /
+UPDATE / NOOP, DESIGN §7) and imported memories. All of it goes through
+memcli.services.entries.add, so every way in dedups the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memcli.core.models import Entry, normalize_text
+from memcli.core.requests import AddRequest
+from memcli.core.validate import check_meta_value
+from memcli.services import entries
+from memcli.services.archive import archive_superseded
+from memcli.services.maintain import after_write
+from memcli.services.runtime import Runtime, operation
+
+if TYPE_CHECKING:
+    from memcli.logic.extract import Decision
+
+
+@operation("add")
+def add(rt: Runtime, request: AddRequest) -> entries.AddResult:
+    """Add an entry (or update its exact duplicate), then the automatic reflect /
+    compress when memcli.toml turns them on."""
+    result = entries.add(rt, request)
+    after_write(rt)
+    return result
+
+
+@operation("extract")
+def extract(
+    rt: Runtime, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
+) -> list[Decision]:
+    """Turn a conversation into entries (the configured LLM, else offline rules),
+    deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
+    An LLM failure raises before anything is written."""
+    from memcli.logic.extract import candidates, llm_candidates, plan, screen
+
+    check_meta_value("--source", source)
+    llm = rt.llm()
+    found = llm_candidates(messages, llm) if llm else candidates(messages)
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return rt.index_manager.vectors_for([Entry("", t, "fact", "", 0) for t in texts])
+
+    decisions = screen(plan(found, entries.all_entries(rt), embed))
+    if dry_run:
+        return decisions
+    applied = []
+    for decision in decisions:
+        c = decision.candidate
+        text = decision.stored or c.text
+        if decision.action == "ADD":
+            request = AddRequest(
+                text, type=c.type, importance=c.importance, source=source, by="extract"
+            )
+            entry = entries.add(rt, request).entry
+            applied.append(replace(decision, entry_id=entry.id))
+        elif decision.action == "UPDATE" and decision.entry_id:
+            current = entries.find(rt, decision.entry_id)
+            if normalize_text(text) != normalize_text(current.text):
+                archive_superseded(rt, current)  # first: never in neither place
+            sources = ",".join(s for s in [current.source, source] if s) or None
+            entry = entries.edit(
+                rt,
+                decision.entry_id,
+                text=text,
+                importance=max(current.importance, c.importance),
+                source=sources,
+            )
+            applied.append(replace(decision, entry_id=entry.id))
+        else:
+            applied.append(decision)
+    if any(d.action in ("ADD", "UPDATE") for d in applied):
+        after_write(rt)
+    return applied
+
+
+@operation("import")
+def import_items(
+    rt: Runtime,
+    items: Sequence[Any],
+    *,
+    dry_run: bool = False,
+    source: str | None = None,
+    by: str = "person",
+) -> list[tuple[str, Any, str | None]]:
+    """Add imported memories (`memcli.adapters.portability.ImportItem`) through `add`:
+    each gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
+    dry_run nothing is written (ids of new entries are None)."""
+    seen = {normalize_text(e.text): e.id for e in entries.all_entries(rt)}
+    out: list[tuple[str, Any, str | None]] = []
+    for item in items:
+        key = normalize_text(item.text)
+        if key in seen:
+            out.append(("exists", item, seen[key]))
+            continue
+        if dry_run:
+            seen[key] = None  # type: ignore[assignment]
+            out.append(("add", item, None))
+            continue
+        request = AddRequest(
+            item.text, type=item.type, importance=item.importance, source=source, by=by
+        )
+        result = add(rt, request)
+        seen[key] = result.entry.id
+        out.append(("add" if result.action == "added" else "exists", item, result.entry.id))
+    return out

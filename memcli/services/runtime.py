@@ -1,0 +1,184 @@
+"""The runtime of one workspace: what the services share, built once and lazily.
+
+It is the one place of the service layer that reads the environment and the settings
+(flag > MEMCLI_* > memcli.toml > the user's config.toml > defaults, memcli.store.config),
+and it builds, on first use, the store, the access statistics, the index manager with
+its embedders (sentence-transformers for bulk, the ONNX export for queries) and the LLM
+client. Services receive a Runtime and never read `os.environ` themselves.
+
+Lower layers keep a few process-wide knobs of their own, read where they act because
+passing them down would thread one value through every caller of a low-level function:
+MEMCLI_MAX_FILE_MB (memcli.store.store.max_file_bytes, also used by the recovery and
+merge code that builds stores without a runtime), MEMCLI_NO_EXCHANGE and
+MEMCLI_LOCK_TIMEOUT (memcli.store.files, the write guard and its locks, used by the
+hooks and the git merge driver too), XDG_CACHE_HOME (memcli.index.onnx_embedder, where
+the ONNX export of a model lives, shared by every workspace) and the HF_* defaults the
+embedder sets before importing transformers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable, Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memcli.store.access import AccessStats
+from memcli.store.config import Settings, load_settings
+from memcli.store.store import Store
+from memcli.store.workspace import require_workspace, resolve_workspace
+
+if TYPE_CHECKING:
+    from memcli.adapters.llm import LLMClient
+    from memcli.index.embedder import Embedder
+    from memcli.index.sync import IndexManager
+
+
+class Runtime:
+    """Settings, environment and the components built from them, for one workspace."""
+
+    def __init__(
+        self,
+        workspace: str | Path | None = None,
+        *,
+        settings: Settings | None = None,
+        env: Mapping[str, str] | None = None,
+        embedder_factory: Callable[[], Embedder] | None = None,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.root = resolve_workspace(workspace, self.env)
+        self.store = Store(self.root)
+        #: a test's deterministic embedder; None: the configured model
+        self.embedder_factory = embedder_factory
+        self.notify: Callable[[str], None] = notify or notice_stderr
+        self._settings = settings
+        self._index: IndexManager | None = None
+
+    @property
+    def settings(self) -> Settings:
+        """The settings in effect, read on first use (a notice names what an untrusted
+        memcli.toml tried to set)."""
+        if self._settings is None:
+            self._settings = load_settings(self.root, self.env)
+            if self._settings.ignored:
+                from memcli.store.trust import untrusted_notice
+
+                self.notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
+        return self._settings
+
+    @cached_property
+    def access(self) -> AccessStats:
+        """Access statistics (`.memcli/access.json`)."""
+        return AccessStats(self.store.state_dir)
+
+    @property
+    def index_manager(self) -> IndexManager:
+        """The index of the workspace, with the configured embedders (built lazily: the
+        model loads on the first embedding, not here)."""
+        if self._index is None:
+            from memcli.index.sync import IndexManager
+
+            settings = self.settings.index
+            if self.embedder_factory is not None:
+                self._index = IndexManager(
+                    self.store, settings, self.embedder_factory, notify=self.notify
+                )
+            else:
+                self._index = IndexManager(
+                    self.store,
+                    settings,
+                    functools.partial(_bulk_embedder, settings.model, settings.batch_size),
+                    notify=self.notify,
+                    query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
+                    after_bulk=functools.partial(_export_after_bulk, settings.model, settings.onnx),
+                )
+        return self._index
+
+    def llm(self) -> LLMClient | None:
+        """The configured LLM client ([llm]), None when there is none; the API key is
+        read from this runtime's environment."""
+        from memcli.adapters.llm import client_from
+
+        return client_from(self.settings.llm, self.env)
+
+    def require(self) -> Store:
+        """The store, once the workspace is known to exist (WorkspaceError otherwise)."""
+        require_workspace(self.root)
+        return self.store
+
+    def long_lived(self) -> None:
+        """Serve many requests from this process (the watch daemon): new embeddings and
+        access counts stay in memory until `flush()` instead of being written each time."""
+        self.index_manager.keep_cache_in_memory = True
+        self.access.defer = True
+
+    def flush(self) -> None:
+        """Write what `long_lived` kept in memory."""
+        self.access.flush()
+        self.index_manager.flush()
+
+
+def shared_key(workspace: str | Path | None = None) -> tuple[str, object, tuple[Any, ...]]:
+    """What decides the settings of a runtime for `workspace` in this process: its root,
+    memcli.toml's modification time and the MEMCLI_* variables (memcli.services.memory.
+    shared_memory keeps one Memory per key)."""
+    root = resolve_workspace(workspace, os.environ)
+    try:
+        toml_stamp: object = (root / "memcli.toml").stat().st_mtime_ns
+    except OSError:
+        toml_stamp = None
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
+    return str(root), toml_stamp, env
+
+
+def operation(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Group the file writes of a service call as one operation of the history
+    (`memcli history`, `memcli undo`); an outer operation names nested ones."""
+
+    def wrap(function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            from memcli.store.history import operation as recorded
+
+            with recorded(name):
+                return function(*args, **kwargs)
+
+        return run
+
+    return wrap
+
+
+def notice_stderr(message: str) -> None:
+    """The default notify: a notice on stderr."""
+    print(f"notice: {message}", file=sys.stderr)
+
+
+def _bulk_embedder(model: str, batch_size: int) -> Embedder:
+    from memcli.index.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder(model, batch_size)
+
+
+def _fast_query(model: str, onnx: bool) -> Embedder | None:
+    """Query embeddings through the ONNX export when it exists, else None (torch)."""
+    from memcli.index import onnx_embedder
+    from memcli.index.embedder import model_id_for
+
+    model_id = model_id_for(model)
+    if not onnx or not onnx_embedder.is_exported(model_id):
+        return None
+    try:
+        return onnx_embedder.OnnxEmbedder(model_id, model)
+    except Exception:  # noqa: BLE001 - a broken export: use torch instead
+        return None
+
+
+def _export_after_bulk(model: str, onnx: bool, embedder: Embedder) -> None:
+    if onnx:
+        from memcli.index import onnx_embedder
+
+        onnx_embedder.export(model, embedder)
