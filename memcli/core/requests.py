@@ -13,6 +13,11 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+#: the search modes: both relevances, embeddings only, BM25 only
+MODES = ("hybrid", "semantic", "keyword")
+#: the formats of an inject block
+FORMATS = ("markdown", "xml", "json")
+
 
 @dataclass(frozen=True)
 class SearchQuery:
@@ -58,6 +63,13 @@ class AddRequest:
 
 
 @dataclass(frozen=True)
+class GetRequest:
+    """One entry with its access statistics (`memcli get`, MCP `get_memory_detail`)."""
+
+    entry_id: str
+
+
+@dataclass(frozen=True)
 class ListRequest:
     """Parameters of a listing (`memcli list`, MCP `list_memories`)."""
 
@@ -78,7 +90,8 @@ def to_wire(request: Any) -> dict[str, Any]:
 
 
 KINDS: dict[str, type] = {
-    cls.__name__: cls for cls in (SearchQuery, InjectRequest, AddRequest, ListRequest)
+    cls.__name__: cls
+    for cls in (SearchQuery, InjectRequest, AddRequest, GetRequest, ListRequest)
 }
 
 
@@ -96,8 +109,36 @@ def from_wire(data: dict[str, Any]) -> Any:
     for name, value in data.items():
         if name == "kind":
             continue
-        values[name] = tuple(value) if isinstance(value, list) else value
+        value = tuple(value) if isinstance(value, list) else value
+        if not _fits(value, str(names[name].type)):
+            raise ValueError(f"{kind}.{name}: {value!r} is not {names[name].type}")
+        values[name] = value
     try:
         return cls(**values)
     except TypeError as exc:
         raise ValueError(f"{kind}: {exc}") from None
+
+
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "None": (type(None),),
+}
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    """Whether a decoded wire value has a field's type (its annotation as written)."""
+    for option in annotation.split(" | "):
+        if option == "tuple[str, ...]":
+            if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+                return True
+        elif option.startswith("dict["):
+            if isinstance(value, dict):
+                return True
+        elif isinstance(value, _SCALARS[option]) and not (
+            isinstance(value, bool) and option in ("int", "float")
+        ):
+            return True
+    return False

@@ -26,10 +26,9 @@ import numpy as np
 
 from memcli.core.errors import ValidationError
 from memcli.core.models import DEFAULT_CONFIDENCE, DEFAULT_IMPORTANCE, Entry, parse_time
+from memcli.core.requests import MODES
 from memcli.store.access import Access
 from memcli.store.config import SearchSettings
-
-MODES = ("hybrid", "semantic", "keyword")
 
 
 @dataclass(frozen=True)
