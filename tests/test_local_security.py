@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from memcli.store.workspace import init_workspace
+from memcli.surfaces.cli import argv as cli_argv
 from memcli.surfaces.cli import fastpath
 from memcli.surfaces.daemon import protocol as daemon_protocol
-from memcli.surfaces.cli import argv as cli_argv
 from memcli.surfaces.daemon.protocol import socket_file
 from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
 

@@ -531,23 +531,12 @@ def inject(
     json_out: bool = JsonOpt,
 ) -> None:
     """Print a token-budgeted memory block to put into a prompt."""
-    from memcli.adapters.messages import conversation_context, load_messages
-    from memcli.core.validate import read_input_file, read_stdin
-
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
         usage_error("give one of -, --query, --context-file or --messages")
     if source is not None and source != "-":
         usage_error(f"unexpected argument {source!r} (use --query TEXT, or - for stdin)")
-    context = None
-    if source == "-":
-        context = read_stdin()
-    elif query is not None:
-        context = query
-    elif context_file is not None:
-        context = read_input_file(context_file, "the context file")
-    elif messages is not None:
-        context = conversation_context(load_messages(messages))
+    context = served.read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,
         max_tokens=max_tokens,

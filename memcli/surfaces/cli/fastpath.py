@@ -91,23 +91,13 @@ def _request_fields(kind: str, fields: dict[str, Any], read: list[bytes]) -> dic
     if kind == "SearchQuery" and values["query"] == "-":
         values["query"] = _stdin(read)
     elif kind == "InjectRequest":
+        sources = {k: values.pop(k, None) for k in ("query", "context_file", "messages")}
         if values.pop("stdin", False):
-            values["context"] = _stdin(read)
-        elif "query" in values:
-            values["context"] = values.pop("query")
-        elif "context_file" in values:
-            from pathlib import Path
+            values["context"] = _stdin(read)  # kept, to replay for an in-process run
+        elif any(v is not None for v in sources.values()):
+            from memcli.surfaces.cli.served import read_context
 
-            from memcli.core.validate import read_input_file
-
-            path = Path(values.pop("context_file"))
-            values["context"] = read_input_file(path, "the context file")
-        elif "messages" in values:
-            from pathlib import Path
-
-            from memcli.adapters.messages import conversation_context, load_messages
-
-            values["context"] = conversation_context(load_messages(Path(values.pop("messages"))))
+            values["context"] = read_context(False, **sources)
     return values
 
 

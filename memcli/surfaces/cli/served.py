@@ -15,6 +15,7 @@ import sys
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
 #: how an answer is printed (not part of the request: the daemon never sees it)
@@ -41,6 +42,33 @@ def answer(
     if isinstance(request, GetRequest):
         return {"entry": operations.get(mem, request).to_dict()}
     raise TypeError(f"not a served request: {type(request).__name__}")
+
+
+def read_context(
+    stdin: bool = False,
+    query: str | None = None,
+    context_file: str | Path | None = None,
+    messages: str | Path | None = None,
+) -> str | None:
+    """Inject's context from the one source given: stdin (`-`), --query, --context-file
+    or --messages (a transcript: its recent turns); None for none."""
+    if stdin:
+        from memcli.core.validate import read_stdin
+
+        return read_stdin()
+    if query is not None:
+        return query
+    from pathlib import Path
+
+    if context_file is not None:
+        from memcli.core.validate import read_input_file
+
+        return read_input_file(Path(context_file), "the context file")
+    if messages is not None:
+        from memcli.adapters.messages import conversation_context, load_messages
+
+        return conversation_context(load_messages(Path(messages)))
+    return None
 
 
 def show(data: dict[str, Any], view: dict[str, bool]) -> int:
