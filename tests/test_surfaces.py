@@ -165,7 +165,7 @@ def test_requests_survive_the_wire_and_refuse_wrong_values() -> None:
         rq.InjectRequest("ctx", max_tokens=10, types=("skill", "lesson"), touch=False),
         rq.AddRequest("t", keywords=("a",), importance=1),
         rq.GetRequest("m1"),
-        rq.ListRequest(keywords=("k",), extra={"x": 1}),
+        rq.ListRequest(keywords=("k",), sort="created", limit=2),
     ]
     for request in examples:
         assert rq.from_wire(text.loads(text.dumps_wire(rq.to_wire(request)))) == request

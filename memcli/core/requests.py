@@ -1,16 +1,18 @@
 """One spelling of each operation's parameters, shared by every surface.
 
-The CLI, the Typer-free quick path, the daemon, the MCP server and the Python API all
-build one of these and hand it to the services; a surface never lists an operation's
-parameters again. None means "the workspace's setting" (memcli.toml); the services
-resolve and validate. Plain data: no I/O, no imports beyond the standard library, so
-the quick path and the daemon's wire format can use them cheaply.
+The Typer CLI, the Typer-free quick path, the daemon, the MCP server, the hooks and the
+llm plugin all build one of these and hand it to the library (memcli.surfaces.operations
+turns it into the Memory facade's call); the daemon's client sends one over the socket
+(`to_wire` / `from_wire`, which checks every field's type). None means "the workspace's
+setting" (memcli.toml); the services resolve and validate. Values are as the library
+takes them, except where a field says the command line's forms are allowed (resolved
+by memcli.surfaces.cli.args before the call). Plain data, standard library only.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 #: the search modes: both relevances, embeddings only, BM25 only
@@ -27,7 +29,7 @@ class SearchQuery:
     mode: str | None = None  # hybrid | semantic | keyword; None: [search] mode
     types: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
-    since: str | None = None  # ISO date or relative ("7d"), checked by the services
+    since: str | None = None  # ISO date (the command line's 7d / today: cli.args resolves)
     until: str | None = None
     limit: int | None = None  # None: [search] limit
     min_score: float | None = None
@@ -79,9 +81,8 @@ class ListRequest:
     until: str | None = None
     include_archived: bool = False
     pinned: bool = False
-    sort: str | None = None
+    sort: str | None = None  # file | created | updated | importance; None: file order
     limit: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def to_wire(request: Any) -> dict[str, Any]:
@@ -133,9 +134,6 @@ def _fits(value: Any, annotation: str) -> bool:
     for option in annotation.split(" | "):
         if option == "tuple[str, ...]":
             if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
-                return True
-        elif option.startswith("dict["):
-            if isinstance(value, dict):
                 return True
         elif isinstance(value, _SCALARS[option]) and not (
             isinstance(value, bool) and option in ("int", "float")

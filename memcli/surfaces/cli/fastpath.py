@@ -79,8 +79,10 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
 
     try:
         return served.show(answer, view)
-    except BrokenPipeError:  # memcli.surfaces.guard's rule; the guard itself costs enum
-        return 0
+    except (BrokenPipeError, KeyboardInterrupt) as exc:  # the reader went away, or Ctrl-C
+        from memcli.surfaces.guard import outcome
+
+        return int(outcome(exc)[0])  # type: ignore[index]
 
 
 def _request_fields(kind: str, fields: dict[str, Any], read: list[bytes]) -> dict[str, Any]:
