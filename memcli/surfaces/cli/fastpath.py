@@ -8,8 +8,9 @@ stdin, a context or transcript file), memcli.surfaces.daemon.client sends the re
 and memcli.surfaces.cli.served prints the answer with the code the in-process run uses.
 Builtin modules only up to the hand-off (Rich only on a terminal).
 
-Nothing imports this module: it sits on top of the CLI (quick path, Typer app), the
-hooks and the daemon client.
+Only `python -m memcli` and the console script import this module: it sits on top of
+the CLI (quick path, Typer app), the hooks and the daemon client, none of which import
+it back.
 """
 
 from __future__ import annotations
