@@ -856,14 +856,19 @@ def security(work: Path) -> dict[str, object]:
                 sock.sendall(json.dumps(request).encode() + b"\n")
                 return json.loads(read_line(sock))
 
-        base = {"cwd": str(root), "tty": False, "stdin": ""}
+        from memcli.surfaces.daemon.protocol import settings_env
+
+        def request(workspace: Path | str, **wire: object) -> dict:
+            return {"workspace": str(workspace), "env": settings_env(os.environ), "request": wire}
+
+        around = os.path.join(str(root), os.path.relpath(other, root))  # resolves to other
         refused = [
-            ask({**base, "workspace": str(other), "argv": ["-w", str(other), "search", "x"]}),
-            ask({**base, "workspace": str(root), "argv": ["-w", str(other), "search", "x"]}),
-            ask({**base, "workspace": str(root), "argv": ["-w", str(root), "add", "x"]}),
-            ask({**base, "workspace": str(root), "argv": ["-w", str(root), "get", "../memory.md"]}),
+            ask(request(other, kind="SearchQuery", query="x")),
+            ask(request(around, kind="SearchQuery", query="x")),
+            ask(request(root, kind="AddRequest", text="x")),  # not served: writes
+            ask(request(root, kind="GetRequest", entry_id="../memory.md")),  # no such id
         ]
-        out["daemon_refusals"] = sum(1 for r in refused if r.get("error") or r.get("code"))
+        out["daemon_refusals"] = sum(1 for r in refused if r.get("refused") or r.get("code"))
         out["daemon_requests"] = len(refused)
     finally:
         stop_watcher(watcher)
@@ -956,7 +961,7 @@ while True:
                     break
                 data += chunk
             if data:
-                conn.sendall(b"memcli1 0 9 0\nrecorded\n")
+                conn.sendall(b'{"hits": []}\n')
         except OSError:
             pass
         got += len(data)
@@ -1390,11 +1395,11 @@ def _attack_workspaces(case, run, served: Path, other: Path) -> None:  # noqa: A
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(10)
             sock.connect(str(socket_path(served)))
-            sock.sendall(json.dumps({"argv": ["get", "mother1"], "workspace": str(other),
-                                     "cwd": str(other), "stdin": None}).encode() + b"\n")
+            request = {"kind": "GetRequest", "entry_id": "mother1"}
+            sock.sendall(json.dumps({"request": request, "workspace": str(other)}).encode() + b"\n")
             answer = json.loads(read_line(sock))
-        need("another workspace" in answer.get("error", ""), f"answered: {answer}")
-        return f"refused: {answer['error']}"
+        need("another workspace" in answer.get("refused", ""), f"answered: {answer}")
+        return f"refused: {answer['refused']}"
 
     case("a request naming another workspace, sent to the socket", raw_request)
 

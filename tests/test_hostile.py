@@ -182,8 +182,8 @@ def test_escape_sequences_in_files_are_escaped_on_output(
         assert "\\x1b" in shown, (name, shown)
     # the Typer-free quick path prints the same
     typer_path = run(runner, ws, "search", "evil title", "--no-touch")
-    options = {"query": "evil title", "types": [], "keywords": [], "no_touch": True}
-    assert quick._search(str(ws), options) == 0
+    fields = {"query": "evil title", "touch": False}  # as memcli.surfaces.cli.argv reads them
+    assert quick._search(str(ws), fields, {}) == 0
     assert capsys.readouterr().out == typer_path.stdout
     # --json keeps the text exactly, JSON-escaped (C1 controls too)
     raw = run(runner, ws, "list", "--json").stdout

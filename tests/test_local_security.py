@@ -18,10 +18,11 @@ from pathlib import Path
 import pytest
 
 from memcli.store.workspace import init_workspace
+from memcli.surfaces.cli import argv as cli_argv
 from memcli.surfaces.cli import fastpath
 from memcli.surfaces.daemon import protocol as daemon_protocol
-from memcli.surfaces.daemon.protocol import frame, socket_file
-from memcli.surfaces.daemon.server import CliRunnerHandler, DaemonServer
+from memcli.surfaces.daemon.protocol import socket_file
+from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -69,7 +70,7 @@ class Recorder:
                             break
                         data += chunk
                     self.received.append(data)
-                    conn.sendall(frame(0, "recorded\n", ""))
+                    conn.sendall(b'{"hits": []}\n')
                 except OSError:
                     self.received.append(data)
 
@@ -82,9 +83,9 @@ class Recorder:
 
 
 def served(root: Path) -> DaemonServer:
-    """A daemon for `root` answering through the real CLI, in this process."""
+    """A daemon for `root` answering with the real library, in this process."""
     server = DaemonServer(
-        root, CliRunnerHandler(root, lambda: {"pid": os.getpid()}), detach_stdin=False
+        root, RequestHandler(root, lambda: {"pid": os.getpid()}), detach_stdin=False
     )
     server.start()
     return server
@@ -112,7 +113,7 @@ def test_fallback_directory_is_created_private_and_used(
     (tmp_path / "tmp").mkdir()
     root = long_workspace(tmp_path)
     server = DaemonServer(
-        root, lambda request: {"code": 0, "stdout": "hi\n", "stderr": ""}, detach_stdin=False
+        root, lambda request: {"inject": {"exact": True, "block": "hi"}}, detach_stdin=False
     )
     server.start()
     try:
@@ -246,14 +247,16 @@ def test_daemon_serves_the_workspace_the_client_resolved(tmp_path: Path) -> None
         # a request that names another workspace is refused
         handler = server.handler
         request = {
-            "argv": ["get", "mother1"],
+            "request": {"kind": "GetRequest", "entry_id": "mother1"},
             "workspace": str(other),
-            "cwd": str(other),
             "env": daemon_protocol.settings_env(os.environ),
         }
-        assert "another workspace" in handler(request)["error"]
-        request.update(workspace=str(ws), argv=["-w", str(other), "get", "mother1"])
-        assert "another workspace" in handler(request)["error"]
+        assert "another workspace" in handler(request)["refused"]
+        request.update(workspace=f"{ws}/../other")
+        assert "another workspace" in handler(request)["refused"]
+        request.update(workspace=str(ws))
+        missing = handler(request)  # served: not in this workspace (exit code 1)
+        assert missing["code"] == 1 and "mother1" in missing["error"]
     finally:
         server.stop()
 
@@ -263,14 +266,13 @@ def test_daemon_refuses_a_client_with_other_settings(tmp_path: Path) -> None:
     server = served(ws)
     try:
         request = {
-            "argv": ["get", "m1"],
+            "request": {"kind": "GetRequest", "entry_id": "m1"},
             "workspace": str(ws),
-            "cwd": str(ws),
             "env": daemon_protocol.settings_env(os.environ),
         }
-        assert server.handler(request)["code"] == 0
+        assert server.handler(request)["entry"]["text"] == "A fact about settings"
         request["env"] = {**request["env"], "MEMCLI_SEARCH_LIMIT": "3"}
-        assert "settings" in server.handler(request)["error"]
+        assert "settings" in server.handler(request)["refused"]
         # the client then runs in-process, with its own settings
         env = dict(os.environ, MEMCLI_SEARCH_LIMIT="3")
         env.pop("MEMCLI_NO_DAEMON", None)
@@ -296,25 +298,24 @@ def test_daemon_refuses_a_client_with_other_settings(tmp_path: Path) -> None:
 def test_daemon_never_opens_what_is_not_a_regular_file(tmp_path: Path, args: list[str]) -> None:
     ws = make_workspace(tmp_path / "ws", "m1", "A fact")
     os.mkfifo(ws / "fifo")  # opening a FIFO nobody writes to blocks forever
-    handler = CliRunnerHandler(ws, dict)
+    handler = RequestHandler(ws, dict)
+    # a request carries text, never a file name for the daemon to open
+    option, _, value = args[1].partition("=")
+    field = option.removeprefix("--").replace("-", "_")
     request = {
-        "argv": args,
+        "request": {"kind": "InjectRequest", field: value or args[2]},
         "workspace": str(ws),
-        "cwd": str(ws),
         "env": daemon_protocol.settings_env(os.environ),
-        "stdin": None,
     }
     started = time.monotonic()
     answer = handler(request)
-    assert "not read by the daemon" in answer["error"]
+    assert "unknown field" in answer["refused"]
     assert time.monotonic() - started < 1
     # the client does not even ask: only it can read its own stdin or pipe
-    assert daemon_protocol.file_arguments(args[1:])
-    problems = [
-        daemon_protocol.plain_file_problem(f, str(ws))
-        for f in daemon_protocol.file_arguments(args[1:]) or []
-    ]
-    assert any(problems)
+    _kind, fields, _view = cli_argv.served_call("inject", args[1:])
+    files = [fields[k] for k in ("context_file", "messages") if k in fields]
+    assert files
+    assert any(daemon_protocol.plain_file_problem(f, str(ws)) for f in files)
 
 
 @pytest.mark.slow

@@ -338,6 +338,61 @@ def test_daemon_and_in_process_give_identical_results(watched) -> None:
     assert status["requests"] >= 6
 
 
+SERVED_CASES = [
+    (["search", "pytest fixtures", "--json", "--explain", "-n", "3"], None),
+    (["search", "-t", "preference", "--type=fact", "testing", "--mode", "keyword"], None),
+    (["search", "docker", "--keyword=docker", "--min-score", "0.1", "--json"], None),
+    (["search", "python", "--since", "2000-01-01", "--until", "today", "--include-archived"], None),
+    (["search", "-"], "what do I use for tests?\n"),
+    (["search", "nothing like this at all", "--min-score", "0.99"], None),
+    (["search", "x", "--since", "soon"], None),  # usage error, exit code 2
+    (["search", "x", "--type", "nonsense"], None),  # usage error naming the known types
+    (["search", "   "], None),  # a domain error, exit code 1
+    (["inject", "-q", "How to optimize my Next.js app?", "--json", "-f", "xml"], None),
+    (["inject", "--types", "skill,lesson", "--max-tokens", "150"], None),
+    (["inject", "-", "--format", "json"], "docker images and python tests"),
+    (["inject", "-q", "deploy " * 10000, "--max-tokens", "100"], None),  # a notice on stderr
+    (["inject", "--context-file", "CONTEXT"], None),
+    (["inject", "--messages", "MESSAGES", "--json"], None),
+    (["inject", "-t", "nonsense"], None),
+    (["get", "m8f3a2c1"], None),
+    (["get", "nope", "--json"], None),
+]
+
+
+def test_served_and_in_process_outputs_are_byte_identical(watched, tmp_path: Path) -> None:
+    """Text and --json, option combinations, stdin, files and errors: the client prints
+    the daemon's result data with the in-process code, to the byte."""
+    ws, _ = watched
+    context = tmp_path / "context.txt"
+    context.write_text("How do I write Python tests?\n")
+    messages = tmp_path / "messages.jsonl"
+    messages.write_text(json.dumps({"role": "user", "content": "docker images"}) + "\n")
+    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    before = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    results = []
+    for args, stdin in SERVED_CASES:
+        args = [
+            {"CONTEXT": str(context), "MESSAGES": str(messages)}.get(a, a) for a in args
+        ]
+        if args[0] != "get":
+            args.append("--no-touch")
+        via_daemon = memcli(ws, *args, stdin=stdin)
+        in_process = memcli(ws, *args, env=no_daemon, stdin=stdin)
+        assert via_daemon.returncode == in_process.returncode, args
+        assert via_daemon.stdout == in_process.stdout, args
+        assert via_daemon.stderr == in_process.stderr, args
+        results.append(via_daemon)
+    after = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    assert after - before >= len(SERVED_CASES)  # every case was served (and the status)
+    # the cases show what they are meant to show
+    codes = [r.returncode for r in results]
+    assert codes == [0] * 6 + [2, 2, 1] + [0] * 6 + [2, 0, 1], codes
+    assert all(r.stdout for r, code in zip(results, codes, strict=True) if code == 0)
+    assert "notice: the context is" in results[12].stderr
+    assert "unknown type 'nonsense'" in results[7].stderr
+
+
 def test_daemon_writes_access_counts_after_answering(watched) -> None:
     ws, _ = watched
     counts = ws / ".memcli" / "access.json"

@@ -1,10 +1,22 @@
 """Domain errors. Each carries a message that says what is wrong, where, and what to do next.
 
-The CLI maps every MemcliError to exit code 1 (a UsageError: 2) and prints its message;
-nothing below the CLI prints or exits.
+Exit codes are named here (ExitCode); memcli.surfaces.guard is the one place that maps an
+error to its code and prints its message (a UsageError: 2, any other MemcliError: 1);
+nothing below the surfaces prints or exits.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """memcli's exit codes."""
+
+    OK = 0
+    ERROR = 1  # a MemcliError: the message says what is wrong
+    USAGE = 2  # a bad option value or combination (UsageError, or the option parser)
+    INTERRUPTED = 130  # Ctrl-C
 
 
 class MemcliError(Exception):

@@ -1,17 +1,24 @@
 """One spelling of each operation's parameters, shared by every surface.
 
-The CLI, the Typer-free quick path, the daemon, the MCP server and the Python API all
-build one of these and hand it to the services; a surface never lists an operation's
-parameters again. None means "the workspace's setting" (memcli.toml); the services
-resolve and validate. Plain data: no I/O, no imports beyond the standard library, so
-the quick path and the daemon's wire format can use them cheaply.
+The Typer CLI, the Typer-free quick path, the daemon, the MCP server, the hooks and the
+llm plugin all build one of these and hand it to the library (memcli.surfaces.operations
+turns it into the Memory facade's call); the daemon's client sends one over the socket
+(`to_wire` / `from_wire`, which checks every field's type). None means "the workspace's
+setting" (memcli.toml); the services resolve and validate. Values are as the library
+takes them, except where a field says the command line's forms are allowed (resolved
+by memcli.surfaces.cli.args before the call). Plain data, standard library only.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
+
+#: the search modes: both relevances, embeddings only, BM25 only
+MODES = ("hybrid", "semantic", "keyword")
+#: the formats of an inject block
+FORMATS = ("markdown", "xml", "json")
 
 
 @dataclass(frozen=True)
@@ -22,7 +29,7 @@ class SearchQuery:
     mode: str | None = None  # hybrid | semantic | keyword; None: [search] mode
     types: tuple[str, ...] = ()
     keywords: tuple[str, ...] = ()
-    since: str | None = None  # ISO date or relative ("7d"), checked by the services
+    since: str | None = None  # ISO date (the command line's 7d / today: cli.args resolves)
     until: str | None = None
     limit: int | None = None  # None: [search] limit
     min_score: float | None = None
@@ -58,6 +65,13 @@ class AddRequest:
 
 
 @dataclass(frozen=True)
+class GetRequest:
+    """One entry with its access statistics (`memcli get`, MCP `get_memory_detail`)."""
+
+    entry_id: str
+
+
+@dataclass(frozen=True)
 class ListRequest:
     """Parameters of a listing (`memcli list`, MCP `list_memories`)."""
 
@@ -67,9 +81,8 @@ class ListRequest:
     until: str | None = None
     include_archived: bool = False
     pinned: bool = False
-    sort: str | None = None
+    sort: str | None = None  # file | created | updated | importance; None: file order
     limit: int | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def to_wire(request: Any) -> dict[str, Any]:
@@ -78,7 +91,8 @@ def to_wire(request: Any) -> dict[str, Any]:
 
 
 KINDS: dict[str, type] = {
-    cls.__name__: cls for cls in (SearchQuery, InjectRequest, AddRequest, ListRequest)
+    cls.__name__: cls
+    for cls in (SearchQuery, InjectRequest, AddRequest, GetRequest, ListRequest)
 }
 
 
@@ -96,8 +110,33 @@ def from_wire(data: dict[str, Any]) -> Any:
     for name, value in data.items():
         if name == "kind":
             continue
-        values[name] = tuple(value) if isinstance(value, list) else value
+        value = tuple(value) if isinstance(value, list) else value
+        if not _fits(value, str(names[name].type)):
+            raise ValueError(f"{kind}.{name}: {value!r} is not {names[name].type}")
+        values[name] = value
     try:
         return cls(**values)
     except TypeError as exc:
         raise ValueError(f"{kind}: {exc}") from None
+
+
+_SCALARS: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "int": (int,),
+    "float": (int, float),
+    "bool": (bool,),
+    "None": (type(None),),
+}
+
+
+def _fits(value: Any, annotation: str) -> bool:
+    """Whether a decoded wire value has a field's type (its annotation as written)."""
+    for option in annotation.split(" | "):
+        if option == "tuple[str, ...]":
+            if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+                return True
+        elif isinstance(value, _SCALARS[option]) and not (
+            isinstance(value, bool) and option in ("int", "float")
+        ):
+            return True
+    return False

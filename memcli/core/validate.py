@@ -37,6 +37,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memcli.core.errors import ValidationError
+from memcli.core.text import dumps as dumps_json  # noqa: F401 - the name callers use
+from memcli.core.text import escape_controls  # noqa: F401 - re-exported
 
 MAX_ENTRY_CHARS = 65_536
 MAX_QUERY_CHARS = 65_536
@@ -205,34 +207,6 @@ def clean_keywords(keywords: Sequence[str] | None) -> list[str]:
 def _shown(value: str, width: int = 40) -> str:
     shown = escape_controls(value)
     return repr(shown if len(shown) <= width else shown[: width - 1] + "…")
-
-
-def escape_controls(text: str) -> str:
-    """Control characters (but tab and line feed) and undecodable bytes as visible
-    `\\x1b` / `\\udcff` escapes: what a terminal or a prompt receives is text, never an
-    escape sequence."""
-    if not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(_escape_one, text)
-
-
-def _escape_one(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
-
-
-#: what json.dumps(ensure_ascii=False) leaves raw that a terminal may act on: DEL, C1
-#: controls (U+009B is CSI on some terminals), and lone surrogates (not encodable)
-_JSON_RAW = re.compile(r"[\x7f-\x9f\ud800-\udfff]")
-
-
-def dumps_json(data: object) -> str:
-    """--json output: readable UTF-8 JSON in which every control character is a `\\u`
-    escape (json.dumps escapes only C0 ones)."""
-    import json
-
-    text = json.dumps(data, ensure_ascii=False, indent=2, default=str)
-    return _JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 #: terminal escape sequences: CSI (colours, cursor moves) and OSC (titles, links)

@@ -32,10 +32,9 @@ from memcli.core.models import (
     parse_time,
     utc_now,
 )
+from memcli.core.requests import MODES
 from memcli.store.access import Access
 from memcli.store.config import SearchSettings
-
-MODES = ("hybrid", "semantic", "keyword")
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ A hook must never hold up or block a person's prompt: whatever goes wrong (no wo
 a broken file, a dead daemon, the time limit) ends with exit 0, nothing on stdout and one
 line on stderr. Exit code 2 would block the prompt in Claude Code, so it is never used.
 
-Builtin modules only up to the daemon hand-off (as in memcli.surfaces.cli.fastpath): the host waits
-for this process on every prompt.
+Builtin modules only up to the daemon hand-off (memcli.surfaces.daemon.client): the host
+waits for this process on every prompt. Exit codes and error lines come from
+memcli.surfaces.guard, imported only when something went wrong.
 """
 
 from __future__ import annotations
@@ -73,8 +74,11 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
     try:
         event, max_tokens, timeout = parse_args(args)
     except HookError as exc:
+        from memcli.core.errors import ExitCode
+
         sys.stderr.write(f"memcli hook: {exc}\n")
-        return 1  # a wrong command line in the settings: shown, and never blocks (2 would)
+        return ExitCode.ERROR  # a wrong command line in the settings: shown, never blocks
+        # (ExitCode.USAGE, 2, would block the prompt)
     if stdin_text is None:
         stdin_text = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     import _thread
@@ -89,10 +93,9 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
         except HookError as exc:
             result.append(("", f"memcli hook {event}: {exc}; nothing was added\n"))
         except BaseException as exc:  # noqa: BLE001 - a hook never fails the host's prompt
-            message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            if type(exc).__module__ != "memcli.core.errors":  # memcli's own errors say it all
-                message = f"{type(exc).__name__}: {message}"
-            result.append(("", f"memcli hook {event}: {message}; nothing was added\n"))
+            from memcli.surfaces.guard import one_line
+
+            result.append(("", f"memcli hook {event}: {one_line(exc)}; nothing was added\n"))
         finally:
             done.release()
 
@@ -252,25 +255,25 @@ def inject_block(
     root: str, event: str, payload: dict[str, Any], max_tokens: int, timeout: float
 ) -> str:
     """The memory block for the prompt and recent turns ('' when no memory fits)."""
-    context = hook_context(event, payload)
-    argv = ["-w", root, "inject", "--max-tokens", str(max_tokens)]
-    if context:
-        argv.append("-")
-    response = None
+    context = hook_context(event, payload) or None
+    # memcli.core.requests.InjectRequest in its wire form (that module costs dataclasses)
+    wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
+    answer = None
     if not os.environ.get("MEMCLI_NO_DAEMON"):
-        from memcli.surfaces.cli.fastpath import ask_daemon
+        from memcli.surfaces.daemon.client import ask
 
-        response = ask_daemon(root, argv, os.getcwd(), lambda: context or None, timeout)
-    if response is None:  # no watcher: the same inject in this process
+        answer = ask(root, lambda: wire, timeout)
+    if answer is None:  # no watcher: the same inject in this process
+        from memcli.core.requests import from_wire
         from memcli.services.memory import Memory
+        from memcli.surfaces import operations
 
-        text = Memory(root).inject(context or None, max_tokens=max_tokens).text
+        text = operations.inject(Memory(root), from_wire(wire)).text
+    elif "error" in answer:
+        lines = [line for line in (answer["error"] or "").splitlines() if line.strip()]
+        raise HookError(lines[0] if lines else f"exit code {answer['code']}")
     else:
-        code, out, err = response
-        if code != 0:
-            lines = [line for line in err.splitlines() if line.strip()]
-            raise HookError(lines[0].removeprefix("error: ") if lines else f"exit code {code}")
-        text = out.rstrip("\n")
+        text = answer["inject"]["block"]
     return text if has_entries(text) else ""
 
 
@@ -487,55 +490,14 @@ class _locked:
 
 def hook_output(event_name: str, block: str) -> str:
     """Claude Code's JSON answer adding `block` to the context."""
-    quote = _quote()
-    return (
-        '{"hookSpecificOutput": {"hookEventName": '
-        + quote(event_name)
-        + ', "additionalContext": '
-        + quote(block)
-        + "}}\n"
-    )
+    from memcli.core.text import dumps_wire
 
-
-def _quote():  # noqa: ANN202 - str -> JSON string literal
-    try:
-        from _json import encode_basestring_ascii
-    except ImportError:  # an interpreter without the C accelerator
-        from json.encoder import py_encode_basestring_ascii as encode_basestring_ascii
-    return encode_basestring_ascii
-
-
-class _ScannerContext:
-    """What `_json.make_scanner` reads from a JSONDecoder."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    memo: dict = {}
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+    answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": block}}
+    return dumps_wire(answer) + "\n"
 
 
 def loads(text: str) -> Any:
-    """json.loads without importing json (and re, ≈ 10 ms) on the way: `_json`'s scanner,
-    which json.loads itself uses. ValueError when `text` is not one JSON value."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        import json
+    """json.loads without importing json (memcli.core.text.loads)."""
+    from memcli.core.text import loads
 
-        return json.loads(text)
-    start = len(text) - len(text.lstrip())
-    try:
-        value, end = make_scanner(_ScannerContext)(text, start)
-    except Exception:  # noqa: BLE001 - StopIteration, or an error json would explain
-        end = -1
-    if end < 0 or text[end:].strip():
-        import json
-
-        return json.loads(text)  # raises JSONDecodeError (a ValueError) saying where
-    return value
+    return loads(text)

@@ -23,10 +23,13 @@ FRAGMENT_TOKENS = 1500
 def memcli_fragment(argument: str) -> llm.Fragment:
     """The memory block for the query `argument` (the text after `memcli:`)."""
     from memcli.core.errors import MemcliError
+    from memcli.core.requests import InjectRequest
     from memcli.services.memory import shared_memory
+    from memcli.surfaces import operations
 
+    request = InjectRequest(argument.strip() or None, max_tokens=FRAGMENT_TOKENS)
     try:
-        packed = shared_memory(None).inject(argument.strip() or None, max_tokens=FRAGMENT_TOKENS)
+        packed = operations.inject(shared_memory(None), request)
     except MemcliError as exc:
         raise ValueError(f"memcli: {exc}") from None  # what llm expects of a loader
     return llm.Fragment(packed.text, f"memcli:{argument}")
@@ -35,9 +38,12 @@ def memcli_fragment(argument: str) -> llm.Fragment:
 def memcli_search(query: str, limit: int = 5) -> str:
     """Search the user's long-term memory (preferences, facts about them and their
     projects, lessons from past work). Returns one memory per line: id, type, text."""
+    from memcli.core.requests import SearchQuery
     from memcli.services.memory import shared_memory
+    from memcli.surfaces import operations
 
-    hits = shared_memory(None).search(query, limit=max(1, min(int(limit), 20)))
+    request = SearchQuery(query, limit=max(1, min(int(limit), 20)))
+    hits = operations.search(shared_memory(None), request)
     if not hits:
         return "no memories found"
     return "\n".join(f"{h.entry.id} [{h.entry.type}] {h.entry.text}" for h in hits)
@@ -47,9 +53,12 @@ def memcli_remember(statement: str, memory_type: str = "fact") -> str:
     """Remember something lasting the user said: a preference, a fact about them or their
     work, a correction, a skill or a lesson (memory_type). The same statement again
     updates the existing memory."""
+    from memcli.core.requests import AddRequest
     from memcli.services.memory import shared_memory
+    from memcli.surfaces import operations
 
-    result = shared_memory(None).add(statement, type=memory_type, source="llm")
+    request = AddRequest(statement, type=memory_type, source="llm")
+    result = operations.add(shared_memory(None), request)
     return f"{result.action} {result.entry.id} ({result.entry.type})"
 
 

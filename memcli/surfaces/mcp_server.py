@@ -20,10 +20,11 @@ from pydantic import Field
 
 from memcli import __version__
 from memcli.core.errors import MemcliError
+from memcli.core.requests import MODES, AddRequest, GetRequest, InjectRequest, SearchQuery
 from memcli.services.memory import Memory, shared_memory
+from memcli.surfaces import operations
 
-MODES = ("semantic", "keyword", "hybrid")
-SearchMode = Literal["hybrid", "semantic", "keyword"]
+SearchMode = Literal[MODES]  # type: ignore[valid-type]
 #: the types an agent may search for (episode: notes of `memcli log`)
 MemoryType = Literal[
     "preference", "fact", "pattern", "reflection", "correction", "skill", "lesson", "episode"
@@ -104,17 +105,17 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         ] = 0.0,
     ) -> dict[str, Any]:
         span = time_range or {}
-        hits = call(
-            memory().search,
+        request = SearchQuery(
             query,
             mode=search_mode,
-            types=memory_types,
-            keywords=keywords,
+            types=tuple(memory_types or ()),
+            keywords=tuple(keywords or ()),
             since=span.get("start"),
             until=span.get("end"),
             limit=limit,
             min_score=min_relevance_score,
         )
+        hits = call(operations.search, memory(), request)
         return {
             "total_found": len(hits),
             "results": [_result(h) for h in hits],
@@ -123,7 +124,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
 
     @server.tool(description="Everything about one memory (text, metadata, access counts).")
     def get_memory_detail(memory_key: MemoryKey) -> dict[str, Any]:
-        return call(memory().get, memory_key).to_dict()
+        return call(operations.get, memory(), GetRequest(memory_key)).to_dict()
 
     @server.tool(
         description=(
@@ -154,15 +155,15 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             str | None, Field(description="Where it comes from: a conversation or session id.")
         ] = None,
     ) -> dict[str, Any]:
-        result = call(
-            memory().add,
+        request = AddRequest(
             content,
             type=memory_type,
             importance=importance,
-            keywords=keywords,
+            keywords=None if keywords is None else tuple(keywords),
             source=source,
             by="agent",
         )
+        result = call(operations.add, memory(), request)
         return {
             "action": result.action,
             "memory_key": result.entry.id,
@@ -187,7 +188,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             int, Field(ge=1, le=100_000, description="Token budget of the whole block.")
         ] = 2000,
     ) -> dict[str, Any]:
-        packed = call(memory().inject, context or None, max_tokens=max_tokens)
+        packed = call(operations.inject, memory(), InjectRequest(context or None, max_tokens))
         return {
             "block": packed.text,
             "tokens": packed.tokens,
@@ -241,7 +242,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     )
     def entry_resource(memory_key: str) -> str:
         try:
-            detail = memory().get(memory_key).to_dict()
+            detail = operations.get(memory(), GetRequest(memory_key)).to_dict()
         except MemcliError as exc:
             raise ResourceError(str(exc)) from None
         return json.dumps(detail, ensure_ascii=False, indent=1)
@@ -260,7 +261,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             int, Field(ge=1, le=100_000, description="Token budget of the block.")
         ] = 1500,
     ) -> str:
-        packed = call(memory().inject, query or None, max_tokens=max_tokens)
+        packed = call(operations.inject, memory(), InjectRequest(query or None, max_tokens))
         return (
             "Long-term memory about the user and past work (from memcli). Use it where it "
             "applies; the user's newer words take precedence.\n\n" + packed.text

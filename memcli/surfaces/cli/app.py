@@ -1,39 +1,45 @@
-"""The Typer app: parse options, make one call into Memory, render the result.
+"""The Typer app: parse options into a request, make one library call, render the result.
 
-This is the only module that maps errors to exit codes: 0 ok, 1 error, 2 usage error,
-130 interrupted.
+Errors become exit codes and messages in memcli.surfaces.guard (`_Group.invoke` asks
+it); the commands a watch daemon serves (search, inject, get) run through
+memcli.surfaces.cli.served, as the quick path and the daemon do.
 """
 
 from __future__ import annotations
 
 import sys
 import time
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import typer
 from typer.core import TyperGroup
 
-from memcli.core.errors import MemcliError, UsageError
-from memcli.surfaces.cli import render
-from memcli.surfaces.cli.args import FORMATS, MODES, check_new_type, check_types, when
+from memcli.core.errors import ExitCode, MemcliError
+from memcli.core.requests import (
+    FORMATS,
+    MODES,
+    AddRequest,
+    GetRequest,
+    InjectRequest,
+    ListRequest,
+    SearchQuery,
+)
+from memcli.surfaces import guard, operations
+from memcli.surfaces.cli import render, served
+from memcli.surfaces.cli.args import check_new_type, resolve_list
+
+__all__ = ["ExitCode", "app", "main"]
 
 
-class ExitCode(IntEnum):
-    OK = 0
-    ERROR = 1
-    USAGE = 2
-    INTERRUPTED = 130
-
-
-class Mode(StrEnum):  # cliargs.MODES: choices in --help, exit code 2 for others
+class Mode(StrEnum):  # core.requests.MODES: choices in --help, exit code 2 for others
     hybrid = "hybrid"
     semantic = "semantic"
     keyword = "keyword"
 
 
-class Format(StrEnum):  # cliargs.FORMATS
+class Format(StrEnum):  # core.requests.FORMATS
     markdown = "markdown"
     xml = "xml"
     json = "json"
@@ -51,30 +57,18 @@ state = _State()
 
 
 class _Group(TyperGroup):
-    """Maps domain errors and Ctrl-C to messages and exit codes, in one place."""
+    """Domain errors and Ctrl-C become messages and exit codes (memcli.surfaces.guard)."""
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except UsageError as exc:  # a bad option value the parser could not see
-            if state.traceback:
-                raise
-            render.error(str(exc))
-            raise typer.Exit(ExitCode.USAGE) from None
-        except MemcliError as exc:
-            if state.traceback:
-                raise
-            render.error(str(exc))
-            raise typer.Exit(ExitCode.ERROR) from None
-        except KeyboardInterrupt:
-            raise typer.Exit(ExitCode.INTERRUPTED) from None
-        except BrokenPipeError:
-            raise typer.Exit(ExitCode.OK) from None
-        except UnicodeError as exc:  # text that is not UTF-8 the checks did not catch
-            if state.traceback:
-                raise
-            render.error(f"the input is not valid UTF-8 text ({exc.reason}); nothing was written")
-            raise typer.Exit(ExitCode.ERROR) from None
+        except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
+            code, message = guard.outcome(exc) or (ExitCode.ERROR, str(exc))
+            if message is not None:
+                if state.traceback:
+                    raise
+                render.error(message)
+            raise typer.Exit(code) from None
 
 
 # Typer prints `NAME <str>` for every argument: its metavar and help say it better
@@ -261,17 +255,18 @@ def add(
 ) -> None:
     """Add an entry (an exact duplicate updates the existing entry instead)."""
     mem = _memory()
-    result = mem.add(
+    request = AddRequest(
         _stdin_or(text),
         type=check_new_type(type_, mem, new_type),
         importance=importance,
         confidence=confidence,
-        keywords=keywords,
+        keywords=None if keywords is None else tuple(keywords),
         source=source,
         pin=pin,
         allow_secret=allow_secret,
         by="person",
     )
+    result = operations.add(mem, request)
     if json_out:
         render.emit_json(result.to_dict())
     elif result.action == "added":
@@ -300,16 +295,17 @@ def list_(
 ) -> None:
     """List entries, optionally filtered."""
     mem = _memory()
-    entries = mem.list(
-        types=check_types(type_, mem),
-        since=when(since, "--since") if since else None,
-        until=when(until, "--until", end=True) if until else None,
-        keywords=keyword,
+    request = ListRequest(
+        types=tuple(type_ or ()),
+        since=since,
+        until=until,
+        keywords=tuple(keyword or ()),
         include_archived=include_archived,
         pinned=pinned,
         sort=sort.value,
         limit=limit,
     )
+    entries = operations.list_entries(mem, resolve_list(request, mem))
     if json_out:
         render.emit_json([e.to_dict() for e in entries])
     else:
@@ -322,11 +318,7 @@ def get(
     json_out: bool = JsonOpt,
 ) -> None:
     """Show one entry in full, with metadata and access statistics."""
-    detail = _memory().get(entry_id).to_dict()
-    if json_out:
-        render.emit_json(detail)
-    else:
-        render.entry_detail(detail)
+    _show(served.answer(_memory(), GetRequest(entry_id)), json_out)
 
 
 @app.command()
@@ -464,23 +456,27 @@ def search(
 ) -> None:
     """Search memories: semantic + keyword relevance, recency, importance."""
     mem = _memory()
-    hits = mem.search(
+    request = SearchQuery(
         _stdin_or(query),
         mode=mode.value if mode else None,
-        types=check_types(type_, mem),
-        keywords=keyword,
-        since=when(since, "--since") if since else None,
-        until=when(until, "--until", end=True) if until else None,
+        types=tuple(type_ or ()),
+        keywords=tuple(keyword or ()),
+        since=since,
+        until=until,
         limit=limit,
         min_score=min_score,
         include_archived=include_archived,
         touch=not no_touch,
-        progress=render.progress_callback("embedding"),
     )
-    if json_out:
-        render.emit_json([h.to_dict(explain) for h in hits])
-    else:
-        render.hits_table(hits, explain)
+    data = served.answer(mem, request, progress=render.progress_callback("embedding"))
+    _show(data, json_out, explain)
+
+
+def _show(data: dict[str, Any], json_out: bool, explain: bool = False) -> None:
+    """Print a served command's answer (memcli.surfaces.cli.served.show)."""
+    code = served.show(data, {"json": json_out, "explain": explain})
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -535,38 +531,21 @@ def inject(
     json_out: bool = JsonOpt,
 ) -> None:
     """Print a token-budgeted memory block to put into a prompt."""
-    from memcli.adapters.messages import conversation_context, load_messages
-    from memcli.core.validate import read_input_file, read_stdin
-
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
         usage_error("give one of -, --query, --context-file or --messages")
     if source is not None and source != "-":
         usage_error(f"unexpected argument {source!r} (use --query TEXT, or - for stdin)")
-    context = None
-    if source == "-":
-        context = read_stdin()
-    elif query is not None:
-        context = query
-    elif context_file is not None:
-        context = read_input_file(context_file, "the context file")
-    elif messages is not None:
-        context = conversation_context(load_messages(messages))
-    mem = _memory()
-    packed = mem.inject(
+    context = served.read_context(source == "-", query, context_file, messages)
+    request = InjectRequest(
         context,
         max_tokens=max_tokens,
         encoding=encoding,
         fmt=fmt.value,
-        types=check_types(types, mem, "--types"),
+        types=tuple(types or ()),
         touch=not no_touch,
     )
-    if not packed.exact:
-        render.note("tiktoken is not installed: token counts are estimates")
-    if json_out:
-        render.emit_json(packed.to_dict())
-    else:
-        sys.stdout.write(packed.text + "\n")
+    _show(served.answer(_memory(), request), json_out)
 
 
 @app.command()

@@ -1,13 +1,15 @@
 """Option values of the command line, checked and normalised the same way by the Typer
-app (`app`) and the Typer-free search path (`quick`): dates (ISO or relative),
-entry types (singular, plural or heading forms; commas split) and the choices of
---mode / --format. A bad value raises UsageError (exit code 2) naming the option.
+app (`app`), the Typer-free search path (`quick`) and the daemon (`served`): dates (ISO
+or relative), entry types (singular, plural or heading forms; commas split). A bad value
+raises UsageError (exit code 2) naming the option. `resolve_*` turn a request as typed
+on the command line into the one the library takes.
 
 Standard library and memcli.core.models only: `quick` imports this on a cold search.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Iterable, Sequence
@@ -15,9 +17,7 @@ from typing import Any
 
 from memcli.core.errors import UsageError
 from memcli.core.models import HEADING_TYPES, KNOWN_TYPES, format_time, parse_time, slugify
-
-MODES = ("hybrid", "semantic", "keyword")
-FORMATS = ("markdown", "xml", "json")
+from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
 
 #: types every workspace has, whether or not it holds entries of them yet
 BUILTIN_TYPES = (*KNOWN_TYPES, "episode")
@@ -130,3 +130,29 @@ def check_new_type(name: str, mem: Any, new_type: bool) -> str:
             hint=f"add --new-type to start a new `## {name}` section",
         )
     return type_
+
+
+def resolve_search(q: SearchQuery, mem: Any) -> SearchQuery:
+    """`q` with --type values as types and --since / --until as moments (in this order:
+    the first bad value is the one reported)."""
+    return dataclasses.replace(
+        q,
+        types=tuple(check_types(q.types, mem) or ()),
+        since=when(q.since, "--since") if q.since else None,
+        until=when(q.until, "--until", end=True) if q.until else None,
+    )
+
+
+def resolve_inject(r: InjectRequest, mem: Any) -> InjectRequest:
+    """`r` with --types values as types."""
+    return dataclasses.replace(r, types=tuple(check_types(r.types, mem, "--types") or ()))
+
+
+def resolve_list(r: ListRequest, mem: Any) -> ListRequest:
+    """`r` with --type values as types and --since / --until as moments."""
+    return dataclasses.replace(
+        r,
+        types=tuple(check_types(r.types, mem) or ()),
+        since=when(r.since, "--since") if r.since else None,
+        until=when(r.until, "--until", end=True) if r.until else None,
+    )

@@ -4,45 +4,103 @@ User text is printed without markup interpretation, and with control characters 
 visible escapes (`\x1b`): an escape sequence stored in a memory, or given in an argument
 an error message repeats, never reaches the terminal as one (--json output is escaped by
 JSON itself).
+
+Rich is imported only when a stream is a terminal (or the environment asks for colour):
+in a pipe a line is written as Rich would write it (a test compares the two), so the
+daemon's client renders served answers with these very functions without paying for
+Rich. Builtin modules and memcli.core.text only at import time.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from memcli.core.text import dumps, escape_controls
 
-from memcli.core.models import Entry
-from memcli.core.validate import dumps_json, escape_controls
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+    from typing import Any
 
-_out = Console(highlight=False, soft_wrap=True)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+    from rich.console import Console
+    from rich.text import Text
+
+    from memcli.core.models import Entry
+
+_out: Console | None = None  # Rich consoles, made when a terminal needs one
+_err: Console | None = None
+
+
+def _console(err: bool = False) -> Console:
+    global _out, _err
+    if (_err if err else _out) is None:
+        from rich.console import Console
+
+        if err:
+            _err = Console(stderr=True, highlight=False, soft_wrap=True)
+        else:
+            _out = Console(highlight=False, soft_wrap=True)
+    return _err if err else _out  # type: ignore[return-value]
+
+
+def _plain(err: bool = False) -> bool:
+    """Whether Rich would write to this stream as to a file (no colours, no cursor
+    moves): not a terminal, and nothing in the environment says otherwise. When unsure,
+    the answer is False and Rich decides."""
+    if os.environ.get("TTY_COMPATIBLE") or os.environ.get("FORCE_COLOR") is not None:
+        return False
+    if "idlelib" in sys.modules or "IPython" in sys.modules:
+        return False
+    stream = sys.stderr if err else sys.stdout
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
+def is_terminal() -> bool:
+    """Whether stdout is a terminal (as Rich sees it)."""
+    return not _plain() and _console().is_terminal
+
+
+def _line(message: str, style: str = "", *, err: bool = False, label: str = "") -> None:
+    """`label` (bold red) and `message` (in `style`), control characters escaped, as one
+    printed line; a tab (which Rich expands by cell width) leaves it to Rich."""
+    text = escape_controls(message)
+    if _plain(err) and "\t" not in text and "\t" not in label:
+        (sys.stderr if err else sys.stdout).write(label + text + "\n")
+        return
+    from rich.text import Text
+
+    line = Text(text, style=style)
+    if label:
+        line = Text(label, style="bold red") + line
+    _console(err).print(line)
 
 
 def emit_json(data: Any) -> None:
     """Machine-readable output: one JSON document on stdout, nothing else."""
-    sys.stdout.write(dumps_json(data) + "\n")
+    sys.stdout.write(dumps(data) + "\n")
 
 
 def _text(message: str, style: str = "") -> Text:
     """Rich text of `message`, control characters escaped."""
+    from rich.text import Text
+
     return Text(escape_controls(message), style=style)
 
 
 def info(message: str) -> None:
     """A human-readable line on stdout."""
-    _out.print(_text(message))
+    _line(message)
 
 
 def pinned_info() -> Callable[[str], None]:
-    """`info` bound to the stdout of this moment: a watcher's log lines must not land in
-    the output of a request the daemon answers meanwhile (it swaps `_out` per request)."""
-    # the file itself: a Console without one prints to whatever sys.stdout is then,
-    # and a request's redirect_stdout swaps that
+    """`info` bound to the stdout of this moment (the watcher's log lines)."""
+    from rich.console import Console
+
+    # the file itself: a Console without one prints to whatever sys.stdout is then
     console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
@@ -53,27 +111,30 @@ def pinned_info() -> Callable[[str], None]:
 
 def note(message: str) -> None:
     """A side note on stderr (never mixed into --json output)."""
-    _err.print(_text(message), style="dim")
+    if _plain(err=True):
+        _line(message, err=True)
+    else:
+        _console(err=True).print(_text(message), style="dim")
 
 
 def error(message: str) -> None:
-    _err.print(Text("error: ", style="bold red") + _text(message))
+    _line(message, err=True, label="error: ")
 
 
 def diff(text: str) -> None:
     """A unified diff: coloured on a terminal, as is in a pipe."""
-    if not _out.is_terminal:
+    if not is_terminal():
         sys.stdout.write(escape_controls(text))
         return
     styles = {"+": "green", "-": "red", "@": "cyan"}
     for line in text.splitlines():
         style = "bold" if line.startswith(("+++", "---")) else styles.get(line[:1], "")
-        _out.print(_text(line, style))
+        _console().print(_text(line, style))
 
 
 def _raw(line: str) -> None:
     """A line on stdout as is (no tab expansion, wrapping or cutting): for pipes."""
-    _out.file.write(escape_controls(line) + "\n")
+    sys.stdout.write(escape_controls(line) + "\n")
 
 
 def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
@@ -82,13 +143,15 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
     if not entries:
         note("no entries")
         return
-    if not _out.is_terminal:
+    if not is_terminal():
         for e in entries:
             first, *more = e.text.split("\n")
             _raw(f"{e.id}\t{e.type}\t{first}")
             for line in more:
                 _raw(f"\t\t{line}")
         return
+    from rich.table import Table
+
     table = Table(title=title, show_lines=False)
     table.add_column("id", style="cyan", no_wrap=True)
     table.add_column("type", style="magenta")
@@ -96,7 +159,7 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
     table.add_column("text")
     for e in entries:
         table.add_row(_text(e.id), _text(e.type), f"{e.importance:.2f}", _text(e.text))
-    _out.print(table)
+    _console().print(table)
 
 
 def entry_detail(data: dict[str, Any]) -> None:
@@ -163,27 +226,47 @@ def _one_line(text: str, width: int = 120) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-def hits_table(hits: Sequence[Any], explain: bool = False) -> None:
-    """Search results; with explain, one line of score components under each."""
-    if not hits:
+def hit_row(hit: Any) -> dict[str, Any]:
+    """A search hit as the renderers take it (and the daemon sends it): the entry's
+    dict, the exact score and its components."""
+    return {"entry": hit.entry.to_dict(), "score": hit.score, "components": hit.components}
+
+
+def hits_json(rows: Sequence[dict[str, Any]], explain: bool = False) -> list[dict[str, Any]]:
+    """The --json form of search results (scores rounded to 6 digits)."""
+    data = []
+    for row in rows:
+        item = {"id": row["entry"]["id"], "score": round(row["score"], 6), "entry": row["entry"]}
+        if explain:
+            item["components"] = {k: round(v, 6) for k, v in row["components"].items()}
+        data.append(item)
+    return data
+
+
+def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
+    """Search results (`hit_row`s); with explain, one line of score components under each."""
+    if not rows:
         note("no matches")
         return
-    for rank, hit in enumerate(hits, 1):
-        e = hit.entry
-        if _out.is_terminal:
-            line = Text(f"{rank:>2}. ", style="bold") + Text(f"{hit.score:.3f} ", style="green")
-            line += _text(f"{e.id} ", "cyan") + _text(f"[{e.type}] ", "magenta")
-            line += _text(_one_line(e.text))
-            _out.print(line)
+    terminal = is_terminal()
+    for rank, row in enumerate(rows, 1):
+        e, score = row["entry"], row["score"]
+        if terminal:
+            from rich.text import Text
+
+            line = Text(f"{rank:>2}. ", style="bold") + Text(f"{score:.3f} ", style="green")
+            line += _text(f"{e['id']} ", "cyan") + _text(f"[{e['type']}] ", "magenta")
+            line += _text(_one_line(e["text"]))
+            _console().print(line)
         else:  # a pipe: the whole text, further lines of a multi-line entry indented
-            first, *more = e.text.split("\n")
-            _raw(f"{rank}. {hit.score:.3f} {e.id} [{e.type}] {first}")
+            first, *more = e["text"].split("\n")
+            _raw(f"{rank}. {score:.3f} {e['id']} [{e['type']}] {first}")
             for text_line in more:
                 _raw(f"      {text_line}")
         if explain:
             parts = "  ".join(
                 f"{k}={v:.0f}" if k == "accesses" else f"{k}={v:.3f}"
-                for k, v in hit.components.items()
+                for k, v in row["components"].items()
             )
             info(f"      {parts}")
 
@@ -198,7 +281,7 @@ def progress_callback(label: str, threshold: int = 300) -> Any:
         if "bar" not in state:
             from rich.progress import Progress
 
-            bar = Progress(console=_err, transient=True)
+            bar = Progress(console=_console(err=True), transient=True)
             bar.start()
             state["bar"] = bar
             state["task"] = bar.add_task(label, total=total)

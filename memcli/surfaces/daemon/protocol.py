@@ -1,6 +1,7 @@
-"""What client and daemon agree on: where the socket lives, the size limits and the
-framed answer to a command. Builtin modules only: the client imports this before
-anything else, and every import here is paid by every served command."""
+"""What client and daemon agree on: where the socket lives, who may use it, the
+settings environment and the size limits (a request and an answer are one JSON line
+each, memcli.core.text). Builtin modules only: the client imports this before anything
+else, and every import here is paid by every served command."""
 
 from __future__ import annotations
 
@@ -115,26 +116,6 @@ def settings_env(environ: Mapping[str, str]) -> dict[str, str]:
     }
 
 
-#: options whose value is a file the command reads
-FILE_OPTIONS = ("--messages", "--context-file")
-
-
-def file_arguments(rest: list[str]) -> list[str] | None:
-    """The file names given to FILE_OPTIONS in a command's arguments; None when one
-    lacks its value (the CLI reports that)."""
-    files = []
-    for i, arg in enumerate(rest):
-        name, eq, value = arg.partition("=")
-        if name in FILE_OPTIONS:
-            if eq:
-                files.append(value)
-            elif i + 1 < len(rest):
-                files.append(rest[i + 1])
-            else:
-                return None
-    return files
-
-
 def plain_file_problem(path: str, cwd: str) -> str | None:
     """Why a daemon must not open `path` for a client, or None: only a regular file
     outside /dev and /proc (never a terminal, pipe or socket, never the daemon's own
@@ -159,7 +140,7 @@ def socket_path(root: str | Path) -> Path:
 
 
 def read_line(sock: socket.socket, limit: int = MAX_REQUEST) -> bytes:
-    """One newline-terminated message (requests and answers are one JSON line each)."""
+    """One newline-terminated message (a request, or the answer to a status query)."""
     data = b""
     while not data.endswith(b"\n"):
         chunk = sock.recv(1 << 20)
@@ -172,7 +153,7 @@ def read_line(sock: socket.socket, limit: int = MAX_REQUEST) -> bytes:
 
 
 def read_all(sock: socket.socket, limit: int) -> bytes:
-    """Everything until the other side closes (a framed answer)."""
+    """Everything until the other side closes (an answer)."""
     chunks = []
     size = 0
     while True:
@@ -183,32 +164,3 @@ def read_all(sock: socket.socket, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise ValueError("message too large")
-
-
-#: first word of a framed answer: `memcli1 <code> <stdout bytes> <stderr bytes>\n`
-#: followed by both outputs, so the client needs no JSON decoder
-FRAME_MAGIC = b"memcli1"
-
-
-def frame(code: int, stdout: str, stderr: str) -> bytes:
-    out, err = stdout.encode("utf-8", "surrogatepass"), stderr.encode("utf-8", "surrogatepass")
-    return b"%s %d %d %d\n%s%s" % (FRAME_MAGIC, code, len(out), len(err), out, err)
-
-
-def unframe(data: bytes) -> tuple[int, str, str] | None:
-    """(code, stdout, stderr) of a complete framed answer, else None."""
-    head, _, body = data.partition(b"\n")
-    parts = head.split()
-    if len(parts) != 4 or parts[0] != FRAME_MAGIC:
-        return None
-    try:
-        code, out_len, err_len = int(parts[1]), int(parts[2]), int(parts[3])
-    except ValueError:
-        return None
-    if len(body) != out_len + err_len:
-        return None
-    return (
-        code,
-        body[:out_len].decode("utf-8", "surrogatepass"),
-        body[out_len:].decode("utf-8", "surrogatepass"),
-    )

@@ -1,21 +1,21 @@
 """The daemon side of the fast path: while `memcli watch` runs, it answers `search`,
 `inject` and `get` from other memcli processes over a Unix socket in `.memcli/`.
 
-A request carries the client's argv, cwd, stdin and terminal shape; the daemon runs the
-very same CLI code on them with its warm Memory and returns exit code, stdout and stderr,
-so output is identical to running in-process. Only requests for this workspace, from
-processes of our uid whose settings environment equals ours, are served; the socket is
-created user-only (0600), in `.memcli/` or in a per-user directory checked to be ours
-alone (mode 0700, not a symlink). The daemon never reads its own stdin: a request's
-stdin is the client's, and file options must name regular files outside /dev and /proc.
+A request is one JSON line: a memcli.core.requests object in its wire form, the
+workspace the client resolved and the client's settings environment. The daemon calls
+the library with it (memcli.surfaces.cli.served.answer, the code the in-process CLI
+runs) on its warm Memory and answers with the result data, or with the error's message
+and exit code (memcli.surfaces.guard); the client prints it. Only requests for this
+workspace, from processes of our uid whose settings environment equals ours, are
+served; the socket is created user-only (0600), in `.memcli/` or in a per-user
+directory checked to be ours alone (mode 0700, not a symlink). The daemon never reads
+its own stdin, nor any file a client names: a request carries text.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
-import json
 import os
 import socket
 import sys
@@ -25,13 +25,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.surfaces.cli.fastpath import parse_argv
+from memcli.core.text import dumps_wire, loads
 from memcli.surfaces.daemon.protocol import (
     ensure_private_dir,
-    file_arguments,
-    frame,
     peer_uid,
-    plain_file_problem,
     read_line,
     settings_env,
     socket_path,
@@ -107,17 +104,14 @@ class DaemonServer:
                 if not _same_user(conn):
                     raise PermissionError("the client runs as another user")
                 data = read_line(conn)
-                request = json.loads(data.decode("utf-8"))
+                request = loads(data.decode("utf-8"))
                 if not isinstance(request, dict):
                     raise ValueError("request must be an object")
                 self.requests += 1
                 response = self.handler(request)
             except Exception as exc:  # noqa: BLE001 - a bad request must not kill the daemon
-                request, response = {}, {"error": f"{type(exc).__name__}: {exc}"}
-            if request.get("frame") is True and isinstance(response.get("code"), int):
-                payload = frame(response["code"], response["stdout"], response["stderr"])
-            else:
-                payload = json.dumps(response).encode("utf-8") + b"\n"
+                response = {"refused": f"{type(exc).__name__}: {exc}"}
+            payload = dumps_wire(response).encode("ascii") + b"\n"
             with contextlib.suppress(OSError):
                 conn.sendall(payload)
         if self.after_reply is not None:
@@ -169,94 +163,65 @@ def _answers(path: Path) -> bool:
         probe.close()
 
 
-class CliRunnerHandler:
-    """Runs client requests through the real Typer app, one at a time."""
+class RequestHandler:
+    """Answers client requests with result data, one at a time; a request it will not
+    serve gets `{"refused": why}` (the client then runs the command in-process)."""
 
-    def __init__(self, root: Path, status: Callable[[], dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        status: Callable[[], dict[str, Any]],
+        memory: Callable[[], Any] | None = None,
+    ) -> None:
         self.root = root.resolve()
         self.status = status
+        self.memory = memory or self._shared_memory
         self._lock = threading.Lock()
 
-    def __call__(self, request: dict[str, Any]) -> dict[str, Any]:
-        if request.get("op") == "status":
+    def _shared_memory(self) -> Any:
+        from memcli.services.memory import shared_memory
+
+        return shared_memory(self.root)
+
+    def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("op") == "status":
             return {"status": self.status()}
-        argv = request.get("argv")
-        if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
-            return {"error": "argv must be a list of strings"}
-        workspace = request.get("workspace")
-        if not workspace or Path(workspace).resolve() != self.root:
-            return {"error": "this daemon serves another workspace"}
-        parsed = parse_argv(argv)
-        if parsed is None:
-            return {"error": "this command is not served by the daemon"}
-        flag, command, rest = parsed
-        cwd = request.get("cwd")
-        if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            return {"error": "cwd must be an absolute path"}
-        if flag and (Path(cwd) / Path(flag).expanduser()).resolve() != self.root:
-            return {"error": "this daemon serves another workspace"}
-        if request.get("env") != settings_env(os.environ):
-            return {"error": "the client's settings environment differs from the daemon's"}
-        files = file_arguments(rest)
-        problems = [p for p in (plain_file_problem(f, cwd) for f in files or []) if p]
-        if problems:
-            return {"error": f"not read by the daemon: {problems[0]}"}
-        stdin = request.get("stdin")
-        if stdin is not None and not isinstance(stdin, str):
-            return {"error": "stdin must be a string"}
-        # the workspace the client resolved (its flag, MEMCLI_WORKSPACE or directory), never
-        # the one this process would find from the client's directory
-        argv = ["-w", str(self.root), command, *rest]
+        from memcli.core.requests import GetRequest, InjectRequest, SearchQuery, from_wire
+
+        workspace = message.get("workspace")
+        if not isinstance(workspace, str) or Path(workspace).resolve() != self.root:
+            return {"refused": "this daemon serves another workspace"}
+        if message.get("env") != settings_env(os.environ):
+            return {"refused": "the client's settings environment differs from the daemon's"}
+        wire = message.get("request")
+        if not isinstance(wire, dict):
+            return {"refused": "no request"}
+        try:
+            request = from_wire(wire)
+        except ValueError as exc:
+            return {"refused": str(exc)}
+        if not isinstance(request, SearchQuery | InjectRequest | GetRequest):
+            return {"refused": "this command is not served by the daemon"}
         with self._lock:
-            return run_cli(argv, request)
+            return answer(self.memory(), request)
 
 
-def run_cli(argv: list[str], request: dict[str, Any]) -> dict[str, Any]:
-    """Run the CLI in this process with the client's cwd, stdin and terminal."""
-    from rich.console import Console
+def answer(mem: Any, request: Any) -> dict[str, Any]:
+    """The result data of `request`, or the error as the client prints it (message and
+    exit code, by memcli.surfaces.guard); an error the guard does not know propagates
+    (the client then runs the command in-process, where it shows)."""
+    from memcli.surfaces import guard
+    from memcli.surfaces.cli import served
 
-    from memcli.surfaces.cli import render
-
-    out, err = io.StringIO(), io.StringIO()
-    tty = bool(request.get("tty"))
-    width = int(request.get("width") or 80)
-    saved = (render._out, render._err, sys.stdin, os.getcwd())
-    render._out = Console(
-        file=out, force_terminal=tty, width=width, highlight=False, soft_wrap=True
-    )
-    render._err = Console(file=err, force_terminal=False, highlight=False, soft_wrap=True)
-    sys.stdin = io.StringIO(request.get("stdin") or "")
-    code = 0
+    notices = io.StringIO()  # Memory's notices (a context cut short) go to the client
     try:
-        os.chdir(request.get("cwd") or saved[3])
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                returned = _command().main(args=argv, standalone_mode=False, prog_name="memcli")
-                code = returned if isinstance(returned, int) else 0
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else 1
-            except Exception as exc:  # noqa: BLE001 - same as the in-process CLI's click handling
-                code = _click_exit_code(exc, err)
-    finally:
-        render._out, render._err, sys.stdin = saved[0], saved[1], saved[2]
-        os.chdir(saved[3])
-    return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
-
-
-@functools.lru_cache(maxsize=1)
-def _command():  # noqa: ANN202 - the Click command Typer builds (costly to rebuild per request)
-    import typer.main
-
-    from memcli.surfaces.cli import app as cli
-
-    return typer.main.get_command(cli.app)
-
-
-def _click_exit_code(exc: Exception, err: io.StringIO) -> int:
-    exit_code = getattr(exc, "exit_code", None)
-    show = getattr(exc, "show", None)
-    if callable(show):
-        show(file=err)
-    if isinstance(exit_code, int):
-        return exit_code
-    raise exc
+        with contextlib.redirect_stderr(notices):
+            data = served.answer(mem, request)
+    except Exception as exc:
+        result = guard.outcome(exc)
+        if result is None:
+            raise
+        data = {"error": result[1], "code": int(result[0])}
+    if notices.getvalue():
+        data["notices"] = notices.getvalue()
+    return data

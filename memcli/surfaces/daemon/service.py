@@ -17,7 +17,7 @@ from typing import Any
 from memcli.core.errors import MemcliError
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
-from memcli.surfaces.daemon.server import CliRunnerHandler, DaemonServer
+from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
 from memcli.surfaces.daemon.watch import Watcher
 
 #: the daemon writes access counts once requests pause this long...
@@ -36,7 +36,7 @@ class WatchService:
         self.batches = 0
         self.last_batch: dict[str, Any] | None = None
         self._reported: object = None  # the index manager's last report, once logged
-        handler = CliRunnerHandler(self.root, self.status)
+        handler = RequestHandler(self.root, self.status)
         self.server = DaemonServer(self.root, self._locked(handler), self._answered)
         self._last_answer = 0.0
         self._stopping = threading.Event()

@@ -1,0 +1,207 @@
+"""The command line of the served commands (`search`, `inject`, `get`) read without
+Typer, into the fields of their request (memcli.core.requests) and the view options
+(--json, --explain), for the quick path and the daemon's client.
+
+Anything unusual — --help, --traceback, an unknown or malformed option, an option given
+twice, a missing value, a value Typer would refuse — gives None, and the Typer app
+handles the call as usual (including its usage errors). Builtin modules only: every
+served command imports this.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+SERVED = ("search", "inject", "get")
+#: memcli.core.requests.MODES and FORMATS (a test keeps them equal; importing that
+#: module costs dataclasses, re and inspect)
+MODES = ("hybrid", "semantic", "keyword")
+FORMATS = ("markdown", "xml", "json")
+
+#: per command: option -> (field, kind); kind: "str", "int" (at least 1), "float",
+#: "many" (repeatable), "mode", "format", "file", or "flag" / "view" (no value; a view
+#: option is how the answer is printed, not part of the request)
+_SEARCH = {
+    "--mode": ("mode", "mode"),
+    "-m": ("mode", "mode"),
+    "--type": ("types", "many"),
+    "-t": ("types", "many"),
+    "--keyword": ("keywords", "many"),
+    "-k": ("keywords", "many"),
+    "--since": ("since", "str"),
+    "--until": ("until", "str"),
+    "--limit": ("limit", "int"),
+    "-n": ("limit", "int"),
+    "--min-score": ("min_score", "float"),
+    "--include-archived": ("include_archived", "flag"),
+    "--no-touch": ("touch", "flag"),
+    "--explain": ("explain", "view"),
+    "--json": ("json", "view"),
+}
+_INJECT = {
+    "--query": ("query", "str"),
+    "-q": ("query", "str"),
+    "--context-file": ("context_file", "file"),
+    "--messages": ("messages", "file"),
+    "--max-tokens": ("max_tokens", "int"),
+    "--encoding": ("encoding", "str"),
+    "--format": ("fmt", "format"),
+    "-f": ("fmt", "format"),
+    "--types": ("types", "many"),
+    "--type": ("types", "many"),
+    "-t": ("types", "many"),
+    "--no-touch": ("touch", "flag"),
+    "--json": ("json", "view"),
+}
+_GET = {"--json": ("json", "view")}
+SPECS = {"search": _SEARCH, "inject": _INJECT, "get": _GET}
+
+
+def split_global(argv: list[str]) -> tuple[str | None, int] | None:
+    """(workspace flag, index of the command) when the only global option is
+    --workspace/-w, else None (--traceback, --help, anything unusual: Typer's job)."""
+    workspace = None
+    i = 0
+    while i < len(argv) and argv[i].startswith("-"):
+        arg = argv[i]
+        if arg in ("-w", "--workspace") and i + 1 < len(argv):
+            workspace = argv[i + 1]
+            i += 2
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+            i += 1
+        else:
+            return None
+    return workspace, i
+
+
+def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
+    """(workspace flag, command, rest) for a daemon-servable call, else None."""
+    split = split_global(argv)
+    if split is None:
+        return None
+    workspace, i = split
+    if i >= len(argv) or argv[i] not in SERVED:
+        return None
+    rest = argv[i + 1 :]
+    if "--help" in rest:
+        return None
+    return workspace, argv[i], rest
+
+
+def hook_call(argv: list[str]) -> tuple[str | None, list[str]] | None:
+    """(workspace flag, arguments) of `memcli [-w W] hook ARGS`, else None."""
+    split = split_global(argv)
+    if split is None:
+        return None
+    workspace, i = split
+    if i >= len(argv) or argv[i] != "hook" or "--help" in argv[i + 1 :]:
+        return None
+    return workspace, argv[i + 1 :]
+
+
+def _digits(text: str) -> bool:
+    body = text[1:] if text.startswith("-") else text
+    return body.isascii() and body.isdigit()
+
+
+def _decimal(text: str) -> bool:
+    """-?(\\d+\\.?\\d*|\\.\\d+): what both float() and click read alike."""
+    body = text[1:] if text.startswith("-") else text
+    whole, dot, part = body.partition(".")
+    if not (whole + part).isascii() or not (whole + part).isdigit():
+        return False
+    return bool(whole) or (bool(dot) and bool(part))
+
+
+def _value(kind: str, raw: str) -> Any:
+    """An option's value as the request holds it; ValueError when Typer should judge."""
+    if kind == "int":
+        if not _digits(raw) or int(raw) < 1:
+            raise ValueError(raw)
+        return int(raw)
+    if kind == "float":
+        if not _decimal(raw):
+            raise ValueError(raw)
+        return float(raw)
+    if (kind == "mode" and raw not in MODES) or (kind == "format" and raw not in FORMATS):
+        raise ValueError(raw)
+    return raw
+
+
+def parse_options(
+    spec: dict[str, tuple[str, str]], rest: list[str]
+) -> tuple[dict[str, Any], dict[str, bool], list[str]] | None:
+    """(request fields, view options, positional arguments) of a command's arguments,
+    or None when anything is unusual."""
+    fields: dict[str, Any] = {}
+    view: dict[str, bool] = {}
+    positional: list[str] = []
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if arg == "-" or not arg.startswith("-"):
+            positional.append(arg)
+            i += 1
+            continue
+        if name not in spec:
+            return None
+        field, kind = spec[name]
+        if kind in ("flag", "view"):
+            if eq:
+                return None
+            if kind == "view":
+                view[field] = True
+            else:
+                fields[field] = field != "touch"  # --no-touch: touch=False
+            i += 1
+            continue
+        if eq:
+            raw = inline
+            i += 1
+        elif i + 1 < len(rest):
+            raw = rest[i + 1]
+            i += 2
+        else:
+            return None
+        if kind == "many":
+            fields.setdefault(field, []).append(raw)
+            continue
+        if field in fields:
+            return None  # given twice: leave the rule to Typer
+        try:
+            fields[field] = _value(kind, raw)
+        except ValueError:
+            return None
+    return fields, view, positional
+
+
+def served_call(
+    command: str, rest: list[str]
+) -> tuple[str, dict[str, Any], dict[str, bool]] | None:
+    """(request kind, its fields, view options) of a served command's arguments, or
+    None. Inject's context sources stay as given (`query`, `context_file`, `messages`,
+    `-`): reading them is the caller's job (only it can read its stdin)."""
+    parsed = parse_options(SPECS[command], rest)
+    if parsed is None:
+        return None
+    fields, view, positional = parsed
+    if command == "search":
+        if len(positional) != 1:
+            return None
+        fields["query"] = positional[0]
+        return "SearchQuery", fields, view
+    if command == "get":
+        if len(positional) != 1:
+            return None
+        fields["entry_id"] = positional[0]
+        return "GetRequest", fields, view
+    sources = [k for k in ("query", "context_file", "messages") if k in fields]
+    if positional not in ([], ["-"]) or len(sources) + len(positional) > 1:
+        return None  # Typer's usage errors
+    if positional:
+        fields["stdin"] = True
+    return "InjectRequest", fields, view

@@ -1,0 +1,104 @@
+"""The commands a `memcli watch` daemon answers (search, inject, get), in two halves:
+`answer` computes the result data from a request (in-process, or in the daemon), and
+`show` prints it (in-process, or in the daemon's client). The in-process CLI, the
+Typer-free quick path and the daemon with its client all run these two, so their
+output, exit codes and messages are the same by construction.
+
+`show` and the view options are builtin-only at import time (the daemon client imports
+this); `answer` imports the library when called.
+"""
+
+from __future__ import annotations
+
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any
+
+#: how an answer is printed (not part of the request: the daemon never sees it)
+VIEW_OPTIONS = ("json", "explain")
+
+
+def answer(
+    mem: Any, request: Any, progress: Callable[[int, int], None] | None = None
+) -> dict[str, Any]:
+    """The result data of a served request, JSON-ready: `{"hits": [...]}`,
+    `{"inject": {...}}` or `{"entry": {...}}`. The command line's forms (relative dates,
+    plural types) are resolved here, as the options' names appear in their errors."""
+    from memcli.core.requests import GetRequest, InjectRequest, SearchQuery
+    from memcli.surfaces import operations
+    from memcli.surfaces.cli import args
+    from memcli.surfaces.cli.render import hit_row
+
+    if isinstance(request, SearchQuery):
+        hits = operations.search(mem, args.resolve_search(request, mem), progress)
+        return {"hits": [hit_row(h) for h in hits]}
+    if isinstance(request, InjectRequest):
+        packed = operations.inject(mem, args.resolve_inject(request, mem))
+        return {"inject": packed.to_dict()}
+    if isinstance(request, GetRequest):
+        return {"entry": operations.get(mem, request).to_dict()}
+    raise TypeError(f"not a served request: {type(request).__name__}")
+
+
+def read_context(
+    stdin: bool = False,
+    query: str | None = None,
+    context_file: str | Path | None = None,
+    messages: str | Path | None = None,
+) -> str | None:
+    """Inject's context from the one source given: stdin (`-`), --query, --context-file
+    or --messages (a transcript: its recent turns); None for none."""
+    if stdin:
+        from memcli.core.validate import read_stdin
+
+        return read_stdin()
+    if query is not None:
+        return query
+    from pathlib import Path
+
+    if context_file is not None:
+        from memcli.core.validate import read_input_file
+
+        return read_input_file(Path(context_file), "the context file")
+    if messages is not None:
+        from memcli.adapters.messages import conversation_context, load_messages
+
+        return conversation_context(load_messages(Path(messages)))
+    return None
+
+
+def show(data: dict[str, Any], view: dict[str, bool]) -> int:
+    """Print an `answer` (or an `error` answer: `{"error": message, "code": n}`) as the
+    command does; its exit code."""
+    from memcli.surfaces.cli import render
+
+    if data.get("notices"):  # what the library said on stderr while answering
+        sys.stderr.write(data["notices"])
+    if "error" in data:
+        if data["error"] is not None:
+            render.error(data["error"])
+        return int(data["code"])
+    json_out = view.get("json", False)
+    if "hits" in data:
+        if json_out:
+            render.emit_json(render.hits_json(data["hits"], view.get("explain", False)))
+        else:
+            render.hits_table(data["hits"], view.get("explain", False))
+    elif "inject" in data:
+        packed = data["inject"]
+        if not packed["exact"]:
+            render.note("tiktoken is not installed: token counts are estimates")
+        if json_out:
+            render.emit_json(packed)
+        else:
+            sys.stdout.write(packed["block"] + "\n")
+    elif "entry" in data:
+        if json_out:
+            render.emit_json(data["entry"])
+        else:
+            render.entry_detail(data["entry"])
+    return 0

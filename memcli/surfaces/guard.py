@@ -1,0 +1,45 @@
+"""The one place where errors become exit codes and messages (httpie's `ExitStatus` idea).
+
+The Typer app, the Typer-free quick path, the daemon (whose client prints what it
+answers) and the hooks all ask `outcome`; nothing else decides an exit code for an
+error. A UsageError is 2, any other MemcliError 1, text that is not UTF-8 1, Ctrl-C 130,
+a closed pipe 0 (the reader went away: nothing to report).
+"""
+
+from __future__ import annotations
+
+from memcli.core.errors import ExitCode, MemcliError, UsageError
+
+NOT_UTF8 = "the input is not valid UTF-8 text ({reason}); nothing was written"
+
+
+def outcome(exc: BaseException) -> tuple[ExitCode, str | None] | None:
+    """(exit code, message to print as an error or None) for an error memcli reports,
+    or None for one it does not know (a bug: the caller lets it propagate)."""
+    if isinstance(exc, UsageError):  # a bad option value the parser could not see
+        return ExitCode.USAGE, str(exc)
+    if isinstance(exc, MemcliError):
+        return ExitCode.ERROR, str(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return ExitCode.INTERRUPTED, None
+    if isinstance(exc, BrokenPipeError):
+        return ExitCode.OK, None
+    if isinstance(exc, UnicodeError):  # text that is not UTF-8 the checks did not catch
+        return ExitCode.ERROR, NOT_UTF8.format(reason=getattr(exc, "reason", exc))
+    return None
+
+
+def shown(exc: BaseException) -> bool:
+    """Whether --traceback would show this error's stack (those with a message)."""
+    result = outcome(exc)
+    return result is not None and result[1] is not None
+
+
+def one_line(exc: BaseException) -> str:
+    """An error as one line for a place that never fails (the hooks): the errors of
+    memcli.core.errors say it all; anything else is named by its type."""
+    text = str(exc).strip()
+    message = text.splitlines()[0] if text else ""
+    if type(exc).__module__ == MemcliError.__module__:
+        return message
+    return f"{type(exc).__name__}: {message}"

@@ -1,0 +1,80 @@
+"""Requests into library calls: the one place that turns a core.requests object into
+the Memory facade's keyword arguments.
+
+Every surface (the Typer CLI, the quick path, the daemon, the MCP server, the hooks)
+builds a request and calls these; when the services take requests themselves, this
+module shrinks to the calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from memcli.core.requests import AddRequest, GetRequest, InjectRequest, ListRequest, SearchQuery
+
+
+def search_kwargs(q: SearchQuery) -> dict[str, Any]:
+    """Memory.search's keyword arguments for `q` (all but the query)."""
+    return {
+        "mode": q.mode,
+        "types": list(q.types) or None,
+        "keywords": list(q.keywords) or None,
+        "since": q.since,
+        "until": q.until,
+        "limit": q.limit,
+        "min_score": q.min_score,
+        "include_archived": q.include_archived,
+        "touch": q.touch,
+    }
+
+
+def search(mem: Any, q: SearchQuery, progress: Callable[[int, int], None] | None = None) -> Any:
+    """The hits of `q` (list[Hit])."""
+    return mem.search(q.query, **search_kwargs(q), progress=progress)
+
+
+def inject(mem: Any, r: InjectRequest) -> Any:
+    """The inject block of `r` (Packed)."""
+    return mem.inject(
+        r.context,
+        max_tokens=r.max_tokens,
+        encoding=r.encoding,
+        fmt=r.fmt,
+        types=list(r.types) or None,
+        touch=r.touch,
+    )
+
+
+def add(mem: Any, r: AddRequest) -> Any:
+    """The entry `r` adds, or the one it updates (AddResult)."""
+    return mem.add(
+        r.text,
+        type=r.type,
+        importance=r.importance,
+        confidence=r.confidence,
+        keywords=None if r.keywords is None else list(r.keywords),
+        source=r.source,
+        pin=r.pin,
+        allow_secret=r.allow_secret,
+        by=r.by,
+    )
+
+
+def get(mem: Any, r: GetRequest) -> Any:
+    """One entry with its access statistics (EntryDetail)."""
+    return mem.get(r.entry_id)
+
+
+def list_entries(mem: Any, r: ListRequest) -> Any:
+    """The entries `r` selects (list[Entry])."""
+    return mem.list(
+        types=list(r.types) or None,
+        since=r.since,
+        until=r.until,
+        keywords=list(r.keywords) or None,
+        include_archived=r.include_archived,
+        pinned=r.pinned,
+        sort=r.sort or "file",
+        limit=r.limit,
+    )
