@@ -1119,7 +1119,7 @@ def mcp(
     inject, forget)."""
     if http is None:
         if token_file is not None:
-            raise UsageError("--token-file is for --http; stdio needs no token")
+            usage_error("--token-file is for --http; stdio needs no token")
         from memcli.surfaces.mcp_server import serve
 
         serve(state.workspace)
