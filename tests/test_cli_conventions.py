@@ -354,7 +354,10 @@ def test_shell_completion_is_offered(runner: CliRunner) -> None:
     top = runner.invoke(app, ["--help"])
     assert "--install-completion" in top.stdout and "--show-completion" in top.stdout
     script = runner.invoke(app, ["--show-completion", "bash"])
-    assert script.exit_code == 0 and "complete" in script.stdout
+    assert script.exit_code == 0 and "complete" in script.stdout, (
+        script.output,
+        script.exception,
+    )
 
 
 def _commands() -> list[tuple[list[str], object]]:
