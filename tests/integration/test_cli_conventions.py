@@ -1,5 +1,6 @@
-"""CLI conventions people expect (issue 20): one workspace from init on, exit code 2 for
-bad option values, type names, plain-text output, --version and help, relative dates."""
+"""CLI conventions people expect (issue 20) through the Typer app: one workspace from
+init on, exit code 2 for bad option values, type names, plain-text output, help and
+completion, relative dates, the editor."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Two writer processes and a hand editor on one file: nothing is lost."""
+"""A hand edit between memcli's read and its write is kept. With writer processes:
+tests/process/test_concurrency.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Credential-shaped text (issue 14 §6): the detector's table, and what add, edit, log,
-extract and inject do with such text."""
+"""Credential-shaped text (issue 14 §6) through the CLI: add and log refuse it unless
+allowed, inject withholds it, extract never adds it. The detector's table:
+tests/unit/test_credentials.py."""
 
 from __future__ import annotations
 

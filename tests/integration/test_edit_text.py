@@ -1,5 +1,6 @@
-"""edit --text recomputes automatic keywords (and leaves a person's alone); entry text
-comes back exactly through add, get, search and inject."""
+"""edit --text through the CLI drops stale automatic keywords; entry text comes back
+exactly through add, get, search and inject. The keyword rule alone:
+tests/unit/test_edit_text.py."""
 
 from __future__ import annotations
 

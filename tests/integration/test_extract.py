@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from memcli.services.memory import Memory
 from memcli.store.trust import trust
 from memcli.surfaces.cli.app import app
-from tests.support.transcripts import EN, ZH
+from tests.support.samples import EN, ZH
 
 
 def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:

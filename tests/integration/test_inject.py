@@ -1,4 +1,6 @@
-"""Inject: exact token budgets, ranking, escaping, transcripts, CLI."""
+"""Inject end to end with the real model and the CLI: the seed example, context sources
+and errors, pinned entries and corrections, access counts, no unrelated filler, and
+token estimates when tiktoken is missing. The pure parts: tests/unit/test_inject.py."""
 
 from __future__ import annotations
 

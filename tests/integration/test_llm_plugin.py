@@ -1,5 +1,6 @@
-"""The `llm` CLI plugin, with the real `llm` package: its entry point is found, `memcli:`
-fragments give the inject block, and the tools search and remember."""
+"""The `llm` CLI plugin's functions in this process with the real `llm` package:
+`memcli:` fragments give the inject block, and the tools search and remember. The `llm`
+command itself: tests/process/test_llm_plugin.py."""
 
 from __future__ import annotations
 

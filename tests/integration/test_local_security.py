@@ -1,7 +1,7 @@
-"""Issue 14, local surfaces: the per-user socket directory, the server's uid checked
-before a request leaves the client, the workspace the client resolved, and a daemon that
-never reads its own stdin. Servers run in this process (no model needed) except where a
-real `memcli watch` is the point."""
+"""Issue 14, local surfaces, with servers in this process (no model needed): the per-user
+socket directory, the server's uid checked before a request leaves the client, and a
+daemon that never opens what is not a regular file. With client processes and a real
+watcher: tests/process/test_local_security.py."""
 
 from __future__ import annotations
 

@@ -9,25 +9,7 @@ from typer.testing import CliRunner
 
 from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
-
-CLAUDE_MD = """# Project notes
-
-Some prose that is not a memory.
-
-## Preferences
-- Prefers pytest over unittest
-- Uses ruff for linting <!-- a comment the author left -->
-
-## Code style
-- Four spaces, never tabs
-  (the CI checks it)
-- Run the tests with:
-  ```
-  make test
-  ```
-
-1. Numbered items count too
-"""
+from tests.support.samples import CLAUDE_MD
 
 
 def test_export_then_import_round_trips(workspace: Path, tmp_path: Path, runner: CliRunner) -> None:

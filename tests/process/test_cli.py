@@ -1,4 +1,6 @@
-"""Every store command through the real Typer app: output shapes, exit codes, errors."""
+"""The workspace the real `memcli` entry point resolves, from the working directory, the
+environment and the default, in child processes. Every store command through the Typer
+app: tests/integration/test_cli.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
-"""CLI conventions people expect (issue 20): one workspace from init on, exit code 2 for
-bad option values, type names, plain-text output, --version and help, relative dates."""
+"""CLI conventions people expect (issue 20) on the real entry point in child processes: the
+quick start verbatim in a fresh shell, `init PATH` saying how to make it the default,
+exit code 2 for bad search values, one message for an unknown type on the quick and
+Typer paths, --version."""
 
 from __future__ import annotations
 

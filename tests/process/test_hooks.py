@@ -1,6 +1,7 @@
-"""`memcli hook EVENT` with Claude Code's hook payloads and transcript format: the inject
-block for a prompt, extraction from the transcript once per position, and failures that
-never block a prompt (exit 0, nothing on stdout, one line on stderr)."""
+"""`memcli hook EVENT` run as Claude Code runs it, with its hook payloads and transcript
+format: the inject block for a prompt, extraction from the transcript once per position,
+failures that never block a prompt (exit 0, nothing on stdout, one line on stderr), and
+a prompt served by a running watcher."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`memcli install` / `uninstall` on real settings files that already hold other content,
-and the end-to-end check: a scratch project's installed Claude Code hooks driven with the
-host's payloads."""
+"""`memcli install` / `uninstall` as a child process on real settings files that already
+hold other content, and the end-to-end check: a scratch project's installed Claude Code
+hooks driven with the host's payloads."""
 
 from __future__ import annotations
 

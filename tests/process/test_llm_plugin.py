@@ -1,5 +1,5 @@
-"""The `llm` CLI plugin, with the real `llm` package: its entry point is found, `memcli:`
-fragments give the inject block, and the tools search and remember."""
+"""The `llm` CLI plugin through the real `llm` command: its entry point is found and a
+`memcli:` fragment gives the inject block."""
 
 from __future__ import annotations
 

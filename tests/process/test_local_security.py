@@ -1,7 +1,6 @@
-"""Issue 14, local surfaces: the per-user socket directory, the server's uid checked
-before a request leaves the client, the workspace the client resolved, and a daemon that
-never reads its own stdin. Servers run in this process (no model needed) except where a
-real `memcli watch` is the point."""
+"""Issue 14, local surfaces, with `memcli` clients as child processes: the daemon serves
+the workspace the client resolved and refuses a client with other settings; a real
+`memcli watch` never reads its own stdin."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Reliability (issue 8) at CI size: the same code as bench/reliability.py, asserting
-zero losses. Real processes, a real watcher, SIGKILL, real damaged files."""
+"""Reliability (issue 8) at CI size: the same code as tests/support/reliability.py (the
+benchmark), asserting zero losses. Real processes, a real watcher, SIGKILL, real
+damaged files."""
 
 from __future__ import annotations
 

@@ -79,7 +79,8 @@ def module_name(path: Path, package: Path) -> str:
 
 def read_graph(package: Path) -> Graph:
     """Every import statement anywhere in a module (top level, in functions, under
-    `if TYPE_CHECKING`) that names a module of `package`."""
+    `if TYPE_CHECKING`), and every import_module("...") of a literal name, that names a
+    module of `package`."""
     top = package.name
     modules = {module_name(p, package): p for p in sorted(package.rglob("*.py"))}
     graph = Graph(modules)
@@ -107,11 +108,25 @@ def read_graph(package: Path) -> Graph:
                         graph.root_imports.setdefault(name, []).append(node.lineno)
                     elif alias.name.startswith(top + "."):
                         targets.add(alias.name)
+            elif (dynamic := _dynamic_import(node)) and dynamic.startswith(top + "."):
+                targets.add(dynamic)
         # a module's own package (and its parents) are imported with it anyway
         graph.edges[name] = {
             t for t in targets if t in modules and t != name and not name.startswith(t + ".")
         }
     return graph
+
+
+def _dynamic_import(node: ast.AST) -> str | None:
+    """The module named by `importlib.import_module("...")` or `__import__("...")`."""
+    if not (isinstance(node, ast.Call) and node.args):
+        return None
+    func = node.func
+    called = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    first = node.args[0]
+    if called in ("import_module", "__import__") and isinstance(first, ast.Constant):
+        return first.value if isinstance(first.value, str) else None
+    return None
 
 
 def layer(module: str) -> str | None:
@@ -290,10 +305,12 @@ def test_the_checker_sees_lazy_upward_root_and_circular_imports(tmp_path: Path) 
             "store/history.py": "from .markdown import x\nfrom memcli.core.models import Entry\n",
             "logic/__init__.py": "",
             "logic/rank.py": "from memcli.core import models\n",
+            "core/errors.py": "import importlib\nimportlib.import_module('memcli.store.files')\n",
         },
     )
     graph = read_graph(package)
     assert upward_imports(graph) == [
+        "memcli.core.errors (core) imports memcli.store.files (store)",
         "memcli.core.models (core) imports memcli.logic (logic)",
         "memcli.core.models (core) imports memcli.logic.rank (logic)",
     ]

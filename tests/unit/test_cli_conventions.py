@@ -1,5 +1,7 @@
-"""CLI conventions people expect (issue 20): one workspace from init on, exit code 2 for
-bad option values, type names, plain-text output, --version and help, relative dates."""
+"""CLI conventions people expect (issue 20), the pure parts: relative and ISO dates,
+status values read as words. Through the Typer app: tests/integration/
+test_cli_conventions.py; the real entry point in a fresh shell:
+tests/process/test_cli_conventions.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Credential-shaped text (issue 14 §6): the detector's table, and what add, edit, log,
-extract and inject do with such text."""
+"""Credential-shaped text (issue 14 §6), the detector: its table of what is and is not
+caught, descriptions and long input. What add, log, inject and extract do with such
+text: tests/integration/test_credentials.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""edit --text recomputes automatic keywords (and leaves a person's alone); entry text
-comes back exactly through add, get, search and inject."""
+"""edit --text recomputes automatic keywords and leaves a person's alone: the pure rule.
+Through the CLI: tests/integration/test_edit_text.py."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from memcli.core.models import Entry
 from memcli.logic.extract import candidates, plan, split_sentences, statements
 from memcli.services.memory import Memory
 from tests.support.fakes import HashingEmbedder
-from tests.support.transcripts import EN, ZH
+from tests.support.samples import EN, ZH
 
 
 def test_candidates_are_explicit_user_statements() -> None:

@@ -1,6 +1,6 @@
-"""`memcli hook EVENT` with Claude Code's hook payloads and transcript format: the inject
-block for a prompt, extraction from the transcript once per position, and failures that
-never block a prompt (exit 0, nothing on stdout, one line on stderr)."""
+"""`memcli hook EVENT`, the pure parts: what is kept of a Claude Code transcript, the
+context a prompt gives, arguments and JSON, the workspace a hook resolves. The hooks run
+as the host runs them: tests/process/test_hooks.py."""
 
 from __future__ import annotations
 

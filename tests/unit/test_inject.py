@@ -1,4 +1,6 @@
-"""Inject: exact token budgets, ranking, escaping, transcripts, CLI."""
+"""Inject, the pure parts: exact token budgets (never over, never empty when something
+fits), priorities, stable sections and escaping, offline encodings, transcript context,
+the relevance floor. With the real model and the CLI: tests/integration/test_inject.py."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""`memcli install` / `uninstall` on real settings files that already hold other content,
-and the end-to-end check: a scratch project's installed Claude Code hooks driven with the
-host's payloads."""
+"""`memcli install` / `uninstall`, the pure parts: files install created are removed,
+user scope, a Codex TOML keeps its comments. On real settings files and with the hooks
+run as Claude Code runs them: tests/process/test_install.py."""
 
 from __future__ import annotations
 

@@ -1,27 +1,10 @@
-"""memcli export / import (issue 20 §4): people bring their memory and leave with it."""
+"""memcli export / import (issue 20 §4), the pure parts: Markdown lists become items,
+the shape of an export. Through the CLI: tests/integration/test_portability.py."""
 
 from __future__ import annotations
 
 from memcli.adapters.portability import ImportItem, export_entries, parse_import
-
-CLAUDE_MD = """# Project notes
-
-Some prose that is not a memory.
-
-## Preferences
-- Prefers pytest over unittest
-- Uses ruff for linting <!-- a comment the author left -->
-
-## Code style
-- Four spaces, never tabs
-  (the CI checks it)
-- Run the tests with:
-  ```
-  make test
-  ```
-
-1. Numbered items count too
-"""
+from tests.support.samples import CLAUDE_MD
 
 
 def test_markdown_lists_become_items() -> None:

@@ -1,5 +1,5 @@
-"""Reliability (issue 8) at CI size: the same code as bench/reliability.py, asserting
-zero losses. Real processes, a real watcher, SIGKILL, real damaged files."""
+"""Reliability (issue 8) at CI size, the part without processes: fuzzed Markdown and
+metadata round trip (tests/support/reliability.py, as the benchmark runs it)."""
 
 from __future__ import annotations
 

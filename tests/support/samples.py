@@ -1,6 +1,6 @@
-"""Two short conversations (OpenAI message format) that extraction tests read: English
-with system, assistant and tool turns around the user's statements, and Chinese with a
-correction later in the conversation."""
+"""Sample inputs several tests read: two short conversations (OpenAI message format) —
+English with system, assistant and tool turns around the user's statements, Chinese with
+a correction later on — and a CLAUDE.md to import."""
 
 from __future__ import annotations
 
@@ -24,3 +24,22 @@ ZH = [
     {"role": "assistant", "content": "好的"},
     {"role": "user", "content": "不对，应该是周四下午以后不发布。我可能喜欢深色主题。"},
 ]
+
+CLAUDE_MD = """# Project notes
+
+Some prose that is not a memory.
+
+## Preferences
+- Prefers pytest over unittest
+- Uses ruff for linting <!-- a comment the author left -->
+
+## Code style
+- Four spaces, never tabs
+  (the CI checks it)
+- Run the tests with:
+  ```
+  make test
+  ```
+
+1. Numbered items count too
+"""
