@@ -2,7 +2,7 @@
 
     python bench/backends.py [--backends local,milvus] [--sizes 10000,100000] [--queries 200]
 
-For each backend and size, on the same generated entries (bench/generate.py sentences)
+For each backend and size, on the same generated entries (tests/support/generate.py sentences)
 and the same unit vectors: build throughput (upserts in batches of 1,000, entries/s),
 warm search latency p50/p95 (dense top 50, BM25 top 50, and the fill-in scores of 100
 ids), edit → searchable (upsert one changed entry, then the dense search that finds it),
@@ -56,7 +56,7 @@ def open_named(name: str, directory: Path, milvus_uri: str | None):  # noqa: ANN
 def run_one(name: str, size: int, queries: int, milvus_uri: str | None) -> dict:
     import numpy as np
 
-    from bench.generate import sentence
+    from tests.support.generate import sentence
 
     rng = random.Random(size)
     texts = [sentence(rng) for _ in range(size)]

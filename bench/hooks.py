@@ -25,8 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench.generate import contexts, generate  # noqa: E402
 from bench.perf import pct, start_watch  # noqa: E402
+from tests.support.generate import contexts, generate  # noqa: E402
 
 PROMPTS = contexts(50, seed=11)
 FIXTURE = ROOT / "tests" / "fixtures" / "claude_code_session.jsonl"

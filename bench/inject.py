@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench.generate import contexts, generate  # noqa: E402
 from memcli.adapters.tokens import get_counter  # noqa: E402
 from memcli.index.embedder import SentenceTransformerEmbedder  # noqa: E402
 from memcli.logic.inject import is_profile, is_relevant, render_block, render_item  # noqa: E402
 from memcli.services.memory import Memory  # noqa: E402
+from tests.support.generate import contexts, generate  # noqa: E402
 
 BUDGETS = [100, 250, 500, 1000, 2000, 4000, 8000]
 #: contexts about nothing a developer's memory holds

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench.generate import contexts, generate  # noqa: E402
+from tests.support.generate import contexts, generate  # noqa: E402
 
 QUERIES = contexts(50, seed=5)
 

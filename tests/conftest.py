@@ -1,4 +1,5 @@
-"""Shared fixtures: a copy of the sample workspace per test, and a CLI runner."""
+"""Fixtures for every kind of test (unit/, integration/, process/): a copy of the sample
+workspace per test, a CLI runner, and an environment isolated from the developer's."""
 
 from __future__ import annotations
 
@@ -9,8 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "workspace"
+from tests.support.env import SAMPLE, isolate
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -52,12 +52,30 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
         os.environ["XDG_CACHE_HOME"] = saved
 
 
+@pytest.fixture(scope="session")
+def exported(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder, lazily imported
+    """The bundled model, loaded with sentence-transformers (torch), and exported to ONNX
+    in the session's cache, once: watchers and cold searches then load the export."""
+    from memcli.index import onnx_embedder
+    from memcli.index.embedder import SentenceTransformerEmbedder
+
+    reference = SentenceTransformerEmbedder()
+    assert onnx_embedder.export("", reference)
+    return reference
+
+
+@pytest.fixture
+def watched(workspace: Path, exported):  # noqa: ANN201 - (workspace, its watcher process)
+    """A `memcli watch` of this test's own on its own copy of the sample workspace,
+    stopped afterwards if the test did not stop it."""
+    from tests.support.processes import start_watch, stop_watch
+
+    proc = start_watch(workspace)
+    yield workspace, proc
+    stop_watch(proc)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session_cache: Path) -> None:
     """No test reads the developer's own workspace, settings or caches."""
-    for key in list(os.environ):
-        if key.startswith("MEMCLI_"):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))  # config, approvals
-    monkeypatch.setenv("XDG_CACHE_HOME", str(session_cache))
+    isolate(monkeypatch, tmp_path, session_cache)

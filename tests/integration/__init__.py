@@ -1,0 +1,2 @@
+"""Integration tests: real components together — the bundled model, FAISS, the Markdown
+store, the watcher, the MCP client — and the CLI through Typer's CliRunner."""

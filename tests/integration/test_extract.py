@@ -1,0 +1,132 @@
+"""Extraction end to end: `memcli extract` on English and Chinese transcripts, offline
+and with a loopback LLM (and its failures). The pure parts: tests/unit/test_extract.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memcli.services.memory import Memory
+from memcli.store.trust import trust
+from memcli.surfaces.cli.app import app
+from tests.support.samples import EN, ZH
+
+
+def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
+    runner = CliRunner()
+    transcript = tmp_path / "conv-42.json"
+    transcript.write_text(json.dumps(EN))
+    before = (workspace / "memory.md").read_bytes()
+    dry = runner.invoke(
+        app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--dry-run", "--json"]
+    )
+    assert dry.exit_code == 0, dry.output
+    assert {d["action"] for d in json.loads(dry.stdout)} <= {"ADD", "NOOP", "UPDATE"}
+    assert (workspace / "memory.md").read_bytes() == before  # dry run writes nothing
+    first = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        ).stdout
+    )
+    added = [d for d in first if d["action"] == "ADD"]
+    assert len(added) >= 2
+    on_call = next(d for d in first if d["text"] == "The on-call rotation is one week long")
+    assert on_call["action"] == "UPDATE"  # the sample's "two weeks long" entry, corrected
+    assert (
+        on_call["stored"]
+        == "The on-call rotation is one week long; the handbook lives in the ops wiki"
+    )
+    mem = Memory(workspace)
+    stored = mem.get(added[0]["id"]).entry
+    assert stored.source == "conv-42" and stored.importance >= 0.7
+    second = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        ).stdout
+    )
+    assert {d["action"] for d in second} == {"NOOP"}
+    zh = tmp_path / "zh.jsonl"
+    zh.write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in ZH))
+    result = json.loads(
+        runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(zh), "--json"]
+        ).stdout
+    )
+    by_text = {d["text"]: d["action"] for d in result}
+    assert by_text["喜欢用中文讨论架构设计，代码注释用英文"] == "NOOP"  # already in the sample
+    # corrected later in the same conversation: only the correction is remembered
+    assert by_text["周五下午不发布"] == "NOOP" and by_text["周四下午以后不发布"] == "ADD"
+    files = (workspace / "memory.md").read_text() + (workspace / "learnings.md").read_text()
+    assert "周四下午以后不发布" in files and "周五下午不发布" not in files
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    before = (workspace / "memory.md").read_bytes()
+    failed = runner.invoke(app, ["-w", str(workspace), "extract", "--messages", str(bad)])
+    assert failed.exit_code == 1 and "not JSON" in failed.stderr
+    assert (workspace / "memory.md").read_bytes() == before
+
+
+def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
+    import pytest
+
+    from tests.support.llm_server import FakeLLM
+
+    runner = CliRunner()
+    transcript = tmp_path / "conv-7.json"
+    transcript.write_text(json.dumps(EN))
+    with FakeLLM() as llm:
+        (workspace / "memcli.toml").write_text(llm.toml())
+        trust(workspace)  # a workspace's own LLM endpoint applies once approved
+        llm.answer = {
+            "memories": [
+                {"text": "Uses Helix as the main editor", "type": "preference", "importance": 0.8},
+                {"text": "Staging database host is db-stage-2", "type": "fact", "importance": 0.95},
+                {"text": "Mentioned the weather", "type": "fact", "importance": 0.2},
+            ]
+        }
+        result = runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        decisions = json.loads(result.stdout)
+        assert [(d["action"], d["text"]) for d in decisions] == [
+            ("ADD", "Uses Helix as the main editor"),
+            ("ADD", "Staging database host is db-stage-2"),
+        ]  # importance 0.2 dropped
+        request = llm.requests[-1]
+        assert request["path"] == "/v1/chat/completions"
+        assert request["body"]["model"] == "test-model"
+        assert "I prefer tool output" not in request["body"]["messages"][1]["content"]
+        assert Memory(workspace).get(decisions[0]["id"]).entry.source == "conv-7"
+        again = json.loads(
+            runner.invoke(
+                app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
+            ).stdout
+        )
+        assert {d["action"] for d in again} == {"NOOP"}
+
+        before = {p.name: p.read_bytes() for p in workspace.glob("*.md")}
+        for mode, message in (
+            ("garbage", "not JSON"),
+            ("500", "HTTP 500"),
+            ("slow", "cannot reach"),
+        ):
+            llm.mode = mode
+            failed = runner.invoke(
+                app, ["-w", str(workspace), "extract", "--messages", str(transcript)]
+            )
+            assert failed.exit_code == 1, (mode, failed.output)
+            assert message in failed.stderr and "nothing was changed" in failed.stderr
+            assert {p.name: p.read_bytes() for p in workspace.glob("*.md")} == before
+        llm.mode = "ok"
+        llm.answer = {"memories": "not a list"}
+        failed = runner.invoke(
+            app, ["-w", str(workspace), "extract", "--messages", str(transcript)]
+        )
+        assert failed.exit_code == 1 and "memories" in failed.stderr
+    with pytest.raises(Exception, match="needs base_url"):
+        (workspace / "memcli.toml").write_text('[llm]\nprovider = "openai"\n')
+        trust(workspace)
+        Memory(workspace).extract(EN)

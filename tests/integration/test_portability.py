@@ -1,0 +1,92 @@
+"""memcli export / import (issue 20 §4): people bring their memory and leave with it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memcli.services.memory import Memory
+from memcli.surfaces.cli.app import app
+from tests.support.samples import CLAUDE_MD
+
+
+CHATGPT_DATED = """1. [2024-05-02]. Prefers concise answers without preamble.
+2. [2024-06-11]. Works at TechCorp as a backend engineer.
+3. [2024-06-11]. Has a cat named Miso.
+"""
+
+
+def test_chatgpt_memories_as_people_copy_them() -> None:
+    items = parse_import(CHATGPT_DATED, "memories.txt")
+    assert items == [
+        ImportItem("Prefers concise answers without preamble.", created="2024-05-02"),
+        ImportItem("Works at TechCorp as a backend engineer.", created="2024-06-11"),
+        ImportItem("Has a cat named Miso.", created="2024-06-11"),
+    ]
+    # copied from the settings page: one memory per line, no numbers, blank lines between
+    plain = "Prefers concise answers.\n\nHas a cat named Miso.\n"
+    assert [i.text for i in parse_import(plain, "memories.txt")] == [
+        "Prefers concise answers.",
+        "Has a cat named Miso.",
+    ]
+    assert [i.text for i in parse_import(plain, "x", "chatgpt")] == [
+        "Prefers concise answers.",
+        "Has a cat named Miso.",
+    ]
+    # a document whose prose is not a list of memories gives none, not its paragraphs
+    assert parse_import("# Notes\n\nSome prose here.\n", "notes.md") == []
+
+
+def test_export_then_import_round_trips(workspace: Path, tmp_path: Path, runner: CliRunner) -> None:
+    exported = runner.invoke(app, ["-w", str(workspace), "export", "--format", "jsonl"])
+    assert exported.exit_code == 0, exported.output
+    dump = tmp_path / "memory.jsonl"
+    dump.write_text(exported.stdout)
+    source = Memory(workspace).entries()
+    target = tmp_path / "new"
+    assert runner.invoke(app, ["init", str(target)]).exit_code == 0
+    result = runner.invoke(app, ["-w", str(target), "import", str(dump), "--json"])
+    assert result.exit_code == 0, result.output
+    assert all(i["action"] == "add" for i in json.loads(result.stdout)["items"])
+    imported = Memory(target).entries()
+    assert sorted((e.text, e.type) for e in imported) == sorted((e.text, e.type) for e in source)
+    assert all(e.meta["src"] == "import:memory.jsonl" for e in imported)
+    again = runner.invoke(app, ["-w", str(target), "import", str(dump), "--json"])
+    assert {i["action"] for i in json.loads(again.stdout)["items"]} == {"exists"}
+    assert len(Memory(target).entries()) == len(source)
+    for fmt in ("markdown", "mem0"):
+        out = runner.invoke(app, ["-w", str(workspace), "export", "--format", fmt])
+        assert out.exit_code == 0 and "Prefers pytest over unittest" in out.stdout
+
+
+def test_import_dry_run_provenance_and_bad_files(
+    workspace: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    claude = tmp_path / "CLAUDE.md"
+    claude.write_text(CLAUDE_MD)
+    before = (workspace / "memory.md").read_bytes()
+    dry = runner.invoke(app, ["-w", str(workspace), "import", str(claude), "--dry-run", "--json"])
+    assert dry.exit_code == 0, dry.output
+    actions = [(i["action"], i["text"]) for i in json.loads(dry.stdout)["items"]]
+    assert ("add", "Uses ruff for linting") in actions
+    assert (workspace / "memory.md").read_bytes() == before  # a dry run writes nothing
+    assert runner.invoke(app, ["-w", str(workspace), "import", str(claude)]).exit_code == 0
+    mem = Memory(workspace)
+    ruff = next(e for e in mem.entries() if e.text == "Uses ruff for linting")
+    assert ruff.type == "preference" and ruff.provenance == "person"
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(json.dumps({"results": [
+        {"id": "x", "memory": "Is allergic to peanuts", "metadata": {"type": "fact"}},
+    ]}))
+    assert runner.invoke(app, ["-w", str(workspace), "import", str(mem0)]).exit_code == 0
+    peanuts = next(e for e in Memory(workspace).entries() if e.text == "Is allergic to peanuts")
+    assert peanuts.provenance == "machine"  # machine-extracted memory may fade like any
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"text": "ok"}\n{not json\n')
+    before = (workspace / "memory.md").read_bytes()
+    bad = runner.invoke(app, ["-w", str(workspace), "import", str(broken)])
+    assert bad.exit_code == 1 and "broken.jsonl:2" in bad.output
+    assert (workspace / "memory.md").read_bytes() == before
+    assert runner.invoke(app, ["-w", str(workspace), "export", "--format", "yaml"]).exit_code == 2

@@ -1,0 +1,312 @@
+"""The watcher, the daemon fast path and the ONNX query path, with real processes, a
+real watchdog observer on a real directory, the real model and real FAISS. Tests that
+stop or watch the output of their watcher start their own (`watched`); the others share
+one per module (`served`): those only ask it questions."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.index import onnx_embedder
+from memcli.index.embedder import BUNDLED_MODEL_ID, SentenceTransformerEmbedder
+from memcli.services.memory import Memory
+from memcli.surfaces.daemon.protocol import socket_path
+from tests.support.env import SAMPLE, isolate
+from tests.support.processes import (
+    imports_of,
+    manifest_ids,
+    memcli,
+    search_ids,
+    start_watch,
+    stop_watch,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+HEAVY = {"torch", "sentence_transformers", "transformers"}
+
+
+# ------------------------------------------------------------------ ONNX
+
+
+def test_onnx_matches_sentence_transformers(exported: SentenceTransformerEmbedder) -> None:
+    fast = onnx_embedder.OnnxEmbedder(BUNDLED_MODEL_ID)
+    texts = ["How should I write Python tests?", "数据库迁移要先在预发环境验证", "a " * 400, "🍵"]
+    cosine = (exported.embed(texts) * fast.embed(texts)).sum(axis=1)
+    assert float(cosine.min()) >= 0.999
+
+
+QUICK_CASES = [
+    ["search", "python tests"],
+    ["search", "python tests", "--json", "--explain", "-n", "3"],
+    ["search", "--type", "preference", "-t", "fact", "testing", "--json"],
+    ["search", "docker", "--keyword=docker", "--mode", "keyword", "--min-score", "0.1"],
+    ["search", "数据库迁移", "--limit=2", "--include-archived"],
+    ["search", "   "],
+    ["search", "x", "--since", "yesterday"],
+    ["search", "x", "--limit", "0"],
+    ["search", "x", "--limit", "many"],
+    ["search", "x", "--colour"],
+    ["search", "x", "--mode", "fuzzy"],
+    ["search"],
+]
+
+
+def test_quick_search_matches_the_typer_app(workspace: Path, exported) -> None:
+    Memory(workspace, notify=lambda m: None).index()
+    base = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    for args in QUICK_CASES:
+        argv = ["-w", str(workspace), *args, "--no-touch"] if len(args) > 1 else args
+        quick = memcli_raw(argv, base)
+        typer_app = memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1"))
+        assert (quick.returncode, quick.stdout, quick.stderr) == (
+            typer_app.returncode,
+            typer_app.stdout,
+            typer_app.stderr,
+        ), args
+
+
+def memcli_raw(argv: list[str], env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, env=env
+    )
+
+
+# ------------------------------------------------------------------ watcher + daemon
+
+
+@pytest.fixture(scope="module")
+def _module_watcher(tmp_path_factory: pytest.TempPathFactory, session_cache: Path, exported):
+    """One watcher for the tests that only ask it questions, in an environment of its
+    own (the per-test one is not set up yet at module scope)."""
+    base = tmp_path_factory.mktemp("served")
+    workspace = base / "ws"
+    shutil.copytree(SAMPLE, workspace, ignore=shutil.ignore_patterns(".memcli"))
+    with pytest.MonkeyPatch.context() as patch:
+        isolate(patch, base, session_cache)
+        env = dict(os.environ)
+        proc = start_watch(workspace)
+    yield workspace, proc, env
+    stop_watch(proc)
+
+
+@pytest.fixture
+def served(_module_watcher, _isolated_env: None, monkeypatch: pytest.MonkeyPatch):
+    """The module's watcher, and this test's environment set to the one it serves (a
+    daemon answers only clients with its own settings environment)."""
+    workspace, proc, env = _module_watcher
+    assert proc.poll() is None, "the shared watcher stopped"
+    for key in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(key, env[key])
+    return workspace, proc
+
+
+def test_observer_follows_create_edit_delete(watched) -> None:
+    """Each change must reach the index through the observer alone: the index is
+    checked before any search (a search would bring a stale index up to date itself)."""
+    ws, proc = watched
+    memory = ws / "memory.md"
+    # create: append an entry in place
+    with memory.open("a") as handle:
+        handle.write("- Backups run nightly at 02:00 UTC <!-- id=mbackup1 -->\n")
+    wait_for(lambda: "mbackup1" in manifest_ids(ws))
+    assert "mbackup1" in search_ids(ws, "nightly backups")
+    # edit like an editor: write a temp file, then rename it over the original
+    tmp = ws / ".memory.md.swp"
+    tmp.write_text(
+        memory.read_text().replace(
+            "Backups run nightly at 02:00 UTC", "Backups run hourly on the replica"
+        )
+    )
+    batches = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"]
+    os.replace(tmp, memory)
+    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)  # noqa: E731
+    wait_for(lambda: status()["batches"] > batches)
+    assert "mbackup1" in search_ids(ws, "hourly replica backups")[:1]
+    # delete the entry
+    memory.write_text(
+        memory.read_text().replace("- Backups run hourly on the replica <!-- id=mbackup1 -->\n", "")
+    )
+    wait_for(lambda: "mbackup1" not in manifest_ids(ws))
+    assert "mbackup1" not in search_ids(ws, "hourly replica backups")
+    # a new episodes file, then its deletion
+    (ws / "episodes").mkdir()
+    day = ws / "episodes" / "2026-11-22.md"
+    day.write_text("- Met Dana about the quarterly roadmap <!-- id=e1 -->\n")
+    wait_for(lambda: "e1" in manifest_ids(ws))
+    assert "e1" in search_ids(ws, "quarterly roadmap meeting")
+    day.unlink()
+    wait_for(lambda: "e1" not in manifest_ids(ws))
+    assert "e1" not in search_ids(ws, "quarterly roadmap meeting")
+    # the manifest agrees with the files once the watcher settled
+    manifest = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
+    assert sorted(manifest["ids"]) == sorted(
+        e.id for e in Memory(ws).entries(include_archived=True)
+    )
+    assert not manifest.get("entries")  # the watcher writes the parsed-entries snapshot...
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=30) == 0
+    manifest = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
+    assert manifest["entries"]  # ...when it stops, for the processes that come after it
+    cold = Memory(ws)
+    snapshot = cold.index_manager.snapshot_entries(cold.index_manager.ensure())
+    assert [e.id for e in snapshot] == manifest["ids"]
+
+
+def test_bad_edit_a_stale_save_and_late_bytes_are_handled(watched) -> None:
+    ws, proc = watched
+    memory = ws / "memory.md"
+    # an editor opened the file in place before memcli replaced it and writes after:
+    # the watcher merges its bytes back from the replaced file memcli kept
+    with memory.open("r+b") as handle:
+        content = handle.read()
+        assert memcli(ws, "add", "Standups are at nine thirty").returncode == 0
+        handle.seek(0)
+        handle.write(content + b"- Typed while memcli wrote\n")
+        handle.truncate()
+    wait_for(lambda: "Typed while memcli wrote" in memory.read_text())
+    assert "Standups are at nine thirty" in memory.read_text()
+    buffer = memory.read_text()  # an editor loads the file...
+    added = memcli(ws, "add", "Deploys happen on Tuesdays after the standup", "--json")
+    assert added.returncode == 0, added.stderr
+    entry_id = json.loads(added.stdout)["entry"]["id"]
+    # ...and saves its stale buffer over the agent's add, with a bad line in it
+    memory.write_text(buffer + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n")
+    wait_for(lambda: "mtea" in search_ids(ws, "green tea"))
+    wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"] >= 1)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "memory.md:" in output and "imp='lots'" in output
+    assert f"a save removed {entry_id}" in output and f"memcli restore {entry_id}" in output
+    assert "memory.md: merged back bytes an editor wrote" in output
+
+
+def test_daemon_and_in_process_give_identical_results(served) -> None:
+    ws, _ = served
+    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    for args in (
+        ["search", "python tests", "--explain", "--no-touch"],
+        ["search", "数据库迁移", "--json", "--no-touch"],
+        ["inject", "-q", "How to optimize my Next.js app?", "--max-tokens", "200"],
+        ["get", "m8f3a2c1", "--json"],
+        ["get", "nope"],
+    ):
+        via_daemon = memcli(ws, *args)
+        in_process = memcli(ws, *args, env=no_daemon)
+        assert via_daemon.returncode == in_process.returncode, args
+        assert via_daemon.stdout == in_process.stdout, args
+        assert via_daemon.stderr == in_process.stderr, args
+    piped = memcli(ws, "inject", "-", "--max-tokens", "120", stdin="docker images")
+    assert piped.returncode == 0 and "Docker" in piped.stdout
+    status = json.loads(memcli(ws, "watch", "--status", "--json").stdout)
+    assert status["requests"] >= 6
+
+
+SERVED_CASES = [
+    (["search", "pytest fixtures", "--json", "--explain", "-n", "3"], None),
+    (["search", "-t", "preference", "--type=fact", "testing", "--mode", "keyword"], None),
+    (["search", "docker", "--keyword=docker", "--min-score", "0.1", "--json"], None),
+    (["search", "python", "--since", "2000-01-01", "--until", "today", "--include-archived"], None),
+    (["search", "-"], "what do I use for tests?\n"),
+    (["search", "nothing like this at all", "--min-score", "0.99"], None),
+    (["search", "x", "--since", "soon"], None),  # usage error, exit code 2
+    (["search", "x", "--type", "nonsense"], None),  # usage error naming the known types
+    (["search", "   "], None),  # a domain error, exit code 1
+    (["inject", "-q", "How to optimize my Next.js app?", "--json", "-f", "xml"], None),
+    (["inject", "--types", "skill,lesson", "--max-tokens", "150"], None),
+    (["inject", "-", "--format", "json"], "docker images and python tests"),
+    (["inject", "-q", "deploy " * 10000, "--max-tokens", "100"], None),  # a notice on stderr
+    (["inject", "--context-file", "CONTEXT"], None),
+    (["inject", "--messages", "MESSAGES", "--json"], None),
+    (["inject", "-t", "nonsense"], None),
+    (["get", "m8f3a2c1"], None),
+    (["get", "nope", "--json"], None),
+]
+
+
+def test_served_and_in_process_outputs_are_byte_identical(served, tmp_path: Path) -> None:
+    """Text and --json, option combinations, stdin, files and errors: the client prints
+    the daemon's result data with the in-process code, to the byte."""
+    ws, _ = served
+    context = tmp_path / "context.txt"
+    context.write_text("How do I write Python tests?\n")
+    messages = tmp_path / "messages.jsonl"
+    messages.write_text(json.dumps({"role": "user", "content": "docker images"}) + "\n")
+    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    before = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    results = []
+    for args, stdin in SERVED_CASES:
+        args = [
+            {"CONTEXT": str(context), "MESSAGES": str(messages)}.get(a, a) for a in args
+        ]
+        if args[0] != "get":
+            args.append("--no-touch")
+        via_daemon = memcli(ws, *args, stdin=stdin)
+        in_process = memcli(ws, *args, env=no_daemon, stdin=stdin)
+        assert via_daemon.returncode == in_process.returncode, args
+        assert via_daemon.stdout == in_process.stdout, args
+        assert via_daemon.stderr == in_process.stderr, args
+        results.append(via_daemon)
+    after = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    assert after - before >= len(SERVED_CASES)  # every case was served (and the status)
+    # the cases show what they are meant to show
+    codes = [r.returncode for r in results]
+    assert codes == [0] * 6 + [2, 2, 1] + [0] * 6 + [2, 0, 1], codes
+    assert all(r.stdout for r, code in zip(results, codes, strict=True) if code == 0)
+    assert "notice: the context is" in results[12].stderr
+    assert "unknown type 'nonsense'" in results[7].stderr
+
+
+def test_daemon_writes_access_counts_after_answering(served) -> None:
+    ws, _ = served
+    counts = ws / ".memcli" / "access.json"
+
+    def count_of(entry_id: str) -> int:
+        if not counts.exists():
+            return 0
+        return json.loads(counts.read_text()).get(entry_id, {}).get("count", 0)
+
+    result = memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")
+    hit = json.loads(result.stdout)[0]["id"]
+    wait_for(lambda: count_of(hit) >= 1)  # written once the requests paused
+    before = count_of(hit)
+    memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")
+    wait_for(lambda: count_of(hit) == before + 1)
+
+
+def test_daemon_client_imports_nothing_heavy(served) -> None:
+    ws, _ = served
+    code = (
+        "import sys\nfrom memcli.surfaces.cli.fastpath import try_daemon\n"
+        "code = try_daemon(['-w', sys.argv[1], 'search', 'python tests', '-n', '1'])\n"
+        "assert code == 0, code"
+    )
+    modules, out = imports_of(code, str(ws))
+    assert "m8f3a2c1" in out
+    assert not modules & (HEAVY | {"numpy", "faiss", "onnxruntime", "typer", "rich"}), modules
+
+
+def test_socket_is_user_only(served) -> None:
+    ws, _ = served
+    assert (socket_path(ws).stat().st_mode & 0o777) == 0o600
+
+
+def test_status_without_watcher(workspace: Path) -> None:
+    result = memcli(workspace, "watch", "--status")
+    assert result.returncode == 1 and "no memcli watch is running" in result.stderr
+
+
+def test_embeddings_cache_is_used_by_watcher(served) -> None:
+    ws, _ = served
+    vectors = list((ws / ".memcli" / "cache").glob("*.npy"))
+    assert vectors and np.load(vectors[0]).shape[1] == 384

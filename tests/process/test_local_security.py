@@ -1,0 +1,135 @@
+"""Issue 14, local surfaces with client processes and a real watcher: the workspace the
+client resolved, the client's settings, and a daemon that never reads its own stdin.
+In-process servers: tests/integration/test_local_security.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memcli.surfaces.daemon import protocol as daemon_protocol
+from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
+from tests.support.env import make_workspace
+
+
+def served(root: Path) -> DaemonServer:
+    """A daemon for `root` answering with the real library, in this process."""
+    server = DaemonServer(
+        root, RequestHandler(root, lambda: {"pid": os.getpid()}), detach_stdin=False
+    )
+    server.start()
+    return server
+
+
+def client(args: list[str], cwd: Path, env: dict[str, str], stdin: str = ""):
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", *args],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_daemon_serves_the_workspace_the_client_resolved(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "served", "mserved1", "Served workspace fact")
+    other = make_workspace(tmp_path / "other", "mother1", "Other workspace fact")
+    server = served(ws)
+    try:
+        env = dict(os.environ, MEMCLI_WORKSPACE=str(ws))
+        env.pop("MEMCLI_NO_DAEMON", None)
+        # MEMCLI_WORKSPACE names the served workspace; the directory holds another one
+        found = client(["get", "mserved1", "--json"], cwd=other, env=env)
+        assert found.returncode == 0, found.stderr
+        assert json.loads(found.stdout)["text"] == "Served workspace fact"
+        missing = client(["get", "mother1"], cwd=other, env=env)
+        assert missing.returncode == 1
+        assert server.requests == 2  # both answered by the daemon, from `served`
+        # a request that names another workspace is refused
+        handler = server.handler
+        request = {
+            "request": {"kind": "GetRequest", "entry_id": "mother1"},
+            "workspace": str(other),
+            "env": daemon_protocol.settings_env(os.environ),
+        }
+        assert "another workspace" in handler(request)["refused"]
+        request.update(workspace=f"{ws}/../other")
+        assert "another workspace" in handler(request)["refused"]
+        request.update(workspace=str(ws))
+        missing = handler(request)  # served: not in this workspace (exit code 1)
+        assert missing["code"] == 1 and "mother1" in missing["error"]
+    finally:
+        server.stop()
+
+
+def test_daemon_refuses_a_client_with_other_settings(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", "m1", "A fact about settings")
+    server = served(ws)
+    try:
+        request = {
+            "request": {"kind": "GetRequest", "entry_id": "m1"},
+            "workspace": str(ws),
+            "env": daemon_protocol.settings_env(os.environ),
+        }
+        assert server.handler(request)["entry"]["text"] == "A fact about settings"
+        request["env"] = {**request["env"], "MEMCLI_SEARCH_LIMIT": "3"}
+        assert "settings" in server.handler(request)["refused"]
+        # the client then runs in-process, with its own settings
+        env = dict(os.environ, MEMCLI_SEARCH_LIMIT="3")
+        env.pop("MEMCLI_NO_DAEMON", None)
+        result = client(["-w", str(ws), "get", "m1"], cwd=tmp_path, env=env)
+        assert result.returncode == 0 and "A fact about settings" in result.stdout
+    finally:
+        server.stop()
+
+
+# ------------------------------------------------------------------ the daemon's stdin
+
+
+@pytest.mark.slow
+def test_inject_messages_from_stdin_through_a_real_watcher(workspace: Path) -> None:
+    """The reviewer's case: `inject --messages /dev/stdin` while `memcli watch` runs
+    made the daemon read its own stdin (a terminal or pipe) under its lock, and every
+    later client hung. Now the client handles it in-process (the transcript rules of the
+    in-process CLI apply) and the daemon stays free."""
+    from tests.support.processes import memcli
+
+    watcher = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch"],
+        stdin=subprocess.PIPE,  # a pipe nobody writes to: reading it would block forever
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.time() + 120
+        while memcli(workspace, "watch", "--status").returncode != 0:
+            assert watcher.poll() is None and time.time() < deadline, "watch did not start"
+            time.sleep(0.3)
+        transcript = json.dumps([{"role": "user", "content": "How do I write Python tests?"}])
+        started = time.monotonic()
+        result = memcli(workspace, "inject", "--messages", "/dev/stdin", stdin=transcript)
+        assert time.monotonic() - started < 30
+        assert result.returncode in (0, 1) and "Traceback" not in result.stderr
+        before = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        got = memcli(workspace, "get", "m8f3a2c1", "--json")
+        assert got.returncode == 0
+        after = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        assert after >= before + 2  # `get` (and the status call) were served by the daemon
+        # a regular transcript file is still served by the daemon
+        path = workspace.parent / "conversation.json"
+        path.write_text(transcript)
+        via_file = memcli(workspace, "inject", "--messages", str(path))
+        assert via_file.returncode == 0 and "pytest" in via_file.stdout
+        final = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        assert final >= after + 2
+    finally:
+        watcher.terminate()
+        watcher.wait(timeout=30)

@@ -1,0 +1,26 @@
+"""Unit tests stay unit tests: loading the real model or starting a child process here
+fails the test (use tests/support/fakes.py, or move the test to integration/ or
+process/)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_model_no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memcli.index import embedder, onnx_embedder
+
+    def refuse(what: str):  # noqa: ANN202 - a stand-in __init__
+        def init(self: object, *args: object, **kwargs: object) -> None:
+            pytest.fail(f"a unit test {what}: use the fake, or move it out of tests/unit")
+
+        return init
+
+    monkeypatch.setattr(
+        embedder.SentenceTransformerEmbedder, "__init__", refuse("loads the real model")
+    )
+    monkeypatch.setattr(onnx_embedder.OnnxEmbedder, "__init__", refuse("loads the real model"))
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse("starts a child process"))

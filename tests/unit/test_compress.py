@@ -1,0 +1,249 @@
+"""compress, its pure parts: conflicting values, retention, star groups, provenance,
+structural similarity verdicts, which of two entries is newer, taking back an archive
+copy; and plans over generated workspaces with the hashing embedder (forgetting scope,
+a token target). End to end with the real model: tests/integration/test_compress.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from memcli.adapters.tokens import get_counter
+from memcli.core.models import Entry, format_time, utc_now
+from memcli.logic.compress import conflicting_values, retention, star_groups
+from memcli.services.memory import Memory
+from memcli.store.access import Access
+from memcli.store.config import CompressSettings, load_settings
+
+NOW = utc_now()
+
+
+def ago(days: float) -> str:
+    return format_time(NOW - dt.timedelta(days=days))
+
+
+# ---------------------------------------------------------------------- pure pieces
+
+
+def test_conflicting_values() -> None:
+    assert conflicting_values("Uses Python 3.10 for services", "Uses Python 3.12 for services")
+    assert conflicting_values("Lives in Berlin", "Lives in Paris")
+    assert conflicting_values("团队用的是 Postgres 14", "团队用的是 Postgres 16")
+    assert not conflicting_values("Likes Python", "Likes Rust")  # both can be true
+    assert not conflicting_values("Prefers pytest", "Prefers pytest")
+    assert not conflicting_values(
+        "The Kafka cluster has six brokers", "The Kafka cluster is upgraded every quarter"
+    )
+
+
+def test_retention_matches_seed_002() -> None:
+    cfg = CompressSettings()
+    entry = Entry("a", "x", "fact", "memory.md", 1, {"imp": "0.5", "created": ago(10)})
+    # 0.9^(240 h / 24) · 0.75
+    assert retention(entry, None, NOW, cfg) == pytest.approx(0.9**10 * 0.75, rel=1e-6)
+    accessed = Access(2, ago(10))
+    assert retention(entry, accessed, NOW, cfg) == pytest.approx(
+        0.9 ** (240 / (24 * 1.5**2)) * 0.75, rel=1e-6
+    )
+    episode = Entry("e", "x", "episode", "episodes/d.md", 1, {"created": ago(10)})
+    assert retention(episode, None, NOW, cfg) == pytest.approx(0.9**30 * 0.75, rel=1e-6)
+    undated = Entry("u", "x", "fact", "memory.md", 1, {"imp": "0.2"})
+    assert retention(undated, None, NOW, cfg) == pytest.approx(0.6)
+
+
+def test_star_groups_take_no_chains_and_leave_no_group_behind() -> None:
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    vectors = rng.normal(size=(300, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    groups = star_groups(vectors, 0.5, 3)
+    used = [i for g in groups for i in g]
+    assert len(used) == len(set(used))
+    for group in groups:
+        sims = vectors[group] @ vectors[group].T
+        assert (sims >= 0.5).all(axis=1).any()  # one member is close to all the others
+    left = [i for i in range(300) if i not in set(used)]
+    assert star_groups(vectors[left], 0.5, 3) == []
+
+
+def test_taking_back_an_archive_copy_keeps_an_older_one_with_that_id(tmp_path: Path) -> None:
+    """An entry forgotten earlier (its copy in archive.md) is live again under the same id
+    (an editor's stale buffer put it back); a compress that plans to archive it but finds
+    it edited takes back only its own copy, never the older one."""
+    from memcli.store.changes import Plan, Removal, apply
+    from memcli.store.store import Store
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "memory.md").write_text("## Facts\n- Lives in Lisbon <!-- id=mback -->\n")
+    (root / "learnings.md").write_text("")
+    old_copy = (
+        "- Lives in Porto <!-- id=mback archived=2026-01-02T00:00:00Z reason=forgotten "
+        "from=memory.md type=fact -->\n"
+    )
+    (root / "archive.md").write_text("# Archive\n\n" + old_copy)
+    store = Store(root)
+    live = store.load("memory.md").find("mback").entry
+    planned = replace(live, text="Lives in Lisbon, planned")  # edited after planning
+    applied = apply(store, Plan(removals=[Removal(planned, "faded")]))
+    assert applied.skipped == ["mback"]
+    assert old_copy in (root / "archive.md").read_text()
+    assert "Lives in Lisbon <!-- id=mback -->" in (root / "memory.md").read_text()
+
+
+# ---------------------------------------------------------------------- provenance (§5.1)
+
+
+def test_provenance_of_every_kind_of_entry() -> None:
+    def entry(meta: dict[str, str], type_: str = "fact", file: str = "memory.md") -> Entry:
+        return Entry("x", "t", type_, file, 1, meta)
+
+    assert entry({}).provenance == "hand"
+    assert entry({"id": "m1", "imp": "0.4", "created": ago(3)}).provenance == "hand"
+    assert entry({"by": "person"}).provenance == "person"
+    assert entry({"by": "person", "src": "chat"}).provenance == "person"
+    for by in ("extract", "agent", "compress"):
+        assert entry({"by": by}).provenance == "machine"
+    assert entry({"src": "chat-1"}).provenance == "machine"  # an older extract/agent write
+    assert entry({}, "episode", "episodes/2026-01-02.md").provenance == "episode"
+    assert entry({"by": "reflect"}).provenance == "reflection"
+    assert entry({}, "reflection").provenance == "reflection"
+    assert entry({"by": "agent", "pin": "true"}).confirmed
+    assert not entry({"by": "agent"}).confirmed and entry({}).confirmed
+
+
+def _old_workspace(root: Path, count: int, extra_meta: str = "") -> Path:
+    """memory.md with `count` distinct hand-written facts, all 22 days old."""
+    import random
+
+    rng = random.Random(7)
+    words = [
+        f"{a}{b}"
+        for a in ("ka", "lo", "mi", "ru", "se", "to", "vi", "ze")
+        for b in ("ban", "cor", "dun", "fel", "gim", "hox", "jup", "kel", "lom", "nar")
+    ]
+    lines = ["# Memory", "", "## Facts"]
+    for i in range(count):
+        text = " ".join(rng.sample(words, 6)).capitalize() + f" (item {i})"
+        lines.append(f"- {text} <!-- id=h{i:05d} imp=0.3 created={ago(22)}{extra_meta} -->")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.mark.slow
+def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path) -> None:
+    """3,000 hand-written entries 22 days old: nothing archived for age (it was all of
+    them). The same file written by a program fades as seed 002 says."""
+    from tests.support.fakes import HashingEmbedder
+
+    hand = Memory(_old_workspace(tmp_path / "hand", 3000), embedder_factory=HashingEmbedder)
+    plan = hand.plan_compress()
+    assert not [a for a in plan.actions if a.kind in ("forget", "consolidate")]
+    assert not plan.removals, [a.summary for a in plan.actions][:5]
+
+    machine_root = _old_workspace(tmp_path / "machine", 300, " by=extract")
+    machine = Memory(machine_root, embedder_factory=HashingEmbedder)
+    faded = {a.ids[0] for a in machine.plan_compress().actions if a.kind == "forget"}
+    assert len(faded) == 300  # 0.9^22 · 0.65 < 0.1
+
+
+def test_forget_scope_setting(tmp_path: Path) -> None:
+    from memcli.core.errors import ConfigError
+    from tests.support.fakes import HashingEmbedder
+
+    root = _old_workspace(tmp_path / "ws", 20)
+    with (root / "memory.md").open("a", encoding="utf-8") as handle:
+        handle.write(
+            f"- Old note from a chat about lunch <!-- id=mach imp=0.3 created={ago(60)} by=agent -->\n"
+        )
+
+    def forgotten(scope: str | None) -> set[str]:
+        toml = root / "memcli.toml"
+        toml.write_text(f'[forget]\nscope = "{scope}"\n' if scope else "", encoding="utf-8")
+        mem = Memory(root, embedder_factory=HashingEmbedder)
+        assert mem.settings.forget.scope == (scope or "machine")
+        return {a.ids[0] for a in mem.plan_compress().actions if a.kind == "forget"}
+
+    assert forgotten(None) == {"mach"}
+    assert forgotten("machine") == {"mach"}
+    assert forgotten("all") == {"mach"} | {f"h{i:05d}" for i in range(20)}
+    assert forgotten("none") == set()
+    (root / "memcli.toml").write_text('[forget]\nscope = "everything"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="forget.scope"):
+        load_settings(root)
+
+
+def test_target_tokens_sheds_machine_entries_before_a_persons(tmp_path: Path) -> None:
+    from tests.support.fakes import HashingEmbedder
+
+    root = _old_workspace(tmp_path / "ws", 30)
+    with (root / "memory.md").open("a", encoding="utf-8") as handle:
+        for i, word in enumerate(
+            ["docker", "gradle", "maven", "npm", "pip", "cargo", "bazel", "make", "cmake", "go"]
+        ):
+            handle.write(
+                f"- Chat note: {word} flakes in the build <!-- id=a{i} imp=0.8 "
+                f"created={ago(1)} by=agent -->\n"
+            )
+    (root / "memcli.toml").write_text('[forget]\nscope = "none"\n', encoding="utf-8")
+    mem = Memory(root, embedder_factory=HashingEmbedder)
+    full = get_counter().count((root / "memory.md").read_text(encoding="utf-8"))
+    plan = mem.plan_compress(target_tokens=full - 60)
+    fitted = [a.ids[0] for a in plan.actions if a.kind == "fit"]
+    assert fitted and all(i.startswith("a") for i in fitted)
+
+
+# ---------------------------------------------------------------------- same fact, other value (§5.2-5.3)
+
+
+def test_similarity_verdicts_are_structural() -> None:
+    """Pure: the structural signs decide whatever the cosine (cosines given here)."""
+    from memcli.logic.similarity import verdict
+
+    def said(a: str, b: str, cosine: float = 0.9) -> str:
+        return verdict(a, b, cosine, 0.65, 0.5)
+
+    assert (
+        said(
+            "Prefers pytest for testing Python code",
+            "The user prefers pytest when testing Python code",
+        )
+        == "duplicate"
+    )
+    assert said("Uses Neovim for Python", "Uses VS Code for TypeScript") == "distinct"
+    assert said("Lives in Berlin", "Works in Berlin") == "distinct"
+    assert said("Has a cat named Miso", "Has a dog named Miso") == "distinct"
+    assert said("Lives in Berlin", "Lives in Lisbon", 0.5) == "contradiction"  # place
+    assert said("Manager is Priya Raman", "Manager is Tom Becker", 0.4) == "contradiction"
+    assert said("Works at TechCorp", "Works at DataSoft", 0.24) == "contradiction"  # name
+    assert (
+        said("The on-call rotation is two weeks long", "The on-call rotation is one week long")
+        == "contradiction"
+    )  # duration
+    assert said("Drinks coffee", "Doesn't drink coffee") == "contradiction"  # yes/no
+    assert said("住在北京", "住在上海") == "contradiction"
+    assert said("喜欢喝咖啡", "不喜欢喝咖啡") == "contradiction"
+    assert said("Likes Python", "Likes Rust") == "distinct"  # both can be true
+    assert said("Speaks French", "Speaks German") == "distinct"
+    assert said("Has been to Japan twice", "Has been to Korea once") == "distinct"
+    assert said("Drinks coffee in the morning", "Drinks tea in the afternoon") == "distinct"
+    assert said("Standup is at 9:30", "Retro is at 16:00") == "distinct"
+
+
+def test_an_undated_hand_written_entry_is_not_superseded_by_a_program() -> None:
+    from memcli.logic.compress import newer_of
+
+    hand = Entry("h", "Lives in Porto", "fact", "memory.md", 1, {})
+    machine = Entry(
+        "m", "Lives in Lyon", "fact", "memory.md", 2, {"by": "agent", "created": ago(1)}
+    )
+    assert newer_of(hand, machine, {"h": 0, "m": 1}) == (hand, machine)
+    person = Entry(
+        "p", "Lives in Lyon", "fact", "memory.md", 0, {"by": "person", "created": ago(1)}
+    )
+    assert newer_of(hand, person, {"p": 0, "h": 1}) == (hand, person)  # later in the file

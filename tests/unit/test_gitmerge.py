@@ -1,0 +1,69 @@
+"""The git merge driver (issue 17): entries merged by id, never duplicated, never lost:
+pure cases; the driver under a real `git` with two clones: tests/process/test_gitmerge.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memcli.store.markdown import parse
+from tests.support.merging import BASE, entries, merged
+
+
+def test_additions_on_both_sides_are_both_kept() -> None:
+    ours = BASE.replace("<!-- id=mhome -->\n", "<!-- id=mhome -->\n- Ours new <!-- id=ma -->\n")
+    theirs = BASE.replace("<!-- id=mhome -->\n", "<!-- id=mhome -->\n- Theirs new <!-- id=mb -->\n")
+    text, conflicts = merged(ours, theirs)
+    found = entries(text)
+    assert found["ma"] == "Ours new" and found["mb"] == "Theirs new" and conflicts == 0
+    assert text.index("Ours new") < text.index("Theirs new")
+
+
+def test_an_entry_edited_on_one_side_takes_the_edit_once() -> None:
+    theirs = BASE.replace("Lives in Berlin", "Lives in Munich")
+    ours = BASE.replace("Kept by hand", "Kept by hand, carefully")  # prose, elsewhere
+    text, _ = merged(ours, theirs)
+    found = entries(text)
+    assert found["mhome"] == "Lives in Munich" and "Berlin" not in text
+    assert "carefully" in text
+
+
+def test_different_fields_edited_on_both_sides_are_merged() -> None:
+    ours = BASE.replace("Prefers pytest over unittest <!-- id=mpytest imp=0.8 -->",
+                        "Prefers pytest with fixtures <!-- id=mpytest imp=0.8 -->")
+    theirs = BASE.replace("id=mpytest imp=0.8", "id=mpytest imp=0.95 pin=true")
+    text, conflicts = merged(ours, theirs)
+    doc = parse(text, "memory.md")
+    entry = next(e for e in doc.entries() if e.id == "mpytest")
+    assert entry.text == "Prefers pytest with fixtures"
+    assert entry.meta["imp"] == "0.95" and entry.meta["pin"] == "true" and conflicts == 0
+
+
+def test_removals_apply_unless_the_other_side_edited() -> None:
+    ours = BASE.replace("- Lives in Berlin <!-- id=mhome -->\n", "")
+    theirs = BASE
+    assert "mhome" not in entries(merged(ours, theirs)[0])
+    theirs = BASE.replace("Lives in Berlin", "Lives in Berlin-Mitte")
+    found = entries(merged(ours, theirs)[0])
+    assert found["mhome"] == "Lives in Berlin-Mitte"  # an edit outlives a removal
+    found = entries(merged(theirs, ours)[0])
+    assert found["mhome"] == "Lives in Berlin-Mitte"
+
+
+def test_a_version_with_a_duplicate_id_is_left_to_git(tmp_path: Path) -> None:
+    from memcli.store.gitmerge import run_driver
+
+    twice = BASE + "- Also Berlin <!-- id=mhome -->\n"
+    paths = []
+    for name, text in (("o", BASE), ("a", twice), ("b", BASE.replace("TechCorp", "X"))):
+        path = tmp_path / name
+        path.write_text(text)
+        paths.append(path)
+    assert run_driver(*paths, "memory.md") == 1  # git's own merge (and markers) instead
+    assert paths[1].read_text() == twice
+
+
+def test_a_hand_written_line_edited_on_one_side() -> None:
+    theirs = BASE.replace("Likes dark editor themes", "Likes light editor themes")
+    found = entries(merged(BASE, theirs)[0])
+    assert "Likes light editor themes" in found.values()
+    assert "Likes dark editor themes" not in found.values()

@@ -1,0 +1,203 @@
+"""Pure logic of the index layer: tokens, BM25, sync planning, ranking, FAISS recall."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.core.models import Entry
+from memcli.index.keyword import KeywordIndex
+from memcli.index.sync import plan_sync
+from memcli.index.tokenize import tokenize
+from memcli.index.vectors import VectorIndex
+from memcli.logic.search import Signals, rank, recency
+from memcli.services.memory import Memory
+from memcli.store.access import Access
+from memcli.store.config import IndexSettings, SearchSettings, Settings
+from tests.support.fakes import HashingEmbedder
+
+
+def test_tokenize_english_and_cjk() -> None:
+    assert tokenize("The cats were running to the adoption agencies") == [
+        "cat",
+        "run",
+        "adopt",
+        "agenc",
+    ]
+    tokens = tokenize("发布前跑数据库迁移")
+    assert "迁移" in tokens and "数据" in tokens and "迁" in tokens
+    assert tokenize("カタカナ") == ["カ", "タ", "カ", "ナ", "カタ", "タカ", "カナ"]
+
+
+def test_bm25_prefers_rarer_terms_and_round_trips(tmp_path: Path) -> None:
+    docs = ["python testing with pytest", "python packaging", "docker images", "数据库迁移 发布"]
+    index = KeywordIndex.build([tokenize(d) for d in docs])
+    scores = index.scores("pytest python")
+    assert scores.argmax() == 0 and scores[2] == 0
+    assert index.scores("迁移").argmax() == 3 and index.scores("迁移")[3] > 0
+    index.save(tmp_path / "k.npz")
+    again = KeywordIndex.load(tmp_path / "k.npz")
+    assert np.allclose(again.scores("pytest python"), scores)
+
+
+def test_plan_sync() -> None:
+    plan = plan_sync(
+        {"a": "1", "b": "2", "c": "3"},
+        [("a", "1"), ("b", "9"), ("d", "4")],
+        ["9", "4"],
+    )
+    assert plan.added == ["d"] and plan.changed == ["b"] and plan.removed == ["c"]
+    assert plan.to_embed == ["9", "4"] and not plan.is_noop
+    assert plan_sync({"a": "1"}, [("a", "1")], []).is_noop
+
+
+def _entry(i: int, **meta: str) -> Entry:
+    return Entry(f"m{i}", f"text {i}", "fact", "memory.md", i + 1, dict(meta))
+
+
+def test_rank_weights_recency_importance_not_access_nor_reflections() -> None:
+    now = dt.datetime(2026, 11, 22, tzinfo=dt.UTC)
+    entries = [
+        _entry(0, imp="0.9", created="2026-10-23"),
+        _entry(1, imp="0.1", created="2026-11-22"),
+        _entry(2, imp="0.9", created="2026-10-23"),
+    ]
+    signals = Signals(np.array([0, 1, 2]), np.array([0.5, 0.5, 0.5]), np.array([1.0, 1.0, 1.0]))
+    cfg = SearchSettings(neighbour_weight=0.0)
+    hits = rank(entries, signals, settings=cfg, mode="hybrid", now=now, access={}, limit=3)
+    # importance outweighs a month of recency; equal scores keep file order
+    assert [h.entry.id for h in hits] == ["m0", "m2", "m1"]
+    assert hits[0].components["recency"] == pytest.approx(0.5)
+    # a fresh access (a search just returned m2) moves nothing, it only shows
+    seen = {"m2": Access(3, "2026-11-22T00:00:00Z")}
+    again = rank(entries, signals, settings=cfg, mode="hybrid", now=now, access=seen, limit=3)
+    assert [(h.entry.id, h.score) for h in again] == [(h.entry.id, h.score) for h in hits]
+    assert again[1].components["accesses"] == 3 and again[0].components["accesses"] == 0
+    # an entry that a reflection cites keeps its relevance (no penalty)
+    reflection = Entry("r", "text r", "reflection", "memory.md", 9, {"src": "m2", "by": "reflect"})
+    with_reflection = rank(
+        [*entries, reflection], signals, settings=cfg, mode="hybrid", now=now, limit=3
+    )
+    assert with_reflection[1].components["relevance"] == pytest.approx(1.0)
+    assert recency(entries[1], now, 30) == pytest.approx(1.0)
+    assert recency(_entry(5, created="2026-10-23"), now, 30) == pytest.approx(0.5)
+    updated = _entry(6, created="2026-01-01", updated="2026-10-23")
+    assert recency(updated, now, 30) == pytest.approx(0.5)
+    keyword_only = rank(
+        entries,
+        Signals(np.array([0, 1]), np.zeros(2), np.array([0.0, 2.0])),
+        settings=cfg,
+        mode="keyword",
+        now=now,
+        access={},
+        limit=5,
+    )
+    assert [h.entry.id for h in keyword_only] == ["m1"]
+
+
+def test_hnsw_recall_against_exact() -> None:
+    rng = np.random.default_rng(7)
+    centers = rng.normal(size=(50, 64))
+    data = centers[rng.integers(0, 50, 6000)] + 0.3 * rng.normal(size=(6000, 64))
+    data = (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+    exact = VectorIndex.build(data, ann_threshold=10**9)
+    approx = VectorIndex.build(data, ann_threshold=1000, ef_search=128)
+    assert exact.kind == "flat" and approx.kind == "hnsw"
+    recall = []
+    for q in data[rng.integers(0, 6000, 200)]:
+        truth = set(exact.search(q, 10)[1].tolist())
+        recall.append(len(truth & set(approx.search(q, 10)[1].tolist())) / 10)
+    assert np.mean(recall) >= 0.98
+
+
+def test_hnsw_update_appends_changed_vectors(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    rng = np.random.default_rng(3)
+    data = rng.normal(size=(300, 32)).astype(np.float32)
+    data /= np.linalg.norm(data, axis=1, keepdims=True)
+    hashes = [f"h{i}" for i in range(300)]
+    index = VectorIndex.build(data, ann_threshold=100, ef_search=300)
+    # entry 5 changes its text, entry 7 is removed, a new entry is appended
+    new_data = np.vstack([np.delete(data, 7, axis=0), rng.normal(size=(1, 32))]).astype(np.float32)
+    new_data[5] = -data[5]
+    new_data /= np.linalg.norm(new_data, axis=1, keepdims=True)
+    new_hashes = [h for i, h in enumerate(hashes) if i != 7] + ["new"]
+    new_hashes[5] = "changed"
+    updated = index.updated(hashes, new_hashes, new_data)
+    assert updated is not None and updated.size == 300 and updated.dead == 2
+    assert updated.index is index.index and updated.index.ntotal == 302  # appended, not rebuilt
+    for position in (0, 5, 6, 298, 299):
+        scores, found = updated.search(new_data[position], 3)
+        assert found[0] == position and scores[0] == pytest.approx(1.0, abs=1e-5)
+    _, found = updated.search(data[5], 300)  # the old vector of entry 5 is gone
+    assert 5 not in found[:1].tolist() and len(set(found.tolist())) == len(found)
+    assert found.max() < 300
+    assert np.allclose(
+        updated.scores_for(new_data[5], np.array([5, 299])), new_data[[5, 299]] @ new_data[5]
+    )
+    updated.save(tmp_path / "v.faiss", tmp_path / "slots.npy")
+    again = VectorIndex.load(tmp_path / "v.faiss", 300, tmp_path / "slots.npy")
+    assert again.size == 300 and again.search(new_data[299], 1)[1][0] == 299
+    # the old object still answers for the old entries (the appended slots are not its)
+    assert index.search(data[7], 1)[1][0] == 7 and index.search(new_data[299], 300)[1].max() < 300
+    # too many dead slots: the caller builds anew
+    monkeypatch.setattr("memcli.index.vectors.MAX_DEAD", 100)
+    many = [f"x{i}" for i in range(300)]
+    assert updated.updated(new_hashes, many, rng.normal(size=(300, 32)).astype(np.float32)) is None
+
+
+def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None:
+    settings = Settings(index=IndexSettings(ann_threshold=10, hnsw_ef_search=64))
+    mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    mem.index()
+    first = mem.index_manager.read_manifest()
+    assert first["vectors"].endswith(".faiss") and not first.get("slots")
+    path = workspace / "memory.md"
+    path.write_text(path.read_text().replace("Has a cat named Miso", "Has a cat named Tofu"))
+    assert mem.index().embedded == 1
+    manifest = mem.index_manager.read_manifest()
+    assert manifest["slots"]  # appended to the graph: a slot map, one dead slot
+    loaded = mem.index_manager.ensure()
+    assert loaded.vectors.dead == 1 and loaded.vectors.index.ntotal == len(loaded.ids) + 1
+    hits = mem.search("cat named Tofu", limit=3, touch=False)
+    assert "Tofu" in hits[0].entry.text
+    fresh = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    again = fresh.search("cat named Tofu", limit=3, touch=False)  # read back from disk
+    assert [(h.entry.id, round(h.score, 6)) for h in again] == [
+        (h.entry.id, round(h.score, 6)) for h in hits
+    ]
+    assert not any("Miso" in h.entry.text for h in fresh.search("Miso", limit=40, touch=False))
+
+
+def test_incremental_sync_embeds_only_changed(workspace: Path) -> None:
+    embedder = HashingEmbedder()
+    mem = Memory(workspace, embedder_factory=lambda: embedder, notify=lambda m: None)
+    first = mem.index()
+    assert first.added == 37 and first.embedded == 37
+    assert mem.index().embedded == 0
+    path = workspace / "memory.md"
+    path.write_text(path.read_text().replace("Has a cat named Miso", "Has a cat named Tofu"))
+    report = mem.index()
+    # The hand-written line has a text-derived id: its old id is removed, a new one added.
+    assert (report.added, report.removed, report.embedded) == (1, 1, 1)
+    mem.edit("m8f3a2c1", keywords=["python", "pytest", "fixtures"])
+    report = mem.index()
+    assert report.changed == 1 and report.embedded == 0  # keywords only: BM25, no embedding
+    assert mem.search("fixtures", mode="keyword", touch=False)[0].entry.id == "m8f3a2c1"
+
+
+def test_search_filters_and_settings(workspace: Path) -> None:
+    settings = Settings()
+    mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
+    only_lessons = mem.search("docker postgres testing", types=["lesson"], limit=20, touch=False)
+    assert only_lessons and all(h.entry.type == "lesson" for h in only_lessons)
+    tagged = mem.search("python", keywords=["typing"], touch=False)
+    assert [h.entry.id for h in tagged] == ["m2a7c9e0"]
+    recent = mem.search("python", since="2026-10-01", limit=50, touch=False)
+    assert recent and all(
+        h.entry.created >= dt.datetime(2026, 10, 1, tzinfo=dt.UTC) for h in recent
+    )
+    assert len(mem.search("python", limit=2, touch=False)) == 2
+    assert mem.search("python", min_score=5.0, touch=False) == []

@@ -1,0 +1,102 @@
+"""reflect, its pure parts: the trigger of DESIGN §6, cohesive clusters over given
+vectors and the statement of a pattern. End to end with the real model and a loopback
+LLM: tests/integration/test_reflect.py."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from memcli.core.models import Entry, format_time, utc_now
+from memcli.logic.reflect import check_trigger, cohesive_clusters, extractive_insights, synthesize
+from memcli.store.config import ReflectSettings
+
+NOW = utc_now()
+
+
+def ago(hours: float) -> str:
+    return format_time(NOW - dt.timedelta(hours=hours))
+
+
+def entry(entry_id: str, imp: float, hours: float, kind: str = "fact") -> Entry:
+    meta = {"id": entry_id, "imp": str(imp), "created": ago(hours)}
+    return Entry(entry_id, f"text {entry_id}", kind, "memory.md", 1, meta, True)
+
+
+def test_trigger_needs_importance_entries_and_cooldown() -> None:
+    cfg = ReflectSettings()
+    reflection = entry("r", 0.9, 48, "reflection")
+    assert not check_trigger([reflection, entry("a", 0.9, 2), entry("b", 0.9, 2)], NOW, cfg).due
+    many = [reflection] + [entry(f"e{i}", 0.9, 2) for i in range(5)]
+    trigger = check_trigger(many, NOW, cfg)
+    assert trigger.due and trigger.entries == 5 and abs(trigger.importance_sum - 4.5) < 1e-9
+    old = [entry(f"o{i}", 0.9, 72) for i in range(5)] + [reflection]  # before the last one
+    assert not check_trigger(old, NOW, cfg).due
+    recent_reflection = entry("r2", 0.9, 0.5, "reflection")
+    assert "cooldown" in check_trigger([*many, recent_reflection], NOW, cfg).reason
+    one = check_trigger([reflection, entry("big", 1.0, 1)], NOW, ReflectSettings(importance_sum=1))
+    assert not one.due and "needs 2" in one.reason
+
+
+def _unit(rows: list[list[float]]) -> np.ndarray:
+    vectors = np.array(rows, dtype=np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def _fact(entry_id: str, text: str, keywords: str = "") -> Entry:
+    meta = {"id": entry_id, "imp": "0.9", "created": ago(1)}
+    if keywords:
+        meta["kw"] = keywords
+    return Entry(entry_id, text, "fact", "memory.md", 1, meta, True)
+
+
+def test_incohesive_keyword_sharing_group_gives_no_reflection() -> None:
+    """Four entries share the keyword "python" and form a chain of similar pairs
+    (a~b, b~c, c~d: single-linkage, as reflect grouped before, makes them one theme),
+    but a and d have nothing in common: no cluster is cohesive, nothing is written."""
+    pool = [
+        _fact("a", "Uses uv for Python environments instead of pip-tools", "python"),
+        _fact("b", "Pins Python dependencies with uv lock files", "python"),
+        _fact("c", "Profiles slow Python endpoints with py-spy", "python"),
+        _fact("d", "The Python services run FastAPI on Kubernetes", "python"),
+    ]
+    angle = np.radians(50)  # neighbours at cos 50° ≈ 0.64, two apart ≈ -0.17
+    vectors = _unit([[np.cos(i * angle), np.sin(i * angle), 0.0] for i in range(4)])
+    sims = vectors @ vectors.T
+    assert sims[0, 1] > 0.6 and sims[1, 2] > 0.6 and sims[0, 3] < 0
+    assert extractive_insights(pool, vectors, ReflectSettings()) == []
+    assert cohesive_clusters(vectors, 0.6, 3) == []
+
+
+def test_cohesive_cluster_and_its_statement() -> None:
+    pool = [
+        _fact("t1", "Prefers pytest fixtures over setUp methods in Python tests"),
+        _fact("t2", "Runs the Python test suite with pytest -x before every commit"),
+        _fact("t3", "Writes a failing pytest test first when fixing a Python bug"),
+        _fact("x1", "Drinks green tea in the afternoon"),
+        _fact("x2", "Bikes to the office when it does not rain"),
+    ]
+    vectors = _unit(
+        [[1, 0.3, 0, 0], [1, 0, 0.3, 0], [1, 0.2, 0.2, 0], [0, 0, 0, 1], [0, 1, 0, 0.5]]
+    )
+    assert cohesive_clusters(vectors, 0.6, 3) == [[0, 1, 2]]
+    [insight] = extractive_insights(pool, vectors, ReflectSettings())
+    assert [e.id for e in insight.evidence] == ["t1", "t2", "t3"]
+    assert insight.text.startswith("Pattern across 3 memories: pytest, Python and tests")
+    assert "fixtures" in insight.text and "commit" in insight.text and "bug" in insight.text
+    assert all(e.text not in insight.text for e in pool)
+    assert insight.keywords == ("pytest", "python", "tests")
+    # a cohesive cluster whose entries share no term has no pattern to state
+    unrelated = [
+        _fact("u1", "团队每周三下午开架构评审会"),
+        _fact("u2", "喜欢喝绿茶"),
+        _fact("u3", "骑车上班"),
+    ]
+    assert synthesize(unrelated) is None
+    assert (
+        extractive_insights(unrelated, _unit([[1, 0.1], [1, 0], [1, 0.05]]), ReflectSettings())
+        == []
+    )
+    # two similar entries are a duplicate, not a pattern
+    assert extractive_insights(pool[:2], vectors[:2], ReflectSettings()) == []
