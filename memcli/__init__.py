@@ -22,7 +22,8 @@ for _name in (
     _os.environ.setdefault(_name, "1")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (≈ 10 ms)
-__version__ = "0.1.0"
+from memcli.core.version import VERSION as __version__  # noqa: E402, F401 - the public version
+
 __all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
 
 if TYPE_CHECKING:

@@ -11,7 +11,9 @@ Scores for given ids are computed exactly (dense: the stored vectors; keyword: a
 search restricted to those ids), so the ranking formula fills in candidates that only
 one retriever returned the same way on both backends.
 
-pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s).
+pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s). The
+module is over 500 lines because it is the one place that speaks pymilvus: the
+connection and its errors, the writer lease, the schema, and the protocol's methods.
 """
 
 from __future__ import annotations

@@ -18,9 +18,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from memcli import __version__
 from memcli.core.errors import MemcliError
 from memcli.core.requests import MODES, AddRequest, GetRequest, InjectRequest, SearchQuery
+from memcli.core.version import VERSION as __version__
 from memcli.services.memory import Memory, shared_memory
 from memcli.surfaces import operations
 

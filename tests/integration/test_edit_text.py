@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.logic.keywords import recomputed_keywords
 from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
 from tests.support.fakes import HashingEmbedder

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from memcli.services.memory import recomputed_keywords
+from memcli.logic.keywords import recomputed_keywords
 
 
 @pytest.mark.parametrize(

@@ -165,3 +165,56 @@ def test_relevance_floor(semantic: float, keyword: float, mode: str, relevant: b
     from memcli.store.config import InjectSettings
 
     assert is_relevant(semantic, keyword, mode, InjectSettings()) is relevant
+
+
+def _entry(entry_id: str, type_: str = "fact", **meta: str) -> Entry:
+    return Entry(entry_id, f"text of {entry_id}", type_, "memory.md", 0, {"id": entry_id, **meta})
+
+
+def test_context_candidates_choose_what_earns_its_place() -> None:
+    """Pure choice of inject candidates: a relevant hit scores on similarity and
+    confidence; an unrelated hit stays out; a profile entry or a pinned one the search
+    did not return goes in on confidence alone; expired entries and unwanted types never."""
+    from datetime import UTC, datetime
+
+    from memcli.logic.inject import context_candidates, recall_candidates
+    from memcli.logic.search import Hit
+    from memcli.store.config import InjectSettings, SearchSettings
+
+    cfg = InjectSettings()
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    relevant, unrelated = _entry("rel"), _entry("off")
+    expired = _entry("old", expires="2025-01-01")
+    profile = _entry("pro", "preference", imp="0.95")
+    pinned, lesson = _entry("pin", pin="true"), _entry("les", "correction")
+    hits = [
+        Hit(relevant, 0.8, {"semantic": 0.5, "keyword": 1.0}),
+        Hit(unrelated, 0.7, {"semantic": 0.1, "keyword": 0.0}),
+        Hit(expired, 0.9, {"semantic": 0.9, "keyword": 1.0}),
+    ]
+    everyone = [relevant, unrelated, expired, profile, pinned, lesson]
+    priority = [pinned, lesson]
+    chosen = context_candidates(
+        hits, everyone, priority, cfg, mode="hybrid", wanted=frozenset(), now=now, budget=500
+    )
+    assert [(c.entry.id, c.priority) for c in chosen] == [
+        ("rel", False),
+        ("pro", False),
+        ("pin", True),
+        ("les", True),
+    ]
+    assert chosen[0].score == pytest.approx(0.6 * 0.8 + 0.4 * 1.0)
+    assert chosen[1].score == pytest.approx(0.4 * 1.0)
+    only = context_candidates(
+        hits,
+        everyone,
+        priority,
+        cfg,
+        mode="hybrid",
+        wanted=frozenset({"correction"}),
+        now=now,
+        budget=500,
+    )
+    assert [c.entry.id for c in only] == ["rel", "les"]  # hits were filtered by the search
+    recalled = recall_candidates(everyone, now, SearchSettings())
+    assert "old" not in {c.entry.id for c in recalled} and len(recalled) == 5

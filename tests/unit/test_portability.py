@@ -28,3 +28,30 @@ def test_export_markdown_shape() -> None:
     assert export_entries(entries, "markdown") == (
         "## Preferences\n- Likes tea\n\n## Facts\n- Two\n  lines\n\n"
     )
+
+
+CHATGPT_DATED = """1. [2024-05-02]. Prefers concise answers without preamble.
+2. [2024-06-11]. Works at TechCorp as a backend engineer.
+3. [2024-06-11]. Has a cat named Miso.
+"""
+
+
+def test_chatgpt_memories_as_people_copy_them() -> None:
+    items = parse_import(CHATGPT_DATED, "memories.txt")
+    assert items == [
+        ImportItem("Prefers concise answers without preamble.", created="2024-05-02"),
+        ImportItem("Works at TechCorp as a backend engineer.", created="2024-06-11"),
+        ImportItem("Has a cat named Miso.", created="2024-06-11"),
+    ]
+    # copied from the settings page: one memory per line, no numbers, blank lines between
+    plain = "Prefers concise answers.\n\nHas a cat named Miso.\n"
+    assert [i.text for i in parse_import(plain, "memories.txt")] == [
+        "Prefers concise answers.",
+        "Has a cat named Miso.",
+    ]
+    assert [i.text for i in parse_import(plain, "x", "chatgpt")] == [
+        "Prefers concise answers.",
+        "Has a cat named Miso.",
+    ]
+    # a document whose prose is not a list of memories gives none, not its paragraphs
+    assert parse_import("# Notes\n\nSome prose here.\n", "notes.md") == []

@@ -337,20 +337,3 @@ def test_imports_point_down_and_go_round_nowhere() -> None:
             if module not in seen:
                 seen.add(module)
                 todo.extend(graph[module])
-
-
-def test_the_served_path_imports_no_library(tmp_path: Path) -> None:
-    """The client side of a served command: argv, the daemon client, the printer."""
-    import subprocess
-    import sys
-
-    code = (
-        "import sys\n"
-        "from memcli.surfaces.cli import argv, fastpath, served\n"
-        "from memcli.surfaces.daemon import client\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules}))"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    modules = set(ast.literal_eval(out.stdout))
-    heavy = {"re", "json", "dataclasses", "enum", "typing", "rich", "typer", "numpy", "pathlib"}
-    assert not modules & heavy, modules & heavy
