@@ -268,10 +268,21 @@ def apply_mutation(tree: Path, mutation: Mutation) -> str | None:
     return where
 
 
+def locate_test(tree: Path, test: str) -> str:
+    """A node id as named (tests/test_x.py::name), found wherever the file lives now
+    (tests/unit, tests/integration, tests/process)."""
+    file, sep, rest = test.partition("::")
+    if (tree / file).exists():
+        return test
+    found = sorted(tree.glob(f"tests/*/{Path(file).name}"))
+    return f"{found[0].relative_to(tree)}{sep}{rest}" if found else test
+
+
 def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
     env.update(PYTHONPATH=str(tree), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    located = [locate_test(tree, test) for test in tests]
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *located]
     try:
         proc = subprocess.run(
             cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout
