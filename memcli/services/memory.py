@@ -133,7 +133,7 @@ class Memory:
     _ready = ready  # the search block's spelling, until it moves to services/search.py
 
     def long_lived(self) -> None:
-        """Serve many requests from this process (the watch daemon, the MCP server): new
+        """Serve many requests from this process (the watch daemon): new
         embeddings and access counts stay in memory until `flush()`."""
         self.runtime.long_lived()
 
