@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -66,13 +67,27 @@ def test_quick_search_matches_the_typer_app(workspace: Path, exported) -> None:
     base = dict(os.environ, MEMCLI_NO_DAEMON="1")
     for args in QUICK_CASES:
         argv = ["-w", str(workspace), *args, "--no-touch"] if len(args) > 1 else args
-        quick = memcli_raw(argv, base)
-        typer_app = memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1"))
+        quick, typer_app = same_minute(
+            lambda argv=argv: memcli_raw(argv, base),
+            lambda argv=argv: memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1")),
+        )
         assert (quick.returncode, quick.stdout, quick.stderr) == (
             typer_app.returncode,
             typer_app.stdout,
             typer_app.stderr,
         ), args
+
+
+def same_minute(first, second):  # noqa: ANN001, ANN201 - two runs to compare
+    """Both runs inside one clock minute: scores use the time to the minute for recency
+    (memcli.logic.search.ranking_time), so runs on either side of a minute's end may
+    print different scores without anything being wrong."""
+    for _ in range(3):
+        minute = time.gmtime().tm_min
+        results = first(), second()
+        if time.gmtime().tm_min == minute:
+            return results
+    return results
 
 
 def memcli_raw(argv: list[str], env: dict) -> subprocess.CompletedProcess:
@@ -251,8 +266,10 @@ def test_served_and_in_process_outputs_are_byte_identical(served, tmp_path: Path
         ]
         if args[0] != "get":
             args.append("--no-touch")
-        via_daemon = memcli(ws, *args, stdin=stdin)
-        in_process = memcli(ws, *args, env=no_daemon, stdin=stdin)
+        via_daemon, in_process = same_minute(
+            lambda args=args, stdin=stdin: memcli(ws, *args, stdin=stdin),
+            lambda args=args, stdin=stdin: memcli(ws, *args, env=no_daemon, stdin=stdin),
+        )
         assert via_daemon.returncode == in_process.returncode, args
         assert via_daemon.stdout == in_process.stdout, args
         assert via_daemon.stderr == in_process.stderr, args
