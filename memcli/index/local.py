@@ -304,9 +304,7 @@ class LocalBackend:
         wanted = min(count, max(k * 4, k + count - int(mask.sum())))
         dead = self.n - count
         search = min(max(1, min(wanted, count)) + dead, int(self.graph.ntotal))
-        found_scores, labels = self.graph.search(
-            vector.reshape(1, -1).astype(np.float32), search
-        )
+        found_scores, labels = self.graph.search(vector.reshape(1, -1).astype(np.float32), search)
         labels, found_scores = labels[0], found_scores[0]
         keep = labels >= 0
         labels, found_scores = labels[keep], found_scores[keep]
@@ -457,7 +455,7 @@ class LocalBackend:
             self.graph.add(vectors)
         else:
             self.matrix[start:end] = vectors
-        for offset, (entry_id, key) in enumerate(zip(ids, keys, strict=True)):
+        for offset, entry_id in enumerate(ids):
             self.row_of[entry_id] = start + offset
         self.ids.extend(ids)
         self.keys.extend(keys)
@@ -540,10 +538,7 @@ class LocalBackend:
         alive = self.alive[:n]
         hnsw = live >= s.ann_threshold
         keep_rows = hnsw and self.graph is not None and n - live <= MAX_DEAD
-        if keep_rows:
-            order = np.arange(n)
-        else:
-            order = np.flatnonzero(alive)
+        order = np.arange(n) if keep_rows else np.flatnonzero(alive)
         # postings of every row, dead ones dropped, rows renumbered along `order`
         new_row = np.full(n, -1, dtype=np.int64)
         new_row[order] = np.arange(len(order))
