@@ -3,6 +3,7 @@ real FAISS and deterministic vectors. A new backend adds one line to BACKENDS be
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from memcli.core.errors import ConfigError
-from memcli.index.backend import IndexBackend, open_backend
+from memcli.index.backend import IndexBackend, IndexDamaged, open_backend
 from memcli.index.keyword import KeywordIndex
 from memcli.index.tokenize import tokenize
 from memcli.store.config import IndexSettings
@@ -215,3 +216,65 @@ def test_unknown_backend_is_a_config_error(tmp_path: Path) -> None:
         open_backend(replace(IndexSettings(), backend="qdrant"), tmp_path)
     text = str(info.value)
     assert "[index] backend" in text and "'qdrant'" in text and "local" in text
+
+
+# ---------------------------------------------------------------------- local only
+
+
+def local(tmp_path: Path) -> IndexBackend:
+    return open_backend(IndexSettings(), tmp_path / "index")
+
+
+def test_local_torn_log_record_is_never_seen(tmp_path: Path) -> None:
+    """A writer killed in the middle of an append leaves bytes past `log_size`: readers
+    ignore them and the next writer overwrites them."""
+    backend = local(tmp_path)
+    fill(backend)
+    backend.upsert(["f"], vec(7)[None, :], ["fresh postgres entry"], ["key-f"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    log = tmp_path / "index" / manifest["log"]
+    assert manifest["log_size"] == log.stat().st_size > 0  # appended, not compacted
+    with log.open("ab") as handle:
+        handle.write(b"MLG1\xff\xff\x00\x00half a record")
+    reader = local(tmp_path)
+    assert reader.count() == 6 and "f" in reader.fingerprint().keys
+    reader.upsert(["g"], vec(8)[None, :], ["another one"], ["key-g"])
+    assert local(tmp_path).fingerprint().keys["g"] == "key-g"
+    assert local(tmp_path).dense_search(vec(8), 1).ids == ["g"]
+
+
+def test_local_missing_log_bytes_are_damage(tmp_path: Path) -> None:
+    backend = local(tmp_path)
+    fill(backend)
+    backend.delete(["a"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    (tmp_path / "index" / manifest["log"]).write_bytes(b"")
+    reader = local(tmp_path)
+    assert reader.fingerprint().damaged == "the index files were unreadable"
+    with pytest.raises(IndexDamaged):
+        reader.dense_search(vec(0), 3)
+    reader.reset(MODEL, DIM)  # a rebuild starts over
+    assert local(tmp_path).fingerprint().damaged is None
+
+
+def test_local_compaction_keeps_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_LOG_ROWS appended rows the state is written as a new generation; the old
+    generation's files go, and the answers stay."""
+    monkeypatch.setattr("memcli.index.local.MAX_LOG_ROWS", 3)
+    backend = local(tmp_path)
+    fill(backend)
+    first = json.loads((tmp_path / "index" / "local.json").read_text())["generation"]
+    for n in range(6):
+        backend.upsert([f"n{n}"], vec(50 + n)[None, :], [f"note {n} postgres"], [f"k{n}"])
+    backend.delete(["n0"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    assert manifest["generation"] != first
+    assert not list((tmp_path / "index").glob(f"*{first}*"))
+    reader = local(tmp_path)
+    assert reader.fingerprint().keys == backend.fingerprint().keys
+    assert reader.dense_search(vec(53), 1).ids == ["n3"]
+    np.testing.assert_allclose(
+        reader.keyword_scores("postgres note", ["a", "n1", "n5"]),
+        backend.keyword_scores("postgres note", ["a", "n1", "n5"]),
+        rtol=1e-5,
+    )

@@ -10,7 +10,7 @@ import re
 import time
 from pathlib import Path
 
-from memcli.index import sync
+from memcli.services import indexing as sync
 from memcli.services.memory import Memory, new_id
 from memcli.store.markdown import derived_id, parse
 from tests.fakes import HashingEmbedder

@@ -29,6 +29,11 @@ from memcli.core.errors import ConfigError
 Allowed = Collection[str] | None
 
 
+class IndexDamaged(Exception):
+    """The stored index cannot be read; `str()` says what, for a notice (the caller
+    rebuilds it)."""
+
+
 @dataclass(frozen=True)
 class Fingerprint:
     """What a backend holds: id -> content key, and the embedding model it was built
@@ -65,6 +70,10 @@ class IndexBackend(Protocol):
 
     def reset(self, model: str, dim: int) -> None:
         """Forget everything: the next upserts build the index anew for `model`."""
+        ...
+
+    def revision(self) -> str:
+        """A token that changes whenever what is indexed changes (cheap to ask)."""
         ...
 
     def upsert(

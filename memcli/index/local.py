@@ -17,7 +17,8 @@ Files (incremental writes, so an edit at 100k entries does not rewrite 150 MB):
 Readers replay exactly `log_size` bytes, so a record being appended, or torn by a kill
 -9, is never seen; a writer truncates the log to `log_size` before it appends. A reader
 that already holds the generation replays only the bytes it has not seen. When the log
-holds more than MAX_LOG_ROWS rows (and on flush) the live state is written as a new
+holds more than MAX_LOG_ROWS rows (or half the live rows, at least 64), on flush and
+after a reset the live state is written as a new
 generation (compaction): a flat matrix drops its dead rows; an HNSW graph keeps them
 (skipped in results) until more than MAX_DEAD, then it is built anew. Manifest first,
 then the old generation's files are removed; a reader that loses the race re-reads.
@@ -33,15 +34,16 @@ import json
 import marshal
 import os
 import struct
+import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from memcli.index.backend import BackendSettings, Fingerprint, Scored
+from memcli.index.backend import BackendSettings, Fingerprint, IndexDamaged, Scored
 from memcli.index.keyword import KeywordIndex
 from memcli.index.tokenize import tokenize
 
@@ -57,11 +59,16 @@ _MAGIC = b"MLG1"
 #: what reading a damaged file can raise (faiss raises RuntimeError)
 #: prefixes of the files a generation consists of
 _FILES = ("vectors-", "keyword-", "rows-", "log-", "slots-")
-_DAMAGED = (OSError, ValueError, KeyError, TypeError, IndexError, RuntimeError, EOFError)
-
-
-class IndexDamaged(Exception):
-    """The stored index cannot be read; `str()` says what, for a notice."""
+_DAMAGED = (
+    OSError,
+    ValueError,
+    KeyError,
+    TypeError,
+    IndexError,
+    RuntimeError,
+    EOFError,
+    zipfile.BadZipFile,
+)
 
 
 class LocalBackend:
@@ -409,8 +416,9 @@ class LocalBackend:
         self._current()
         self._clear(model, dim)
         self._damaged = None
-        self._needs_base = True
-        self._write()
+        with self._writing():
+            self._compact()  # an empty generation: readers see the reset at once
+        self._needs_base = True  # and the upserts that follow form the next one
 
     def upsert(
         self,
@@ -432,8 +440,9 @@ class LocalBackend:
         if not ids:
             return
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
-        self._apply_upsert(ids, vectors, texts, keys)
-        self._write(("u", ids, keys, vectors.tobytes(), texts))
+        with self._writing():
+            self._apply_upsert(ids, vectors, texts, keys)
+            self._write(("u", ids, keys, vectors.tobytes(), texts))
 
     def delete(self, ids: Sequence[str]) -> None:
         self._current()
@@ -442,8 +451,18 @@ class LocalBackend:
         ids = [i for i in dict.fromkeys(ids) if i in self.row_of]
         if not ids:
             return
-        self._apply_delete(ids)
-        self._write(("d", ids))
+        with self._writing():
+            self._apply_delete(ids)
+            self._write(("d", ids))
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write that fails leaves memory ahead of the files: read them again."""
+        try:
+            yield
+        except BaseException:
+            self._stamp, self.generation = None, None
+            raise
 
     def _apply_upsert(
         self, ids: list[str], vectors: np.ndarray, texts: list[str], keys: list[str]
@@ -503,7 +522,8 @@ class LocalBackend:
     def _write(self, record: tuple | None = None) -> None:
         """Persist the change just applied in memory: a log record, or a new generation
         when none exists yet or the log grew past MAX_LOG_ROWS."""
-        if self._needs_base or record is None or self.log_rows > MAX_LOG_ROWS:
+        limit = min(MAX_LOG_ROWS, max(64, len(self.row_of) // 2))
+        if self._needs_base or record is None or self.log_rows > limit:
             self._compact()
             return
         manifest = dict(self._manifest or {})

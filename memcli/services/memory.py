@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import os
-import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -43,8 +42,10 @@ from memcli.core.validate import (
     is_own_file,
 )
 from memcli.index.embedder import Embedder
-from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
+from memcli.index.sync import Progress, SyncReport
 from memcli.logic.keywords import extract_keywords
+from memcli.services.indexing import IndexManager
+from memcli.services.search import SearchService, SearchView, is_priority, synonyms_of
 from memcli.store.access import Access, AccessStats
 from memcli.store.config import Settings, load_settings
 from memcli.store.markdown import Document, id_prefix_for
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from memcli.logic.extract import Decision
     from memcli.logic.inject import Packed
     from memcli.logic.reflect import Trigger
-    from memcli.logic.search import EntryArrays, Hit, Signals
+    from memcli.logic.search import Hit
     from memcli.store.changes import Applied, Plan
 
 
@@ -68,36 +69,6 @@ class AddResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"action": self.action, "entry": self.entry.to_dict()}
-
-
-class SearchView:
-    """Entries in index order and what ranking derives from them, each derived once and
-    only when asked for (a one-off search never needs the inject orderings)."""
-
-    def __init__(self, ordered: list[Entry]) -> None:
-        self.ordered = ordered
-
-    @cached_property
-    def arrays(self) -> EntryArrays:
-        from memcli.logic.search import EntryArrays
-
-        return EntryArrays(self.ordered)
-
-    @cached_property
-    def not_archived(self) -> np.ndarray:
-        return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
-
-    @cached_property
-    def by_confidence(self) -> list[Entry]:
-        """Not archived, most confident first (file order on ties)."""
-        live = (e for e in self.ordered if e.file != ARCHIVE_FILE)
-        return sorted(live, key=lambda e: -e.confidence)
-
-    @cached_property
-    def priority(self) -> list[Entry]:
-        """Not archived, pinned or corrections; most confident first (file order on
-        ties)."""
-        return [e for e in self.by_confidence if _priority(e)]
 
 
 @dataclass(frozen=True)
@@ -155,7 +126,7 @@ class Memory:
         self._embedder_factory = embedder_factory
         self._notify = notify or _notice_stderr
         self._index: IndexManager | None = None
-        self._view: tuple[tuple[object, ...], SearchView] | None = None
+        self._searcher: SearchService | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -179,9 +150,10 @@ class Memory:
             from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
 
             settings = self.settings.index
+            bm25 = (self.settings.search.bm25_k1, self.settings.search.bm25_b)
             if self._embedder_factory is not None:
                 self._index = IndexManager(
-                    self.store, settings, self._embedder_factory, notify=self._notify
+                    self.store, settings, self._embedder_factory, notify=self._notify, bm25=bm25
                 )
                 return self._index
 
@@ -209,8 +181,16 @@ class Memory:
                 notify=self._notify,
                 query_factory=fast_query,
                 after_bulk=export_after_bulk,
+                bm25=bm25,
             )
         return self._index
+
+    @property
+    def searcher(self) -> SearchService:
+        """Searches over the index (memcli.services.search)."""
+        if self._searcher is None:
+            self._searcher = SearchService(self.store, self.index_manager, self.settings)
+        return self._searcher
 
     def init(self) -> list[Path]:
         """Create the workspace files that are missing (and `.gitattributes` naming the
@@ -344,7 +324,7 @@ class Memory:
         progress: Progress | None = None,
     ) -> list[Hit]:
         """Ranked entries for `query` (see memcli.logic.search for the formula)."""
-        from memcli.logic.search import check_mode, rank
+        from memcli.logic.search import check_mode
 
         if query is None or not query.strip():
             raise ValidationError("the search query is empty", hint="give some words to search for")
@@ -354,118 +334,40 @@ class Memory:
         limit = cfg.limit if limit is None else limit
         if limit < 1:
             raise ValidationError(f"--limit must be at least 1 (got {limit})")
-        loaded, view = self._search_view(progress)
-        ordered = view.ordered
-        if include_archived and not (types or since or until or keywords):
-            allowed = np.ones(len(ordered), dtype=bool)
-        elif not (types or since or until or keywords):
-            allowed = view.not_archived
-        else:
-            allowed_entries = filter_entries(
-                [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],
-                types=types,
-                since=since,
-                until=until,
-                keywords=keywords,
-                synonyms=self.settings.synonyms,
-            )
-            allowed = np.zeros(len(ordered), dtype=bool)
-            allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
-        neighbours = view.arrays.near if cfg.neighbour_weight > 0 else None
-        signals = self._signals(query, mode, loaded, allowed, neighbours)
-        hits = rank(
-            ordered,
-            signals,
-            settings=cfg,
+        self._ready()
+        entry_filter = None
+        if types or since or until or keywords:
+
+            def entry_filter(entries: list[Entry]) -> list[Entry]:
+                return filter_entries(
+                    entries,
+                    types=types,
+                    since=since,
+                    until=until,
+                    keywords=keywords,
+                    synonyms=self.settings.synonyms,
+                )
+
+        hits = self.searcher.search(
+            query,
             mode=mode,
-            now=ranking_time(),
-            access=self.access.load(),  # shown by --explain; never moves a score
-            neighbours=neighbours is not None,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
-            arrays=view.arrays,
+            include_archived=include_archived,
+            entry_filter=entry_filter,
+            now=ranking_time(),
+            access=self.access.load(),  # shown by --explain; never moves a score
+            progress=progress,
         )
         if touch and hits:
             self.access.touch(h.entry.id for h in hits)
         return hits
 
-    def _search_view(self, progress: Progress | None) -> tuple[LoadedIndex, SearchView]:
-        """The current index and the entries in index order, with what ranking derives
-        from them; reused while neither the index nor the files change."""
-
-        store = self._ready()
-        for _ in range(5):  # a file may change between loading the index and parsing it
-            loaded = self.index_manager.ensure(progress=progress)
-            snapshot = self.index_manager.snapshot_entries(loaded)
-            if snapshot is not None:  # the files are as indexed: no need to parse them
-                key: tuple[object, ...] = (loaded, snapshot)
-            else:
-                docs = [store.load(name) for name in store.entry_files(include_archived=True)]
-                key = (loaded, *docs)  # the objects themselves: ids could be reused
-            if (
-                self._view is not None
-                and len(self._view[0]) == len(key)
-                and all(a is b for a, b in zip(self._view[0], key, strict=True))
-            ):
-                return loaded, self._view[1]
-            if snapshot is not None:
-                ordered = snapshot
-                break
-            by_id: dict[str, Entry] = {}
-            for doc in docs:
-                for entry in doc.entries():
-                    by_id.setdefault(entry.id, entry)
-            if all(i in by_id for i in loaded.ids):
-                ordered = [by_id[i] for i in loaded.ids]
-                break
-        else:
-            raise ConflictError("the workspace kept changing during the search; try again")
-        view = SearchView(ordered)
-        self._view = (key, view)
-        return loaded, view
-
-    def _signals(
-        self,
-        query: str,
-        mode: str,
-        loaded: LoadedIndex,
-        allowed: np.ndarray,
-        neighbours: np.ndarray | None,
-    ) -> Signals:
-        """Candidate positions (each retriever's top `candidate_pool`, plus their
-        neighbours when neighbour_weight is on) with their raw scores."""
-        from memcli.logic.search import Signals
-
-        cfg = self.settings.search
-        pool = cfg.candidate_pool
-        loaded.keywords.k1, loaded.keywords.b = cfg.bm25_k1, cfg.bm25_b
-        keyword_query = expand_query(query, self.settings.synonyms)
-        kw_all = np.where(allowed, loaded.keywords.scores(keyword_query), 0.0)
-        kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
-        if mode == "keyword":
-            return Signals(kw_top, np.zeros(len(kw_top)), kw_all[kw_top])
-        qvec = self.index_manager.query_embedder.embed([query])[0]
-        vectors = loaded.vectors
-        sem_all = vectors.all_scores(qvec)
-        if sem_all is not None:
-            sem_top = _top(sem_all, pool, allowed)
-        else:
-            wanted = min(vectors.size, max(pool * 4, pool + int((~allowed).sum())))
-            _, found = vectors.search(qvec, wanted)
-            sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
-        # unions as a mask over all positions (sorted, unique): np.union1d would import
-        # numpy.ma, ≈ 16 ms of a one-off search
-        chosen = np.zeros(len(allowed), dtype=bool)
-        chosen[sem_top] = True
-        if mode != "semantic":
-            chosen[kw_top] = True
-        if neighbours is not None:
-            near = neighbours[np.flatnonzero(chosen)].ravel()
-            near = near[near >= 0]
-            chosen[near[allowed[near]]] = True
-        positions = np.flatnonzero(chosen)
-        sem = sem_all[positions] if sem_all is not None else vectors.scores_for(qvec, positions)
-        return Signals(positions, sem, kw_all[positions])
+    def _search_view(self, progress: Progress | None) -> tuple[object, SearchView]:
+        """The index backend and the entries in view (memcli.services.search)."""
+        self._ready()
+        view = self.searcher.view(progress)
+        return self.index_manager.backend, view
 
     # ------------------------------------------------------------------ inject
 
@@ -1133,7 +1035,6 @@ class Memory:
         self.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
         return result
 
-
     # ------------------------------------------------------------------ import
 
     @_operation("import")
@@ -1238,9 +1139,7 @@ def ranking_time() -> dt.datetime:
     return utc_now().replace(second=0)
 
 
-def _priority(entry: Entry) -> bool:
-    """Pinned entries and corrections go first into an inject block."""
-    return entry.pinned or entry.type == "correction"
+_priority = is_priority
 
 
 def _expired(entry: Entry, now: dt.datetime) -> bool:
@@ -1253,15 +1152,6 @@ def _expired(entry: Entry, now: dt.datetime) -> bool:
 
 def _notice_stderr(message: str) -> None:
     print(f"notice: {message}", file=sys.stderr)
-
-
-def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:
-    """Positions of the k highest scores where mask is true, sorted by position."""
-    candidates = np.flatnonzero(mask)
-    if len(candidates) > k:
-        part = np.argpartition(-scores[candidates], k - 1)[:k]
-        candidates = candidates[part]
-    return np.sort(candidates)
 
 
 def clean_text(text: str) -> str:
@@ -1430,32 +1320,6 @@ def filter_entries(
                 continue
         result.append(entry)
     return result
-
-
-def synonyms_of(word: str, groups: tuple[tuple[str, ...], ...]) -> list[str]:
-    """`word` and every word that shares a synonym group with it."""
-    result = [word]
-    for group in groups:
-        if word in group:
-            result.extend(w for w in group if w not in result)
-    return result
-
-
-def expand_query(query: str, groups: tuple[tuple[str, ...], ...]) -> str:
-    """The query plus the synonyms of the words (or phrases) it contains."""
-
-    def words(text: str) -> str:
-        return " " + " ".join(_WORDS.findall(text.casefold())) + " "
-
-    folded = words(query)
-    extra: list[str] = []
-    for group in groups:
-        if any(words(w) in folded for w in group):
-            extra.extend(w for w in group if w not in extra)
-    return " ".join([query, *extra])
-
-
-_WORDS = re.compile(r"\w+")
 
 
 def _as_time(value: str | dt.datetime | None, flag: str) -> dt.datetime | None:
