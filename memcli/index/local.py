@@ -25,6 +25,10 @@ then the old generation's files are removed; a reader that loses the race re-rea
 Any unreadable or inconsistent file makes the index `damaged` (the caller rebuilds it).
 
 Writes are serialized by the caller (memcli.services.indexing holds the index lock).
+
+Why one module of ≈ 700 lines: the row numbering (tombstones, renumbering at compaction)
+is shared by the vectors, the BM25 statistics and the file format; split apart, each
+piece would have to expose it.
 """
 
 from __future__ import annotations
