@@ -59,6 +59,10 @@ class SearchView:
         return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
 
     @cached_property
+    def any_archived(self) -> bool:
+        return not bool(self.not_archived.all())
+
+    @cached_property
     def live_ids(self) -> frozenset[str]:
         """Ids of the entries not archived (the backend memoizes its mask per set)."""
         return frozenset(e.id for e in self.ordered if e.file != ARCHIVE_FILE)
@@ -150,7 +154,9 @@ class SearchService:
         if entry_filter is None and include_archived:
             allowed, allowed_ids = np.ones(len(ordered), dtype=bool), None
         elif entry_filter is None:
-            allowed, allowed_ids = view.not_archived, view.live_ids
+            allowed = view.not_archived
+            # nothing archived: no id set for the backend to turn into a mask
+            allowed_ids = view.live_ids if view.any_archived else None
         else:
             chosen = entry_filter(
                 [e for e in ordered if include_archived or e.file != ARCHIVE_FILE]
