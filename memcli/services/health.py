@@ -61,7 +61,7 @@ def index_check(manager: Any) -> Check:
         return Check("index", True, "none yet: the first search or `memcli index` builds it")
     if manifest.get("corrupt"):
         return Check("index", False, "damaged: run `memcli index --rebuild`")
-    count = len(manifest.get("ids", []))
+    count = manager.count()
     if manager.is_current(manifest):
         return Check("index", True, f"current ({count} entries, {manifest.get('model')})")
     return Check("index", True, f"behind the files ({count} entries): the next search updates it")

@@ -10,24 +10,22 @@ services/search.py and services/indexing.py; without them the facade is under 40
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from memcli.core.errors import ConflictError, ValidationError
-from memcli.core.filters import expand_query, filter_entries
-from memcli.core.models import ARCHIVE_FILE, Entry
+from memcli.core.errors import ValidationError
+from memcli.core.filters import filter_entries
+from memcli.core.models import Entry
 from memcli.core.requests import AddRequest, InjectRequest, ListRequest
 from memcli.core.validate import check_query
 from memcli.index.embedder import Embedder
-from memcli.index.sync import IndexManager, LoadedIndex, Progress, SyncReport
-from memcli.logic.inject import is_priority as _priority
+from memcli.index.sync import Progress, SyncReport
 from memcli.logic.search import ranking_time
 from memcli.services import archive, entries, intake, maintain
 from memcli.services.entries import AddResult, EntryDetail
+from memcli.services.indexing import IndexManager
 from memcli.services.runtime import Runtime, shared_key
+from memcli.services.search import SearchService, SearchView
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings
 from memcli.store.store import Store
@@ -37,38 +35,8 @@ if TYPE_CHECKING:
     from memcli.logic.extract import Decision
     from memcli.logic.inject import Packed
     from memcli.logic.reflect import Trigger
-    from memcli.logic.search import EntryArrays, Hit, Signals
+    from memcli.logic.search import Hit
     from memcli.store.changes import Applied, Plan
-
-
-class SearchView:
-    """Entries in index order and what ranking derives from them, each derived once and
-    only when asked for (a one-off search never needs the inject orderings)."""
-
-    def __init__(self, ordered: list[Entry]) -> None:
-        self.ordered = ordered
-
-    @cached_property
-    def arrays(self) -> EntryArrays:
-        from memcli.logic.search import EntryArrays
-
-        return EntryArrays(self.ordered)
-
-    @cached_property
-    def not_archived(self) -> np.ndarray:
-        return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
-
-    @cached_property
-    def by_confidence(self) -> list[Entry]:
-        """Not archived, most confident first (file order on ties)."""
-        live = (e for e in self.ordered if e.file != ARCHIVE_FILE)
-        return sorted(live, key=lambda e: -e.confidence)
-
-    @cached_property
-    def priority(self) -> list[Entry]:
-        """Not archived, pinned or corrections; most confident first (file order on
-        ties)."""
-        return [e for e in self.by_confidence if _priority(e)]
 
 
 class Memory:
@@ -97,7 +65,7 @@ class Memory:
         self.root: Path = self.runtime.root
         self.store: Store = self.runtime.store
         self._embedder_factory = embedder_factory
-        self._view: tuple[tuple[object, ...], SearchView] | None = None
+        self._searcher: SearchService | None = None
 
     # ------------------------------------------------------------------ setup
 
@@ -112,6 +80,13 @@ class Memory:
     @property
     def index_manager(self) -> IndexManager:
         return self.runtime.index_manager
+
+    @property
+    def searcher(self) -> SearchService:
+        """Searches over the index (memcli.services.search)."""
+        if self._searcher is None:
+            self._searcher = SearchService(self.store, self.index_manager, self.settings)
+        return self._searcher
 
     def init(self) -> list[Path]:
         """Create the workspace files that are missing (and `.gitattributes` naming the
@@ -210,7 +185,7 @@ class Memory:
         progress: Progress | None = None,
     ) -> list[Hit]:
         """Ranked entries for `query` (see memcli.logic.search for the formula)."""
-        from memcli.logic.search import check_mode, rank
+        from memcli.logic.search import check_mode
 
         if query is None or not query.strip():
             raise ValidationError("the search query is empty", hint="give some words to search for")
@@ -220,118 +195,40 @@ class Memory:
         limit = cfg.limit if limit is None else limit
         if limit < 1:
             raise ValidationError(f"--limit must be at least 1 (got {limit})")
-        loaded, view = self._search_view(progress)
-        ordered = view.ordered
-        if include_archived and not (types or since or until or keywords):
-            allowed = np.ones(len(ordered), dtype=bool)
-        elif not (types or since or until or keywords):
-            allowed = view.not_archived
-        else:
-            allowed_entries = filter_entries(
-                [e for e in ordered if include_archived or e.file != ARCHIVE_FILE],
-                types=types,
-                since=since,
-                until=until,
-                keywords=keywords,
-                synonyms=self.settings.synonyms,
-            )
-            allowed = np.zeros(len(ordered), dtype=bool)
-            allowed[[loaded.positions[e.id] for e in allowed_entries]] = True
-        neighbours = view.arrays.near if cfg.neighbour_weight > 0 else None
-        signals = self._signals(query, mode, loaded, allowed, neighbours)
-        hits = rank(
-            ordered,
-            signals,
-            settings=cfg,
+        self._ready()
+        entry_filter = None
+        if types or since or until or keywords:
+
+            def entry_filter(entries: list[Entry]) -> list[Entry]:
+                return filter_entries(
+                    entries,
+                    types=types,
+                    since=since,
+                    until=until,
+                    keywords=keywords,
+                    synonyms=self.settings.synonyms,
+                )
+
+        hits = self.searcher.search(
+            query,
             mode=mode,
-            now=ranking_time(),
-            access=self.access.load(),  # shown by --explain; never moves a score
-            neighbours=neighbours is not None,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
-            arrays=view.arrays,
+            include_archived=include_archived,
+            entry_filter=entry_filter,
+            now=ranking_time(),
+            access=self.access.load(),  # shown by --explain; never moves a score
+            progress=progress,
         )
         if touch and hits:
             self.access.touch(h.entry.id for h in hits)
         return hits
 
-    def _search_view(self, progress: Progress | None) -> tuple[LoadedIndex, SearchView]:
-        """The current index and the entries in index order, with what ranking derives
-        from them; reused while neither the index nor the files change."""
-
-        store = self._ready()
-        for _ in range(5):  # a file may change between loading the index and parsing it
-            loaded = self.index_manager.ensure(progress=progress)
-            snapshot = self.index_manager.snapshot_entries(loaded)
-            if snapshot is not None:  # the files are as indexed: no need to parse them
-                key: tuple[object, ...] = (loaded, snapshot)
-            else:
-                docs = [store.load(name) for name in store.entry_files(include_archived=True)]
-                key = (loaded, *docs)  # the objects themselves: ids could be reused
-            if (
-                self._view is not None
-                and len(self._view[0]) == len(key)
-                and all(a is b for a, b in zip(self._view[0], key, strict=True))
-            ):
-                return loaded, self._view[1]
-            if snapshot is not None:
-                ordered = snapshot
-                break
-            by_id: dict[str, Entry] = {}
-            for doc in docs:
-                for entry in doc.entries():
-                    by_id.setdefault(entry.id, entry)
-            if all(i in by_id for i in loaded.ids):
-                ordered = [by_id[i] for i in loaded.ids]
-                break
-        else:
-            raise ConflictError("the workspace kept changing during the search; try again")
-        view = SearchView(ordered)
-        self._view = (key, view)
-        return loaded, view
-
-    def _signals(
-        self,
-        query: str,
-        mode: str,
-        loaded: LoadedIndex,
-        allowed: np.ndarray,
-        neighbours: np.ndarray | None,
-    ) -> Signals:
-        """Candidate positions (each retriever's top `candidate_pool`, plus their
-        neighbours when neighbour_weight is on) with their raw scores."""
-        from memcli.logic.search import Signals
-
-        cfg = self.settings.search
-        pool = cfg.candidate_pool
-        loaded.keywords.k1, loaded.keywords.b = cfg.bm25_k1, cfg.bm25_b
-        keyword_query = expand_query(query, self.settings.synonyms)
-        kw_all = np.where(allowed, loaded.keywords.scores(keyword_query), 0.0)
-        kw_top = _top(kw_all, pool, allowed & (kw_all > 0))
-        if mode == "keyword":
-            return Signals(kw_top, np.zeros(len(kw_top)), kw_all[kw_top])
-        qvec = self.index_manager.query_embedder.embed([query])[0]
-        vectors = loaded.vectors
-        sem_all = vectors.all_scores(qvec)
-        if sem_all is not None:
-            sem_top = _top(sem_all, pool, allowed)
-        else:
-            wanted = min(vectors.size, max(pool * 4, pool + int((~allowed).sum())))
-            _, found = vectors.search(qvec, wanted)
-            sem_top = np.array([p for p in found if allowed[p]][:pool], dtype=np.int64)
-        # unions as a mask over all positions (sorted, unique): np.union1d would import
-        # numpy.ma, ≈ 16 ms of a one-off search
-        chosen = np.zeros(len(allowed), dtype=bool)
-        chosen[sem_top] = True
-        if mode != "semantic":
-            chosen[kw_top] = True
-        if neighbours is not None:
-            near = neighbours[np.flatnonzero(chosen)].ravel()
-            near = near[near >= 0]
-            chosen[near[allowed[near]]] = True
-        positions = np.flatnonzero(chosen)
-        sem = sem_all[positions] if sem_all is not None else vectors.scores_for(qvec, positions)
-        return Signals(positions, sem, kw_all[positions])
+    def _search_view(self, progress: Progress | None) -> tuple[object, SearchView]:
+        """The index backend and the entries in view (memcli.services.search)."""
+        self._ready()
+        view = self.searcher.view(progress)
+        return self.index_manager.backend, view
 
     # ------------------------------------------------------------------ inject
 
@@ -568,12 +465,3 @@ def shared_memory(workspace: str | Path | None = None) -> Memory:
             del _SHARED[old]  # settings changed: start over with the new ones
         _SHARED[key] = Memory(root)
     return _SHARED[key]
-
-
-def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:
-    """Positions of the k highest scores where mask is true, sorted by position."""
-    candidates = np.flatnonzero(mask)
-    if len(candidates) > k:
-        part = np.argpartition(-scores[candidates], k - 1)[:k]
-        candidates = candidates[part]
-    return np.sort(candidates)

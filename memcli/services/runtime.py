@@ -34,7 +34,7 @@ from memcli.store.workspace import require_workspace, resolve_workspace
 if TYPE_CHECKING:
     from memcli.adapters.llm import LLMClient
     from memcli.index.embedder import Embedder
-    from memcli.index.sync import IndexManager
+    from memcli.services.indexing import IndexManager
 
 
 class Runtime:
@@ -80,12 +80,13 @@ class Runtime:
         """The index of the workspace, with the configured embedders (built lazily: the
         model loads on the first embedding, not here)."""
         if self._index is None:
-            from memcli.index.sync import IndexManager
+            from memcli.services.indexing import IndexManager
 
             settings = self.settings.index
+            bm25 = (self.settings.search.bm25_k1, self.settings.search.bm25_b)
             if self.embedder_factory is not None:
                 self._index = IndexManager(
-                    self.store, settings, self.embedder_factory, notify=self.notify
+                    self.store, settings, self.embedder_factory, notify=self.notify, bm25=bm25
                 )
             else:
                 self._index = IndexManager(
@@ -95,6 +96,7 @@ class Runtime:
                     notify=self.notify,
                     query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
                     after_bulk=functools.partial(_export_after_bulk, settings.model, settings.onnx),
+                    bm25=bm25,
                 )
         return self._index
 

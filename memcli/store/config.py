@@ -49,6 +49,7 @@ class SearchSettings:
 class IndexSettings:
     """Embedding model and vector index shape."""
 
+    backend: str = "local"  # memcli.index.backend.BACKENDS: where the index lives
     model: str = ""  # "" = the bundled all-MiniLM-L6-v2
     onnx: bool = True  # query embeddings through the ONNX export (no torch per process)
     ann_threshold: int = 20000

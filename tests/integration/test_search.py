@@ -181,7 +181,8 @@ def test_snapshot_follows_metadata_and_line_changes(workspace: Path, model) -> N
     assert hit.entry.id == "m8f3a2c1" and hit.entry.importance == 0.3
     stored = next(e for e in fresh.entries() if e.id == "m8f3a2c1")
     assert hit.entry.line == stored.line
-    assert fresh.index_manager.snapshot_entries(fresh.index_manager.ensure()) is not None
+    fresh.index_manager.ensure()
+    assert fresh.index_manager.snapshot_entries() is not None
 
 
 def test_same_search_twice_same_order(runner: CliRunner, workspace: Path) -> None:

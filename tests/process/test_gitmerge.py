@@ -3,7 +3,6 @@ real `git` with two clones."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -82,8 +81,11 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
     assert victim.id in archived
     assert merged_mem.doctor()["ok"]
     # the post-merge hook re-indexed: the laptop's index knows the desk's entry
-    manifest = json.loads((laptop / ".memcli" / "index" / "manifest.json").read_text())
-    assert desk_add.id in manifest["ids"]
+    from memcli.index.backend import open_backend
+    from memcli.store.config import IndexSettings
+
+    held = open_backend(IndexSettings(), laptop / ".memcli" / "index").fingerprint().keys
+    assert desk_add.id in held
     # and a restore on one side merges back the other way
     merged_mem.restore(victim.id)
     git(laptop, "commit", "-qam", "restore")

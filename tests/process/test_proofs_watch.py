@@ -1,7 +1,7 @@
 """The watcher alone keeps the index current (issue 19, item 8 (a)): a real `memcli
 watch` process with its real watchdog observer, and no search at all. A search brings
 a stale index up to date by itself, so a test that searches cannot tell a working
-watcher from none: this one only reads the index manifest on disk (ids and text hashes) and the watcher's status, and checks at the end that nothing but status
+watcher from none: this one only reads the index on disk (ids and content keys) and the watcher's status, and checks at the end that nothing but status
 requests reached the daemon."""
 
 from __future__ import annotations
@@ -35,11 +35,13 @@ def status(ws: Path) -> dict | None:
 
 
 def manifest(ws: Path) -> dict:
-    try:
-        data = json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return {"ids": [], "hashes": []}
-    return data
+    """What the index on disk holds (ids and their content keys), read through the
+    backend as another process would."""
+    from memcli.index.backend import open_backend
+    from memcli.store.config import IndexSettings
+
+    keys = open_backend(IndexSettings(), ws / ".memcli" / "index").fingerprint().keys
+    return {"ids": list(keys), "hashes": list(keys.values())}
 
 
 def hash_of(ws: Path, entry_id: str) -> str | None:

@@ -64,11 +64,12 @@ def search_ids(ws: Path, query: str, env: Mapping[str, str] | None = None) -> li
 
 
 def manifest_ids(ws: Path) -> list[str]:
-    """The ids the index holds, as its manifest says ([] while there is none)."""
-    try:
-        return json.loads((ws / ".memcli" / "index" / "manifest.json").read_text())["ids"]
-    except (OSError, ValueError, KeyError):
-        return []
+    """Ids the index backend of `ws` holds, read from disk as another process would
+    ([] while there is no index)."""
+    from memcli.index.backend import open_backend
+    from memcli.store.config import IndexSettings
+
+    return list(open_backend(IndexSettings(), ws / ".memcli" / "index").fingerprint().keys)
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> None:

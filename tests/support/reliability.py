@@ -361,8 +361,7 @@ def stop_watcher(watcher: subprocess.Popen) -> None:
 
 def _settled(root: Path, timeout: float = 120) -> bool:
     """True once the watcher's index matches the files (ids and texts)."""
-    from memcli.index.embedder import text_hash
-    from memcli.index.sync import embed_text
+    from memcli.index.sync import content_key
     from memcli.services.memory import Memory
 
     deadline = time.time() + timeout
@@ -373,8 +372,8 @@ def _settled(root: Path, timeout: float = 120) -> bool:
         if manager.is_current(manifest):
             seen: dict[str, str] = {}
             for e in mem.store.entries(include_archived=True, warn=lambda p: None):
-                seen.setdefault(e.id, text_hash(embed_text(e)))
-            if manifest["ids"] == list(seen) and manifest["hashes"] == list(seen.values()):
+                seen.setdefault(e.id, content_key(e))
+            if manager.backend.fingerprint().keys == seen:
                 return True
         time.sleep(0.5)
     return False

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memcli.core.models import new_id
-from memcli.index import sync
+from memcli.services import indexing as sync
 from memcli.store.markdown import derived_id, parse
 from tests.support.fakes import fake_memory as quiet_memory
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 import numpy as np
@@ -152,15 +153,19 @@ def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None
     settings = Settings(index=IndexSettings(ann_threshold=10, hnsw_ef_search=64))
     mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
     mem.index()
-    first = mem.index_manager.read_manifest()
-    assert first["vectors"].endswith(".faiss") and not first.get("slots")
+    local = workspace / ".memcli" / "index" / "local.json"
+    first = json.loads(local.read_text())
+    assert first["vectors"].endswith(".faiss") and first["log_size"] == 0
+    vectors = (local.parent / first["vectors"]).stat()
     path = workspace / "memory.md"
     path.write_text(path.read_text().replace("Has a cat named Miso", "Has a cat named Tofu"))
     assert mem.index().embedded == 1
-    manifest = mem.index_manager.read_manifest()
-    assert manifest["slots"]  # appended to the graph: a slot map, one dead slot
-    loaded = mem.index_manager.ensure()
-    assert loaded.vectors.dead == 1 and loaded.vectors.index.ntotal == len(loaded.ids) + 1
+    manifest = json.loads(local.read_text())
+    # appended to the log and to the graph in memory; the vector file is not rewritten
+    assert manifest["generation"] == first["generation"] and manifest["log_size"] > 0
+    assert (local.parent / first["vectors"]).stat().st_mtime_ns == vectors.st_mtime_ns
+    backend = mem.index_manager.ensure()
+    assert backend.graph.ntotal == backend.count() + 1  # the old vector: one dead row
     hits = mem.search("cat named Tofu", limit=3, touch=False)
     assert "Tofu" in hits[0].entry.text
     fresh = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)

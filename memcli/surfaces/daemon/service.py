@@ -168,13 +168,12 @@ class WatchService:
                 )
 
     def status(self) -> dict[str, Any]:
-        manifest = self.memory.index_manager.read_manifest() or {}
         return {
             "pid": os.getpid(),
             "workspace": str(self.root),
             "socket": str(self.server.path),
             "uptime_s": round(time.time() - self.started, 1),
-            "entries": len(manifest.get("ids", [])),
+            "entries": self.memory.index_manager.count(),
             "batches": self.batches,
             "requests": self.server.requests,
             "last_batch": self.last_batch,

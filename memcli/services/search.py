@@ -1,0 +1,219 @@
+"""Search over an index backend: the entries in view, the filter mask, the candidate
+pool (each retriever's top `candidate_pool`, plus their file neighbours) and its raw
+scores, handed to the ranking formula (memcli.logic.search.rank).
+
+Everything the backend is asked is keyed by entry id (memcli.index.backend); positions
+here are positions in the view's entry list (file order, first of each id), which the
+ranking and the neighbour boost work with.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from memcli.core.errors import ConflictError
+from memcli.core.filters import expand_query
+from memcli.core.models import ARCHIVE_FILE, Entry
+from memcli.index.sync import Progress, unique_entries
+from memcli.logic.inject import is_priority
+from memcli.services.indexing import IndexManager
+from memcli.store.config import Settings
+from memcli.store.store import Store
+
+if TYPE_CHECKING:
+    from memcli.logic.search import EntryArrays, Hit, Signals
+
+#: entries -> the entries a search may return (the --type/--since/--until/--keyword filters)
+EntryFilter = Callable[[list[Entry]], list[Entry]]
+
+
+class SearchView:
+    """Entries in file order (first of each id) and what ranking derives from them, each
+    derived once and only when asked for (a one-off search never needs the inject
+    orderings)."""
+
+    def __init__(self, ordered: list[Entry]) -> None:
+        self.ordered = ordered
+
+    @cached_property
+    def arrays(self) -> EntryArrays:
+        from memcli.logic.search import EntryArrays
+
+        return EntryArrays(self.ordered)
+
+    @cached_property
+    def position_of(self) -> dict[str, int]:
+        return {e.id: i for i, e in enumerate(self.ordered)}
+
+    @cached_property
+    def not_archived(self) -> np.ndarray:
+        return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
+
+    @cached_property
+    def any_archived(self) -> bool:
+        return not bool(self.not_archived.all())
+
+    @cached_property
+    def live_ids(self) -> frozenset[str]:
+        """Ids of the entries not archived (the backend memoizes its mask per set)."""
+        return frozenset(e.id for e in self.ordered if e.file != ARCHIVE_FILE)
+
+    @cached_property
+    def by_confidence(self) -> list[Entry]:
+        """Not archived, most confident first (file order on ties)."""
+        live = (e for e in self.ordered if e.file != ARCHIVE_FILE)
+        return sorted(live, key=lambda e: -e.confidence)
+
+    @cached_property
+    def priority(self) -> list[Entry]:
+        """Not archived, pinned or corrections; most confident first (file order on
+        ties)."""
+        return [e for e in self.by_confidence if is_priority(e)]
+
+    def positions(self, ids: list[str]) -> np.ndarray:
+        """Positions of `ids` (ids not in view dropped)."""
+        where = self.position_of
+        found = (where.get(i, -1) for i in ids)
+        result = np.fromiter(found, dtype=np.int64, count=len(ids))
+        return result[result >= 0]
+
+
+class SearchService:
+    """Searches of one workspace: its index (IndexManager) and settings."""
+
+    def __init__(self, store: Store, indexer: IndexManager, settings: Settings) -> None:
+        self.store = store
+        self.indexer = indexer
+        self.settings = settings
+        self._view: tuple[tuple[object, ...], SearchView] | None = None
+
+    def view(self, progress: Progress | None = None) -> SearchView:
+        """The current entries with what ranking derives from them, after bringing the
+        index up to date; reused while neither the index nor the files change."""
+        store = self.store
+        for _ in range(5):  # a file may change between syncing the index and parsing it
+            backend = self.indexer.ensure(progress=progress)
+            revision = backend.revision()
+            snapshot = self.indexer.snapshot_entries()
+            if snapshot is not None:  # the files are as indexed: no need to parse them
+                objects: tuple[object, ...] = (snapshot,)
+            else:
+                objects = tuple(
+                    store.load(name) for name in store.entry_files(include_archived=True)
+                )
+            memo = self._view
+            if (
+                memo is not None
+                and memo[0][0] == revision
+                and len(memo[0]) == len(objects) + 1
+                and all(a is b for a, b in zip(memo[0][1:], objects, strict=True))
+            ):
+                return memo[1]
+            if snapshot is not None:
+                ordered = snapshot
+                break
+            ordered = unique_entries([e for doc in objects for e in doc.entries()])  # type: ignore[attr-defined]
+            have = {e.id for e in ordered}
+            if all(i in have for i in backend.fingerprint().keys):
+                break
+        else:
+            raise ConflictError("the workspace kept changing during the search; try again")
+        view = SearchView(ordered)
+        self._view = ((revision, *objects), view)
+        return view
+
+    def search(
+        self,
+        query: str,
+        *,
+        mode: str,
+        limit: int,
+        min_score: float,
+        include_archived: bool,
+        entry_filter: EntryFilter | None,
+        now: dt.datetime,
+        access: Any,
+        progress: Progress | None = None,
+    ) -> list[Hit]:
+        """Ranked entries for `query` (see memcli.logic.search for the formula)."""
+        from memcli.logic.search import rank
+
+        cfg = self.settings.search
+        view = self.view(progress)
+        ordered = view.ordered
+        allowed_ids: frozenset[str] | set[str] | None
+        if entry_filter is None and include_archived:
+            allowed, allowed_ids = np.ones(len(ordered), dtype=bool), None
+        elif entry_filter is None:
+            allowed = view.not_archived
+            # nothing archived: no id set for the backend to turn into a mask
+            allowed_ids = view.live_ids if view.any_archived else None
+        else:
+            chosen = entry_filter(
+                [e for e in ordered if include_archived or e.file != ARCHIVE_FILE]
+            )
+            allowed = np.zeros(len(ordered), dtype=bool)
+            allowed[[view.position_of[e.id] for e in chosen]] = True
+            allowed_ids = {e.id for e in chosen}
+        neighbours = view.arrays.near if cfg.neighbour_weight > 0 else None
+        signals = self.signals(query, mode, view, allowed, allowed_ids, neighbours)
+        return rank(
+            ordered,
+            signals,
+            settings=cfg,
+            mode=mode,
+            now=now,
+            access=access,  # shown by --explain; never moves a score
+            neighbours=neighbours is not None,
+            limit=limit,
+            min_score=min_score,
+            arrays=view.arrays,
+        )
+
+    def signals(
+        self,
+        query: str,
+        mode: str,
+        view: SearchView,
+        allowed: np.ndarray,
+        allowed_ids: frozenset[str] | set[str] | None,
+        neighbours: np.ndarray | None,
+    ) -> Signals:
+        """Candidate positions (each retriever's top `candidate_pool`, plus their
+        neighbours when neighbour_weight is on) with their raw scores."""
+        from memcli.logic.search import Signals
+
+        pool = self.settings.search.candidate_pool
+        backend = self.indexer.backend
+        keyword_query = expand_query(query, self.settings.synonyms)
+        found = backend.keyword_search(keyword_query, pool, allowed_ids)
+        kw_top = view.positions(found.ids)
+        if mode == "keyword":
+            order = np.argsort(kw_top)
+            kw_scores = found.scores[: len(found.ids)]
+            if len(kw_top) != len(found.ids):  # ids the view lacks (a file changed)
+                kw_scores = backend.keyword_scores(
+                    keyword_query, [view.ordered[p].id for p in kw_top]
+                )
+            return Signals(kw_top[order], np.zeros(len(kw_top)), kw_scores[order])
+        qvec = self.indexer.query_embedder.embed([query])[0]
+        sem_top = view.positions(backend.dense_search(qvec, pool, allowed_ids).ids)
+        # unions as a mask over all positions (sorted, unique): np.union1d would import
+        # numpy.ma, ≈ 16 ms of a one-off search
+        chosen = np.zeros(len(allowed), dtype=bool)
+        chosen[sem_top] = True
+        if mode != "semantic":
+            chosen[kw_top] = True
+        if neighbours is not None:
+            near = neighbours[np.flatnonzero(chosen)].ravel()
+            near = near[near >= 0]
+            chosen[near[allowed[near]]] = True
+        positions = np.flatnonzero(chosen)
+        ids = [view.ordered[p].id for p in positions.tolist()]
+        sem = backend.dense_scores(qvec, ids)
+        return Signals(positions, sem, backend.keyword_scores(keyword_query, ids))

@@ -1,0 +1,280 @@
+"""What every index backend must do (memcli.index.backend.IndexBackend), checked with
+real FAISS and deterministic vectors. A new backend adds one line to BACKENDS below."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memcli.core.errors import ConfigError
+from memcli.index.backend import IndexBackend, IndexDamaged, open_backend
+from memcli.index.keyword import KeywordIndex
+from memcli.index.tokenize import tokenize
+from memcli.store.config import IndexSettings
+
+DIM = 16
+MODEL = "test/model"
+
+
+@dataclass(frozen=True)
+class Flavour:
+    name: str
+    settings: IndexSettings
+
+
+#: backend flavours: (name, settings); the local backend both below and above the
+#: threshold where it switches from an exact matrix to an HNSW graph
+BACKENDS = [
+    Flavour("local-flat", IndexSettings(backend="local")),
+    Flavour("local-hnsw", IndexSettings(backend="local", ann_threshold=1, hnsw_ef_search=64)),
+]
+
+
+Factory = Callable[[], IndexBackend]
+
+
+@pytest.fixture(params=BACKENDS, ids=lambda f: f.name)
+def make(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
+    flavour: Flavour = request.param
+
+    def factory() -> IndexBackend:
+        return open_backend(flavour.settings, tmp_path / "index", bm25=(1.2, 0.75))
+
+    return factory
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+TEXTS = {
+    "a": "postgres backups run nightly",
+    "b": "pytest fixtures instead of setUp",
+    "c": "deploy with terraform plan first",
+    "d": "postgres vacuum settings tuned",
+    "e": "redis cache for sessions",
+}
+
+
+def fill(backend: IndexBackend, ids: list[str] | None = None) -> None:
+    ids = ids or list(TEXTS)
+    backend.reset(MODEL, DIM)
+    backend.upsert(
+        ids,
+        np.vstack([vec(i) for i, _ in enumerate(ids)]),
+        [TEXTS[i] for i in ids],
+        [f"key-{i}" for i in ids],
+    )
+
+
+def bm25(docs: dict[str, str], query: str) -> dict[str, float]:
+    """Reference BM25 of a fresh index over exactly `docs`."""
+    ids = list(docs)
+    index = KeywordIndex.build([tokenize(docs[i]) for i in ids], 1.2, 0.75)
+    return dict(zip(ids, index.scores(query).tolist(), strict=True))
+
+
+def test_empty_index(make: Factory) -> None:
+    backend = make()
+    fp = backend.fingerprint()
+    assert fp.empty and fp.keys == {} and fp.damaged is None
+    backend.reset(MODEL, DIM)
+    assert backend.count() == 0
+    assert backend.dense_search(vec(0), 5).ids == []
+    assert backend.keyword_search("postgres", 5).ids == []
+    assert backend.dense_scores(vec(0), ["x"]).tolist() == [0.0]
+    assert backend.keyword_scores("postgres", ["x"]).tolist() == [0.0]
+    assert make().fingerprint().model == MODEL and make().count() == 0
+
+
+def test_upsert_and_search(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    assert backend.count() == 5
+    for i, entry_id in enumerate(TEXTS):
+        found = backend.dense_search(vec(i), 1)
+        assert found.ids == [entry_id]
+        assert math.isclose(float(found.scores[0]), 1.0, rel_tol=1e-4)
+    hits = backend.keyword_search("postgres", 10)
+    assert set(hits.ids) == {"a", "d"} and list(hits.scores) == sorted(hits.scores, reverse=True)
+    reference = bm25(TEXTS, "postgres nightly")
+    hits = backend.keyword_search("postgres nightly", 10)
+    assert hits.ids[0] == "a"
+    for entry_id, score in zip(hits.ids, hits.scores.tolist(), strict=True):
+        assert math.isclose(score, reference[entry_id], rel_tol=1e-5)
+    assert backend.keyword_search("nothing matches this", 10).ids == []
+
+
+def test_allowed_ids_restrict_both_searches(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    allowed = {"b", "c", "d"}
+    dense = backend.dense_search(vec(0), 5, allowed)  # "a" is the nearest, not allowed
+    assert set(dense.ids) == allowed and "a" not in dense.ids
+    assert backend.keyword_search("postgres", 5, allowed).ids == ["d"]
+    assert backend.keyword_search("postgres", 5, set()).ids == []
+    assert backend.dense_search(vec(0), 5, {"zz"}).ids == []
+    assert len(backend.dense_search(vec(0), 2)) == 2
+
+
+def test_scores_for_ids(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    q = vec(2)
+    dense = backend.dense_scores(q, ["c", "a", "unknown"])
+    assert math.isclose(float(dense[0]), 1.0, rel_tol=1e-4)
+    assert math.isclose(float(dense[1]), float(vec(0) @ q), rel_tol=1e-4, abs_tol=1e-6)
+    assert dense[2] == 0.0
+    reference = bm25(TEXTS, "postgres vacuum")
+    kw = backend.keyword_scores("postgres vacuum", ["d", "a", "b", "nope"])
+    assert kw[0] == pytest.approx(reference["d"], rel=1e-5)
+    assert kw[1] == pytest.approx(reference["a"], rel=1e-5)
+    assert kw[2] == 0.0 and kw[3] == 0.0
+
+
+def test_delete_and_reupsert(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    backend.delete(["a", "unknown"])
+    assert backend.count() == 4 and "a" not in backend.fingerprint().keys
+    assert "a" not in backend.dense_search(vec(0), 5).ids
+    assert backend.keyword_search("postgres", 5).ids == ["d"]
+    assert backend.dense_scores(vec(0), ["a"]).tolist() == [0.0]
+    # BM25 statistics are those of the live entries only
+    live = {k: v for k, v in TEXTS.items() if k != "a"}
+    assert backend.keyword_scores("postgres", ["d"])[0] == pytest.approx(
+        bm25(live, "postgres")["d"], rel=1e-5
+    )
+    # re-upsert with another vector and text: the old ones are gone
+    backend.upsert(["a"], vec(99)[None, :], ["kubernetes upgrade notes"], ["key-a2"])
+    backend.upsert(["b"], vec(98)[None, :], ["kubernetes rollout"], ["key-b2"])
+    assert backend.count() == 5
+    assert backend.dense_search(vec(99), 1).ids == ["a"]
+    assert backend.dense_search(vec(0), 5).scores.max() < 0.99  # the old "a" vector
+    assert backend.keyword_search("postgres", 5).ids == ["d"]
+    assert set(backend.keyword_search("kubernetes", 5).ids) == {"a", "b"}
+    assert backend.keyword_search("pytest", 5).ids == []
+    assert backend.fingerprint().keys["a"] == "key-a2"
+    new = dict(live, a="kubernetes upgrade notes", b="kubernetes rollout")
+    for entry_id, score in bm25(new, "kubernetes upgrade").items():
+        got = backend.keyword_scores("kubernetes upgrade", [entry_id])[0]
+        assert got == pytest.approx(score, rel=1e-5, abs=1e-7)
+
+
+def test_fingerprint_round_trip_and_persistence(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    backend.delete(["c"])
+    backend.upsert(["f"], vec(7)[None, :], ["fresh entry about postgres"], ["key-f"])
+    expected = {i: f"key-{i}" for i in TEXTS if i != "c"} | {"f": "key-f"}
+    fp = backend.fingerprint()
+    assert fp.keys == expected and fp.model == MODEL and fp.dim == DIM
+    q = vec(3)
+    before = (
+        backend.dense_search(q, 3),
+        backend.keyword_search("postgres", 3),
+        backend.keyword_scores("postgres fresh", list(expected)),
+    )
+    again = make()  # another process opening the same directory
+    assert again.fingerprint().keys == expected and again.count() == 5
+    after = (
+        again.dense_search(q, 3),
+        again.keyword_search("postgres", 3),
+        again.keyword_scores("postgres fresh", list(expected)),
+    )
+    assert before[0].ids == after[0].ids and before[1].ids == after[1].ids
+    np.testing.assert_allclose(before[2], after[2], rtol=1e-6)
+    again.flush()  # compaction keeps everything
+    third = make()
+    assert third.fingerprint().keys == expected
+    np.testing.assert_allclose(
+        third.keyword_scores("postgres fresh", list(expected)), before[2], rtol=1e-5
+    )
+    assert third.dense_search(vec(7), 1).ids == ["f"]
+    # a reader notices another writer's later changes
+    again.delete(["f"])
+    assert "f" not in backend.fingerprint().keys and backend.count() == 4
+
+
+def test_reset_forgets_everything(make: Factory) -> None:
+    backend = make()
+    fill(backend)
+    backend.reset("other/model", DIM)
+    fp = make().fingerprint()
+    assert fp.model == "other/model" and fp.keys == {}
+
+
+def test_unknown_backend_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        open_backend(replace(IndexSettings(), backend="qdrant"), tmp_path)
+    text = str(info.value)
+    assert "[index] backend" in text and "'qdrant'" in text and "local" in text
+
+
+# ---------------------------------------------------------------------- local only
+
+
+def local(tmp_path: Path) -> IndexBackend:
+    return open_backend(IndexSettings(), tmp_path / "index")
+
+
+def test_local_torn_log_record_is_never_seen(tmp_path: Path) -> None:
+    """A writer killed in the middle of an append leaves bytes past `log_size`: readers
+    ignore them and the next writer overwrites them."""
+    backend = local(tmp_path)
+    fill(backend)
+    backend.upsert(["f"], vec(7)[None, :], ["fresh postgres entry"], ["key-f"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    log = tmp_path / "index" / manifest["log"]
+    assert manifest["log_size"] == log.stat().st_size > 0  # appended, not compacted
+    with log.open("ab") as handle:
+        handle.write(b"MLG1\xff\xff\x00\x00half a record")
+    reader = local(tmp_path)
+    assert reader.count() == 6 and "f" in reader.fingerprint().keys
+    reader.upsert(["g"], vec(8)[None, :], ["another one"], ["key-g"])
+    assert local(tmp_path).fingerprint().keys["g"] == "key-g"
+    assert local(tmp_path).dense_search(vec(8), 1).ids == ["g"]
+
+
+def test_local_missing_log_bytes_are_damage(tmp_path: Path) -> None:
+    backend = local(tmp_path)
+    fill(backend)
+    backend.delete(["a"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    (tmp_path / "index" / manifest["log"]).write_bytes(b"")
+    reader = local(tmp_path)
+    assert reader.fingerprint().damaged == "the index files were unreadable"
+    with pytest.raises(IndexDamaged):
+        reader.dense_search(vec(0), 3)
+    reader.reset(MODEL, DIM)  # a rebuild starts over
+    assert local(tmp_path).fingerprint().damaged is None
+
+
+def test_local_compaction_keeps_answers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past MAX_LOG_ROWS appended rows the state is written as a new generation; the old
+    generation's files go, and the answers stay."""
+    monkeypatch.setattr("memcli.index.local.MAX_LOG_ROWS", 3)
+    backend = local(tmp_path)
+    fill(backend)
+    first = json.loads((tmp_path / "index" / "local.json").read_text())["generation"]
+    for n in range(6):
+        backend.upsert([f"n{n}"], vec(50 + n)[None, :], [f"note {n} postgres"], [f"k{n}"])
+    backend.delete(["n0"])
+    manifest = json.loads((tmp_path / "index" / "local.json").read_text())
+    assert manifest["generation"] != first
+    assert not list((tmp_path / "index").glob(f"*{first}*"))
+    reader = local(tmp_path)
+    assert reader.fingerprint().keys == backend.fingerprint().keys
+    assert reader.dense_search(vec(53), 1).ids == ["n3"]
+    np.testing.assert_allclose(
+        reader.keyword_scores("postgres note", ["a", "n1", "n5"]),
+        backend.keyword_scores("postgres note", ["a", "n1", "n5"]),
+        rtol=1e-5,
+    )
