@@ -392,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         help="default: product unless an experiment switch is given",
     )
     exp.add_argument("--window", type=int, default=0, help="embed a turn with N turns before")
-    exp.add_argument("--window-mode", choices=["replace", "mean"], default="replace")
+    exp.add_argument("--window-mode", choices=["replace", "mean", "pool"], default="replace")
+    exp.add_argument("--context-weight", type=float, default=0.5, help="pool mode")
     exp.add_argument("--neighbours", choices=["file", "session", "off"], default="file")
     exp.add_argument("--dates", action="store_true", help="date spellings on the keyword side")
     exp.add_argument("--date-boost", type=float, default=0.0, metavar="X")
@@ -429,6 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     experiment = Experiment(
         window=args.window,
         window_mode=args.window_mode,
+        context_weight=args.context_weight,
         neighbours=args.neighbours,
         dates=args.dates,
         date_boost=args.date_boost,

@@ -7,7 +7,9 @@ before it exists in memcli:
 
 - window: each turn embedded with the `window` turns just before it in the same session
   (the keyword side keeps the turn's own text); `window_mode` "replace" uses that vector
-  as the semantic signal, "mean" averages the cosine of the own and the windowed vector;
+  as the semantic signal, "mean" averages the cosine of the own and the windowed vector,
+  "pool" embeds nothing new: own vector + context_weight × the mean vector of the turns
+  before, normalised;
 - neighbours: "file" (today's product: the entries before and after in the same file and
   section), "session" (only within the same session of the conversation), "off";
 - dates: the entry's `created` date added to its keyword text in three spellings
@@ -49,7 +51,8 @@ class Experiment:
     """The switches; the defaults are today's product."""
 
     window: int = 0
-    window_mode: str = "replace"  # replace | mean
+    window_mode: str = "replace"  # replace | mean | pool
+    context_weight: float = 0.5  # pool: weight of the mean vector of the turns before
     neighbours: str = "file"  # file | session | off
     dates: bool = False
     date_boost: float = 0.0
@@ -218,7 +221,20 @@ class Retriever:
             kw_texts.append(text)
         self.keywords = KeywordIndex.build([tokenize(t) for t in kw_texts], cfg.bm25_k1, cfg.bm25_b)
         self.own = cache.passages([e.text for e in self.entries])
-        if experiment.window > 0:
+        if experiment.window > 0 and experiment.window_mode == "pool":
+            # no new embedding: the own vector plus context_weight × the mean of the
+            # vectors of the turns before it, normalised
+            pooled = self.own.copy()
+            for i in range(n):
+                before = [
+                    j
+                    for j in range(i - 1, max(-1, i - 1 - experiment.window), -1)
+                    if session[j] == session[i] and session[i] >= 0
+                ]
+                if before:
+                    pooled[i] += experiment.context_weight * self.own[before].mean(axis=0)
+            self.windowed = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
+        elif experiment.window > 0:
             windowed = []
             for i, e in enumerate(self.entries):
                 before = [
@@ -291,12 +307,13 @@ class Retriever:
         order = [h.entry.id for h in hits]
         if len(dated):
             in_time = {self.entries[i].id for i in dated}
-            for entry_id in in_time:
+            for entry_id in in_time & scores.keys():
                 scores[entry_id] += self.exp.date_boost
         if self.exp.multihop > 0 and hits:
             scores = self._second_step(question, qvec, order, scores, now)
+        # ties: the first step's order, then the entries only the second step found
         position = {entry_id: i for i, entry_id in enumerate(order)}
-        ranked = sorted(scores, key=lambda e: (-scores[e], position[e]))
+        ranked = sorted(scores, key=lambda e: (-scores[e], position.get(e, len(order)), e))
         return ranked[:limit]
 
     def _second_step(
