@@ -401,6 +401,7 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--seeds", type=int, default=3)
     exp.add_argument("--seed-terms", type=int, default=8)
     exp.add_argument("--keep", type=int, default=1)
+    exp.add_argument("--session-cap", type=int, default=0, metavar="N")
     exp.add_argument(
         "--no-date-text",
         action="store_true",
@@ -438,6 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         seeds=args.seeds,
         seed_terms=args.seed_terms,
         keep=args.keep,
+        session_cap=args.session_cap,
     )
     engine = args.engine or ("product" if experiment == Experiment() else "bench")
     if engine == "product" and experiment != Experiment():

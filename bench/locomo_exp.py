@@ -19,7 +19,9 @@ before it exists in memcli:
   period (and brings them into the candidates);
 - multihop: a second retrieval seeded from the first step's top `seeds` hits (their
   vectors averaged with the question's; their rarest terms added to the keyword query),
-  fused as score₁ + multihop · score₂; the first step's top `keep` hits keep their places.
+  fused as score₁ + multihop · score₂; the first step's top `keep` hits keep their places;
+- session_cap: at most this many of the top hits from one session (the rest follow), so
+  a question whose evidence spans sessions is not crowded out by one session's turns.
 
 With every switch at its default the ranking is the product's: `locomo.py --engine bench`
 reproduces `--engine product` (the figures are checked equal in bench/README.md).
@@ -31,6 +33,7 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 import hashlib
+import os
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -60,6 +63,7 @@ class Experiment:
     seeds: int = 3
     seed_terms: int = 8
     keep: int = 1
+    session_cap: int = 0  # at most this many of the top hits from one session (0: no cap)
 
     def describe(self) -> str:
         default = Experiment()
@@ -118,8 +122,15 @@ class VectorCache:
     def save(self) -> None:
         if not self.dirty:
             return
+        if self.path.is_file():  # another run may have added to it since we loaded it
+            try:
+                with np.load(self.path, allow_pickle=False) as data:
+                    for key, vec in zip(data["keys"].tolist(), data["vectors"], strict=True):
+                        self.rows.setdefault(key, vec)
+            except (OSError, ValueError, KeyError):
+                pass
         keys = list(self.rows)
-        tmp = self.path.with_suffix(".tmp.npz")
+        tmp = self.path.with_suffix(f".{os.getpid()}.tmp.npz")
         np.savez(tmp, keys=np.array(keys), vectors=np.stack([self.rows[k] for k in keys]))
         tmp.replace(self.path)
         self.dirty = False
@@ -210,6 +221,7 @@ class Retriever:
         cfg = settings.search
         n = len(self.entries)
         session = np.array([sessions.get(e.id, -1) for e in self.entries], dtype=np.int64)
+        self.session = session
         self.created = [_created(e) for e in self.entries]
         # keyword side: the entry's own text (+ keywords, as the index does) (+ dates)
         kw_texts = []
@@ -314,7 +326,23 @@ class Retriever:
         # ties: the first step's order, then the entries only the second step found
         position = {entry_id: i for i, entry_id in enumerate(order)}
         ranked = sorted(scores, key=lambda e: (-scores[e], position.get(e, len(order)), e))
+        if self.exp.session_cap > 0:
+            ranked = self._diversified(ranked, limit)
         return ranked[:limit]
+
+    def _diversified(self, ranked: list[str], limit: int) -> list[str]:
+        """At most session_cap of the top `limit` from one session (the rest follow)."""
+        index = {e.id: i for i, e in enumerate(self.entries)}
+        taken: Counter[int] = Counter()
+        first, rest = [], []
+        for entry_id in ranked:
+            session = int(self.session[index[entry_id]])
+            if len(first) < limit and (session < 0 or taken[session] < self.exp.session_cap):
+                first.append(entry_id)
+                taken[session] += 1
+            else:
+                rest.append(entry_id)
+        return first + rest
 
     def _second_step(
         self,
