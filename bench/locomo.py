@@ -111,7 +111,7 @@ def halves(data: list[dict]) -> dict[str, list[str]]:
     "tune" until it holds half of the (non-adversarial) questions, the rest to "test".
     Conversations, not questions, are the unit: the questions of one conversation share
     its people, topics and wording, so a setting tuned on some of them is not tested by
-    the others. Public file: tune = conv-26, conv-30, conv-41 (385 questions, 1,451
+    the others. Public file: tune = conv-26, conv-30, conv-41 (383 questions with evidence, 1,451
     turns), test = conv-42, conv-43 (377 questions, 1,309 turns)."""
     counted = [
         (str(s.get("sample_id", i)), sum(1 for q in s.get("qa", []) if q.get("category") != 5))

@@ -5,7 +5,8 @@ Every configuration runs through bench/locomo_exp.py (its defaults reproduce
 compared with the product defaults on the same questions (paired bootstrap, 95%).
 Prints Markdown tables (overall, then R@10 per category).
 
-    python bench/locomo_ablation.py [FILE] [--only LABEL ...] [--bootstrap N] [--seed S]
+    python bench/locomo_ablation.py [FILE] [--only LABEL ...] [--skip LABEL ...]
+        [--bootstrap N] [--seed S] [--save RUNS.json]
 """
 
 from __future__ import annotations
@@ -41,7 +42,6 @@ CONFIGS: list[tuple[str, dict, dict, dict]] = [
     ("shuffled order, neighbours off", {}, {"neighbours": "off"}, {"shuffle": True}),
     ("window 1 (replace)", {}, {"window": 1}, {}),
     ("window 2 (replace)", {}, {"window": 2}, {}),
-    ("window 3 (replace)", {}, {"window": 3}, {}),
     ("window 1 (mean of own and windowed cosine)", {}, {"window": 1, "window_mode": "mean"}, {}),
     ("window 2 (mean)", {}, {"window": 2, "window_mode": "mean"}, {}),
     (
@@ -103,6 +103,21 @@ BASELINES = {
     for label, *_ in CONFIGS
     if label.startswith("no date in the text +")
 } | {"shuffled order, neighbours off": "shuffled order (curated-file stand-in), neighbours on"}
+CONFIGS += [
+    (
+        "combined A, the tune-best of each group: window 2 (replace) + date preference 0.2"
+        " + second step 0.5",
+        {},
+        {"window": 2, "date_boost": 0.2, "multihop": 0.5},
+        {},
+    ),
+    (
+        "combined B: window 2 (mean) + neighbours within a session + date preference 0.2",
+        {},
+        {"window": 2, "window_mode": "mean", "neighbours": "session", "date_boost": 0.2},
+        {},
+    ),
+]
 CATS = ("single-hop", "multi-hop", "temporal", "open-domain")
 
 
@@ -124,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", nargs="?", default=str(DEFAULT_FILE))
     parser.add_argument("--only", action="append", default=[], help="labels starting so")
+    parser.add_argument("--skip", action="append", default=[], help="labels starting so")
     parser.add_argument("--bootstrap", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=16)
     parser.add_argument("--halves", default="tune,test")
@@ -136,7 +152,12 @@ def main(argv: list[str] | None = None) -> int:
     from memcli.index.embedder import SentenceTransformerEmbedder
 
     shared = SentenceTransformerEmbedder(base.index.model, base.index.batch_size)
-    wanted = [c for c in CONFIGS[1:] if not args.only or any(c[0].startswith(o) for o in args.only)]
+    wanted = [
+        c
+        for c in CONFIGS[1:]
+        if (not args.only or any(c[0].startswith(o) for o in args.only))
+        and not any(c[0].startswith(o) for o in args.skip)
+    ]
     bases = {BASELINES[c[0]] for c in wanted if c[0] in BASELINES}
     configs = [CONFIGS[0]] + [c for c in CONFIGS[1:] if c in wanted or c[0] in bases]
     rows: dict[str, dict[str, dict]] = {}
