@@ -42,8 +42,10 @@ CONFIGS: list[tuple[str, dict, dict, dict]] = [
     ("shuffled order, neighbours off", {}, {"neighbours": "off"}, {"shuffle": True}),
     ("window 1 (replace)", {}, {"window": 1}, {}),
     ("window 2 (replace)", {}, {"window": 2}, {}),
+    ("window 3 (replace)", {}, {"window": 3}, {}),
     ("window 1 (mean of own and windowed cosine)", {}, {"window": 1, "window_mode": "mean"}, {}),
     ("window 2 (mean)", {}, {"window": 2, "window_mode": "mean"}, {}),
+    ("window 3 (mean)", {}, {"window": 3, "window_mode": "mean"}, {}),
     (
         "window 2 (mean), neighbours off",
         {},
