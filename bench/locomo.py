@@ -5,7 +5,16 @@ with `memcli.Memory` (the API the CLI uses). Track A: every dialogue turn is an 
 Track B: every observation is an entry. Adversarial questions (category 5) are excluded.
 Metric and data quirks: ../shared/bench/README.md.
 
-    python bench/locomo.py [FILE] [--track a|b|both] [--json] [--set search.key=value ...]
+Every figure comes with a bootstrap 95% interval (questions resampled with replacement,
+`--bootstrap` resamples, `--seed`), overall and per category. `--half tune|test` keeps
+one of two fixed halves of the conversations (see `halves`): tune on one, report the
+other. `--save` keeps the per-question figures; `--compare` gives the paired difference
+to a saved run, with its interval. The experiment switches (`--window`, `--neighbours`,
+`--dates`, `--date-boost`, `--multihop`, ...) run the experimental engine of
+bench/locomo_exp.py; without them, the search is `memcli.Memory.search` itself.
+
+    python bench/locomo.py [FILE] [--track a|b|both] [--half all|tune|test] [--json]
+        [--set search.key=value ...] [--save RUN.json] [--compare BASE.json]
 """
 
 from __future__ import annotations
@@ -14,25 +23,42 @@ import argparse
 import datetime as dt
 import json
 import os
+import random
 import re
 import sys
 import tempfile
 import time
 from collections import defaultdict
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import numpy as np  # noqa: E402
+
+from bench.locomo_exp import Experiment, Retriever, VectorCache  # noqa: E402
 from memcli.services.memory import Memory  # noqa: E402
 from memcli.store.config import Settings, load_settings  # noqa: E402
 from memcli.store.markdown import format_meta  # noqa: E402
 
-DEFAULT_FILE = ROOT.parent / "shared" / "bench" / "locomo" / "locomo_public.json"
+DEFAULT_FILE = next(
+    (
+        p
+        for p in (
+            ROOT.parent / "shared" / "bench" / "locomo" / "locomo_public.json",
+            ROOT.parent.parent / "shared" / "bench" / "locomo" / "locomo_public.json",
+        )
+        if p.is_file()
+    ),
+    ROOT.parent / "shared" / "bench" / "locomo" / "locomo_public.json",
+)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10)
+METRICS = ("R@1", "R@5", "R@10", "hit@1", "hit@5", "hit@10", "MRR@10")
+BUCKETS = ("overall", "single-hop", "multi-hop", "temporal", "open-domain")
 
 
 # ------------------------------------------------------------------ data
@@ -80,14 +106,39 @@ def evidence_of(question: dict, known: set[str]) -> list[str]:
     return ids
 
 
-def turn_text(turn: dict) -> str:
-    text = f"({turn['date']}) {turn['speaker']}: {turn.get('text', '')}".strip()
+def halves(data: list[dict]) -> dict[str, list[str]]:
+    """Two fixed halves of the conversations: in sample-id order, conversations go to
+    "tune" until it holds half of the (non-adversarial) questions, the rest to "test".
+    Conversations, not questions, are the unit: the questions of one conversation share
+    its people, topics and wording, so a setting tuned on some of them is not tested by
+    the others. Public file: tune = conv-26, conv-30, conv-41 (383 questions with evidence, 1,451
+    turns), test = conv-42, conv-43 (377 questions, 1,309 turns)."""
+    counted = [
+        (str(s.get("sample_id", i)), sum(1 for q in s.get("qa", []) if q.get("category") != 5))
+        for i, s in enumerate(data)
+    ]
+    total = sum(n for _, n in counted)
+    tune: list[str] = []
+    held = 0
+    for sample_id, n in sorted(counted):
+        if held < total / 2:
+            tune.append(sample_id)
+            held += n
+    return {"tune": tune, "test": [sid for sid, _ in sorted(counted) if sid not in tune]}
+
+
+def turn_text(turn: dict, with_date: bool = True) -> str:
+    head = f"({turn['date']}) " if with_date else ""
+    text = f"{head}{turn['speaker']}: {turn.get('text', '')}".strip()
     if turn.get("blip_caption"):
         text += f" [shared a photo: {turn['blip_caption']}]"
     return " ".join(text.split())
 
 
-def write_workspace(path: Path, items: list[tuple[str, str, str | None, str | None]]) -> None:
+Item = tuple[str, str, str | None, str | None]  # (id, text, created, src)
+
+
+def write_workspace(path: Path, items: list[Item]) -> None:
     """items: (id, text, created, src) -> memory.md with one Facts section."""
     path.mkdir(parents=True, exist_ok=True)
     lines = ["# Memory", "", "## Facts"]
@@ -101,13 +152,13 @@ def write_workspace(path: Path, items: list[tuple[str, str, str | None, str | No
     (path / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def track_items(sample: dict, track: str) -> list[tuple[str, str, str | None, str | None]]:
+def track_items(sample: dict, track: str, with_date: bool = True) -> list[Item]:
     turns = turns_of(sample)
     if track == "a":
         return [
             (
                 normalise_id(t["dia_id"]) or t["dia_id"],
-                turn_text(t),
+                turn_text(t, with_date),
                 parse_session_date(t["date"]),
                 None,
             )
@@ -134,7 +185,8 @@ def track_items(sample: dict, track: str) -> list[tuple[str, str, str | None, st
                 if not ids:
                     continue
                 entry_date = dates.get(ids[0]) or date
-                body = f"({entry_date}) {speaker}: {text}" if entry_date else f"{speaker}: {text}"
+                head = f"({entry_date}) " if entry_date and with_date else ""
+                body = f"{head}{speaker}: {text}"
                 items.append(
                     (
                         f"O{len(items) + 1}",
@@ -146,28 +198,69 @@ def track_items(sample: dict, track: str) -> list[tuple[str, str, str | None, st
     return items
 
 
+def session_of(item: Item) -> int:
+    """The session number of an entry (from its dialogue id, or the first it cites)."""
+    first = (item[3] or item[0]).split(",")[0]
+    match = re.fullmatch(r"D(\d+):\d+", first)
+    return int(match.group(1)) if match else -1
+
+
 # ------------------------------------------------------------------ evaluation
 
 
+@dataclass
+class Options:
+    """How a run builds and searches the workspaces."""
+
+    engine: str = "product"  # product: Memory.search; bench: bench/locomo_exp.Retriever
+    experiment: Experiment = field(default_factory=Experiment)
+    with_date: bool = True  # the session date in the entry text (the task's format)
+    shuffle: bool = False  # entries in a seeded random order: adjacency means nothing
+    cache: Path | None = None  # embedding cache of the bench engine
+
+
 def evaluate(
-    data: list[dict], track: str, settings: Settings, workdir: Path, embedder_factory
+    data: list[dict],
+    track: str,
+    settings: Settings,
+    workdir: Path,
+    embedder_factory: Callable[[], object],
+    options: Options | None = None,
 ) -> dict:
-    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    counts: dict[str, int] = defaultdict(int)
+    """Per-question figures of one track: {"questions": [...], "skipped_no_evidence"}."""
+    options = options or Options()
+    cache = None
+    if options.engine == "bench":
+        cache = VectorCache(options.cache or default_cache(), embedder_factory())
+    records: list[dict] = []
     skipped = 0
     for sample in data:
+        sample_id = str(sample.get("sample_id", "conv"))
         known = {normalise_id(t["dia_id"]) for t in turns_of(sample)}
-        items = track_items(sample, track)
-        ws = workdir / f"{sample.get('sample_id', 'conv')}-{track}"
+        items = track_items(sample, track, options.with_date)
+        if options.shuffle:
+            random.Random(f"{sample_id}-{track}").shuffle(items)
+        ws = workdir / f"{sample_id}-{track}"
         write_workspace(ws, items)
         mem = Memory(
             ws, settings=settings, embedder_factory=embedder_factory, notify=lambda m: None
         )
-        mem.index()
+        if cache is not None:
+            sessions = {item[0]: session_of(item) for item in items}
+            retriever = Retriever(mem.entries(), sessions, settings, options.experiment, cache)
+
+            def search(question: str, retriever: Retriever = retriever) -> list[str]:
+                return retriever.search(question, limit=10)
+        else:
+            mem.index()
+
+            def search(question: str, mem: Memory = mem) -> list[str]:
+                return [h.entry.id for h in mem.search(question, limit=10, touch=False)]
+
         to_dia = {
             entry_id: (src.split(",") if src else [entry_id]) for entry_id, _, _, src in items
         }
-        for question in sample.get("qa", []):
+        for number, question in enumerate(sample.get("qa", [])):
             category = int(question.get("category", 0))
             if category == 5:
                 continue
@@ -175,43 +268,81 @@ def evaluate(
             if not evidence:
                 skipped += 1
                 continue
-            hits = mem.search(str(question["question"]), limit=10, touch=False)
-            ranked: list[str] = []
-            for hit in hits:
-                for dia in to_dia.get(hit.entry.id, [hit.entry.id]):
-                    if dia not in ranked:
-                        ranked.append(dia)
-            entry_ids = [hit.entry.id for hit in hits]
-            metrics = score(ranked, entry_ids, to_dia, set(evidence))
-            for bucket in ("overall", CATEGORIES.get(category, str(category))):
-                counts[bucket] += 1
-                for name, value in metrics.items():
-                    sums[bucket][name] += value
-    result = {
-        bucket: {name: round(100 * total / counts[bucket], 2) for name, total in values.items()}
-        | {"n": counts[bucket]}
-        for bucket, values in sums.items()
-    }
-    return {
-        "overall": result.get("overall", {}),
-        "by_category": {k: v for k, v in result.items() if k != "overall"},
-        "skipped_no_evidence": skipped,
-    }
+            entry_ids = search(str(question["question"]))
+            metrics = score(entry_ids, to_dia, set(evidence))
+            records.append(
+                {
+                    "sample": sample_id,
+                    "q": number,
+                    "category": CATEGORIES.get(category, str(category)),
+                }
+                | {name: round(value, 6) for name, value in metrics.items()}
+            )
+        if cache is not None:
+            cache.save()
+    return {"questions": records, "skipped_no_evidence": skipped}
 
 
-def score(ranked_dia: list[str], entry_ids: list[str], to_dia: dict, evidence: set[str]) -> dict:
-    """R@k over the dialogue ids covered by the top-k entries; hit@10; MRR@10."""
+def default_cache() -> Path:
+    return Path(tempfile.gettempdir()) / "memcli-locomo-cache"
+
+
+def score(entry_ids: list[str], to_dia: dict, evidence: set[str]) -> dict[str, float]:
+    """R@k over the dialogue ids covered by the top-k entries; hit@k (any evidence in the
+    top k); MRR@10 (1 / rank of the first entry covering evidence)."""
     metrics = {}
     for k in KS:
         covered = {d for entry_id in entry_ids[:k] for d in to_dia.get(entry_id, [entry_id])}
         metrics[f"R@{k}"] = len(covered & evidence) / len(evidence)
-    top10 = entry_ids[:10]
     first = next(
-        (rank for rank, e in enumerate(top10, 1) if set(to_dia.get(e, [e])) & evidence), None
+        (rank for rank, e in enumerate(entry_ids[:10], 1) if set(to_dia.get(e, [e])) & evidence),
+        None,
     )
-    metrics["hit@10"] = 1.0 if first else 0.0
+    for k in KS:
+        metrics[f"hit@{k}"] = 1.0 if first is not None and first <= k else 0.0
     metrics["MRR@10"] = 1.0 / first if first else 0.0
     return metrics
+
+
+# ------------------------------------------------------------------ statistics
+
+
+def bucket_rows(records: list[dict]) -> dict[str, list[int]]:
+    """Question indices per bucket: overall and each category present."""
+    rows: dict[str, list[int]] = {"overall": list(range(len(records)))}
+    for i, r in enumerate(records):
+        rows.setdefault(r["category"], []).append(i)
+    return {b: rows[b] for b in (*BUCKETS, *sorted(rows)) if b in rows}
+
+
+def summarize(records: list[dict], resamples: int, seed: int) -> dict[str, dict]:
+    """Per bucket: the mean of each metric (×100), its bootstrap 95% interval
+    (percentile, `resamples` resamples of the bucket's questions with replacement, a
+    generator seeded with `seed` and the bucket's name) and n."""
+    out = {}
+    for bucket, rows in bucket_rows(records).items():
+        values = np.array([[records[i][m] for m in METRICS] for i in rows], dtype=np.float64)
+        means = 100 * values.mean(axis=0)
+        rng = np.random.default_rng([seed, *bucket.encode()])
+        draws = rng.integers(0, len(rows), size=(resamples, len(rows)))
+        boot = 100 * values[draws].mean(axis=1)
+        lo, hi = np.percentile(boot, [2.5, 97.5], axis=0)
+        out[bucket] = {m: round(float(means[j]), 2) for j, m in enumerate(METRICS)} | {
+            "n": len(rows),
+            "ci95": {
+                m: [round(float(lo[j]), 2), round(float(hi[j]), 2)] for j, m in enumerate(METRICS)
+            },
+        }
+    return out
+
+
+def paired(base: list[dict], run: list[dict], resamples: int, seed: int) -> dict[str, dict]:
+    """Per bucket: run − base of each metric (×100) over the questions both answered, with
+    a paired bootstrap 95% interval (the same resampled questions for both)."""
+    keyed = {(r["sample"], r["q"]): r for r in base}
+    pairs = [(keyed[(r["sample"], r["q"])], r) for r in run if (r["sample"], r["q"]) in keyed]
+    diffs = [{"category": r["category"]} | {m: r[m] - b[m] for m in METRICS} for b, r in pairs]
+    return summarize(diffs, resamples, seed) if diffs else {}
 
 
 # ------------------------------------------------------------------ main
@@ -228,18 +359,68 @@ def parse_overrides(pairs: list[str]) -> dict[str, dict[str, object]]:
     return overrides
 
 
+def table(summary: dict[str, dict], title: str) -> str:
+    """Metrics as rows, buckets as columns, each cell `mean [lo, hi]`."""
+    buckets = list(summary)
+    lines = [title, f"{'':8}" + "".join(f"{b:>20}" for b in buckets)]
+    lines.append(f"{'n':8}" + "".join(f"{summary[b]['n']:>20}" for b in buckets))
+    for m in METRICS:
+        cells = []
+        for b in buckets:
+            lo, hi = summary[b]["ci95"][m]
+            cells.append(f"{summary[b][m]:>6.1f} [{lo:5.1f},{hi:5.1f}]")
+        lines.append(f"{m:8}" + "".join(f"{c:>20}" for c in cells))
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("file", nargs="?", default=str(DEFAULT_FILE))
     parser.add_argument("--track", choices=["a", "b", "both"], default="both")
+    parser.add_argument("--half", choices=["all", "tune", "test"], default="all")
     parser.add_argument("--json", action="store_true", help="print only a JSON object")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--workdir", help="keep workspaces (and their embedding caches) here")
+    parser.add_argument("--bootstrap", type=int, default=2000, help="resamples (default 2000)")
+    parser.add_argument("--seed", type=int, default=16, help="bootstrap seed (default 16)")
+    parser.add_argument("--save", help="write the per-question figures to this JSON file")
+    parser.add_argument("--compare", help="paired difference to a run saved with --save")
+    exp = parser.add_argument_group("experiments (bench/locomo_exp.py)")
+    exp.add_argument(
+        "--engine",
+        choices=["product", "bench"],
+        help="default: product unless an experiment switch is given",
+    )
+    exp.add_argument("--window", type=int, default=0, help="embed a turn with N turns before")
+    exp.add_argument("--window-mode", choices=["replace", "mean", "pool"], default="replace")
+    exp.add_argument("--context-weight", type=float, default=0.5, help="pool mode")
+    exp.add_argument("--neighbours", choices=["file", "session", "off"], default="file")
+    exp.add_argument("--dates", action="store_true", help="date spellings on the keyword side")
+    exp.add_argument("--date-boost", type=float, default=0.0, metavar="X")
+    exp.add_argument("--multihop", type=float, default=0.0, metavar="WEIGHT")
+    exp.add_argument("--seeds", type=int, default=3)
+    exp.add_argument("--seed-terms", type=int, default=8)
+    exp.add_argument("--keep", type=int, default=1)
+    exp.add_argument("--session-cap", type=int, default=0, metavar="N")
+    exp.add_argument(
+        "--no-date-text",
+        action="store_true",
+        help="entry text without the session date (it stays the created date)",
+    )
+    exp.add_argument(
+        "--shuffle",
+        action="store_true",
+        help="entries in a seeded random order (a curated file: no sequence)",
+    )
+    exp.add_argument("--cache", help="embedding cache directory of the bench engine")
     args = parser.parse_args(argv)
 
     data = json.loads(Path(args.file).read_text(encoding="utf-8"))
     if isinstance(data, dict):
         data = [data]
+    if args.half != "all":
+        keep = set(halves(data)[args.half])
+        data = [s for i, s in enumerate(data) if str(s.get("sample_id", i)) in keep]
     base = load_settings(Path(tempfile.gettempdir()), env={})
     overrides = parse_overrides(args.set)
     settings = base
@@ -247,6 +428,29 @@ def main(argv: list[str] | None = None) -> int:
         current = getattr(settings, section)
         typed = {k: type(getattr(current, k))(v) for k, v in values.items()}
         settings = replace(settings, **{section: replace(current, **typed)})
+    experiment = Experiment(
+        window=args.window,
+        window_mode=args.window_mode,
+        context_weight=args.context_weight,
+        neighbours=args.neighbours,
+        dates=args.dates,
+        date_boost=args.date_boost,
+        multihop=args.multihop,
+        seeds=args.seeds,
+        seed_terms=args.seed_terms,
+        keep=args.keep,
+        session_cap=args.session_cap,
+    )
+    engine = args.engine or ("product" if experiment == Experiment() else "bench")
+    if engine == "product" and experiment != Experiment():
+        raise SystemExit("the experiment switches need --engine bench")
+    options = Options(
+        engine=engine,
+        experiment=experiment,
+        with_date=not args.no_date_text,
+        shuffle=args.shuffle,
+        cache=Path(args.cache) if args.cache else None,
+    )
 
     from memcli.index.embedder import SentenceTransformerEmbedder
 
@@ -255,26 +459,48 @@ def main(argv: list[str] | None = None) -> int:
     tracks = ["a", "b"] if args.track == "both" else [args.track]
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(args.workdir) if args.workdir else Path(tmp)
-        report = {
-            f"track_{t}": evaluate(data, t, settings, workdir, lambda: shared) for t in tracks
+        runs = {
+            f"track_{t}": evaluate(data, t, settings, workdir, lambda: shared, options)
+            for t in tracks
         }
+    compared = json.loads(Path(args.compare).read_text()) if args.compare else None
+    report: dict = {}
+    for name, run in runs.items():
+        summary = summarize(run["questions"], args.bootstrap, args.seed)
+        report[name] = {
+            "overall": summary.get("overall", {}),
+            "by_category": {k: v for k, v in summary.items() if k != "overall"},
+            "skipped_no_evidence": run["skipped_no_evidence"],
+        }
+        if compared and name in compared:
+            report[name]["delta"] = paired(
+                compared[name]["questions"], run["questions"], args.bootstrap, args.seed
+            )
     report["seconds"] = round(time.perf_counter() - started, 1)
-    report["conversations"] = len(data)
+    report["conversations"] = [str(s.get("sample_id", i)) for i, s in enumerate(data)]
+    report["half"] = args.half
+    report["engine"] = engine
+    report["experiment"] = experiment.describe()
+    report["settings"] = {k: v for k, v in overrides.items()}
+    report["options"] = {"with_date": options.with_date, "shuffle": options.shuffle}
+    report["bootstrap"] = {"resamples": args.bootstrap, "seed": args.seed}
+    if args.save:
+        Path(args.save).write_text(json.dumps(report | {n: report[n] | runs[n] for n in runs}))
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    for name in (f"track_{t}" for t in tracks):
-        print(
-            f"\n{name.replace('_', ' ').title()}  ({report[name]['overall'].get('n', 0)} questions)"
-        )
-        print(f"{'':14}{'R@1':>7}{'R@5':>7}{'R@10':>7}{'hit@10':>8}{'MRR@10':>8}{'n':>6}")
-        rows = {"overall": report[name]["overall"], **report[name]["by_category"]}
-        for bucket, m in rows.items():
-            print(
-                f"{bucket:14}{m['R@1']:>7.1f}{m['R@5']:>7.1f}{m['R@10']:>7.1f}"
-                f"{m['hit@10']:>8.1f}{m['MRR@10']:>8.1f}{m['n']:>6}"
-            )
-    print(f"\n{report['conversations']} conversations, {report['seconds']} s")
+    for name in runs:
+        summary = {"overall": report[name]["overall"], **report[name]["by_category"]}
+        print()
+        print(table(summary, f"{name.replace('_', ' ').title()}  (95% intervals)"))
+        if "delta" in report[name]:
+            print()
+            print(table(report[name]["delta"], f"difference to {args.compare} (paired)"))
+    print(
+        f"\n{', '.join(report['conversations'])} ({args.half}); engine {engine}: "
+        f"{report['experiment']}; bootstrap {args.bootstrap} resamples, seed {args.seed}; "
+        f"{report['seconds']} s"
+    )
     return 0
 
 
