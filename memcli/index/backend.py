@@ -16,118 +16,12 @@ in memcli.toml. Backends other than "local" are imported only when chosen.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
-
-import numpy as np
+from typing import Any
 
 from memcli.core.errors import ConfigError
-
-#: What `allowed` may be: a set of entry ids (None: every indexed entry).
-Allowed = Collection[str] | None
-
-
-class IndexDamaged(Exception):
-    """The stored index cannot be read; `str()` says what, for a notice (the caller
-    rebuilds it)."""
-
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What a backend holds: id -> content key, and the embedding model it was built
-    with. `damaged` says why the stored index could not be read (it then holds nothing
-    and the next sync rebuilds it)."""
-
-    model: str | None = None
-    dim: int | None = None
-    keys: dict[str, str] = field(default_factory=dict)
-    damaged: str | None = None
-
-    @property
-    def empty(self) -> bool:
-        return self.model is None
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Entry ids with their scores, best first."""
-
-    ids: list[str]
-    scores: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-
-class IndexBackend(Protocol):
-    """Dense and keyword retrieval keyed by entry id (see the module docstring)."""
-
-    def fingerprint(self) -> Fingerprint:
-        """id -> content key of every indexed entry, and the model identity."""
-        ...
-
-    def reset(self, model: str, dim: int) -> None:
-        """Forget everything: the next upserts build the index anew for `model`."""
-        ...
-
-    def revision(self) -> str:
-        """A token that changes whenever what is indexed changes (cheap to ask)."""
-        ...
-
-    def upsert(
-        self,
-        ids: Sequence[str],
-        vectors: np.ndarray,
-        texts: Sequence[str],
-        keys: Sequence[str],
-    ) -> None:
-        """Insert or replace entries: their L2-normalized vectors (rows in order), the
-        text the keyword index sees, and their content keys."""
-        ...
-
-    def delete(self, ids: Sequence[str]) -> None:
-        """Remove entries (unknown ids are ignored)."""
-        ...
-
-    def dense_search(self, vector: np.ndarray, k: int, allowed: Allowed = None) -> Scored:
-        """The `k` entries (among `allowed`) nearest to `vector` by cosine."""
-        ...
-
-    def keyword_search(self, query: str, k: int, allowed: Allowed = None) -> Scored:
-        """The `k` entries (among `allowed`) with the highest BM25 score > 0."""
-        ...
-
-    def dense_scores(self, vector: np.ndarray, ids: Sequence[str]) -> np.ndarray:
-        """Exact cosine of `vector` to each entry of `ids` (0 for an unknown id)."""
-        ...
-
-    def keyword_scores(self, query: str, ids: Sequence[str]) -> np.ndarray:
-        """BM25 score of `query` for each entry of `ids` (0 for an unknown id)."""
-        ...
-
-    def count(self) -> int:
-        """How many entries are indexed."""
-        ...
-
-    def flush(self) -> None:
-        """Make what a long-lived writer kept cheap (appended) compact on disk."""
-        ...
-
-    def close(self) -> None:
-        """Release what the backend holds (flushes first)."""
-        ...
-
-
-class BackendSettings(Protocol):
-    """The `[index]` settings a backend reads (memcli.store.config.IndexSettings)."""
-
-    backend: str
-    ann_threshold: int
-    hnsw_m: int
-    hnsw_ef_search: int
-    hnsw_ef_construction: int
+from memcli.index.protocol import BackendSettings, IndexBackend
 
 
 def _open_local(settings: BackendSettings, directory: Path, **options: Any) -> IndexBackend:
@@ -136,9 +30,33 @@ def _open_local(settings: BackendSettings, directory: Path, **options: Any) -> I
     return LocalBackend(directory, settings, **options)
 
 
+def _open_milvus(settings: BackendSettings, directory: Path, **options: Any) -> IndexBackend:
+    import hashlib
+    import os
+
+    from memcli.index.milvus import MilvusBackend
+
+    root = directory.resolve().parent.parent  # <workspace>/.memcli/index
+    workspace = getattr(settings, "workspace", "") or (
+        f"{root.name}-{hashlib.sha256(str(root).encode()).hexdigest()[:10]}"
+    )
+    uri = getattr(settings, "uri", "")
+    if uri and "://" not in uri:
+        uri = str((root / os.path.expanduser(uri)).resolve())  # relative to the workspace
+    token_env = getattr(settings, "token_env", "") or ""
+    return MilvusBackend(
+        uri,
+        workspace,
+        collection=getattr(settings, "collection", "") or "memcli",
+        token=os.environ.get(token_env) if token_env else None,
+        bm25=options.get("bm25", (1.2, 0.75)),
+        hnsw=(settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search),
+    )
+
+
 #: backend name -> opener(settings, directory, **options); a new engine adds one line
 #: (its module imported inside its opener, so the others never load it)
-BACKENDS: dict[str, Callable[..., IndexBackend]] = {"local": _open_local}
+BACKENDS: dict[str, Callable[..., IndexBackend]] = {"local": _open_local, "milvus": _open_milvus}
 
 
 def open_backend(settings: BackendSettings, directory: Path, **options: Any) -> IndexBackend:

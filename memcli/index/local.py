@@ -26,9 +26,9 @@ Any unreadable or inconsistent file makes the index `damaged` (the caller rebuil
 
 Writes are serialized by the caller (memcli.services.indexing holds the index lock).
 
-Why one module of ≈ 700 lines: the row numbering (tombstones, renumbering at compaction)
-is shared by the vectors, the BM25 statistics and the file format; split apart, each
-piece would have to expose it.
+Why one module of ≈ 700 lines (over 500 lines): the row numbering (tombstones,
+renumbering at compaction) is shared by the vectors, the BM25 statistics and the file
+format; split apart, each piece would have to expose it.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ from typing import Any
 
 import numpy as np
 
-from memcli.index.backend import BackendSettings, Fingerprint, IndexDamaged, Scored
 from memcli.index.keyword import KeywordIndex
+from memcli.index.protocol import BackendSettings, Fingerprint, IndexDamaged, Scored
 from memcli.index.tokenize import tokenize
 
 VERSION = 2

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from memcli.core.errors import ConfigError, ConflictError, MemcliError
-from memcli.index.backend import Allowed, Fingerprint, Scored
+from memcli.index.protocol import Allowed, Fingerprint, Scored
 
 MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query

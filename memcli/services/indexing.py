@@ -31,8 +31,9 @@ from pathlib import Path
 import numpy as np
 
 from memcli.core.models import Entry
-from memcli.index.backend import IndexBackend, IndexDamaged, open_backend
+from memcli.index.backend import open_backend
 from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
+from memcli.index.protocol import IndexBackend, IndexDamaged
 from memcli.index.sync import (
     Progress,
     SyncReport,

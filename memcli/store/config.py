@@ -50,6 +50,12 @@ class IndexSettings:
     """Embedding model and vector index shape."""
 
     backend: str = "local"  # memcli.index.backend.BACKENDS: where the index lives
+    #: backend = "milvus": a file path (Milvus Lite) or http(s)://host:port (a server)
+    uri: str = ""
+    #: the environment variable holding the Milvus token (never the token itself)
+    token_env: str = "MEMCLI_MILVUS_TOKEN"
+    collection: str = "memcli"  # one collection serves many workspaces
+    workspace: str = ""  # this workspace's partition key ("" = its folder name + path hash)
     model: str = ""  # "" = the bundled all-MiniLM-L6-v2
     onnx: bool = True  # query embeddings through the ONNX export (no torch per process)
     ann_threshold: int = 20000

@@ -27,7 +27,7 @@ from memcli.core.errors import ConfigError
 #: (the API key's variable), and which model files are loaded (a name may be downloaded)
 SENSITIVE: dict[str, tuple[str, ...]] = {
     "llm": ("provider", "base_url", "api_key_env"),
-    "index": ("model",),
+    "index": ("model", "uri", "token_env", "collection", "workspace"),
 }
 CONFIG_NAME = "config.toml"
 TRUST_NAME = "trusted.json"

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from memcli.core.errors import ConfigError
-from memcli.index.backend import IndexBackend, IndexDamaged, open_backend
+from memcli.index.backend import open_backend
 from memcli.index.keyword import KeywordIndex
+from memcli.index.protocol import IndexBackend, IndexDamaged
 from memcli.index.tokenize import tokenize
 from memcli.store.config import IndexSettings
 

@@ -37,10 +37,8 @@ REASON = re.compile(r"over 500 lines", re.IGNORECASE)
 #: list only shrinks.
 LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
     {
-        "memcli.index.sync",
         "memcli.logic.compress",
         "memcli.logic.extract",
-        "memcli.services.memory",
         "memcli.store.files",
         "memcli.store.markdown",
         "memcli.surfaces.cli.app",
