@@ -79,6 +79,7 @@ class MilvusBackend:
         self._model: str | None = None
         self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._lease_until = 0.0  # monotonic time until which our lease needs no renewal
+        self._ready_collections: set[str] = set()
 
     # ------------------------------------------------------------------ connection
 
@@ -116,15 +117,16 @@ class MilvusBackend:
 
     def _unavailable(self, exc: BaseException) -> IndexUnavailable:
         message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+        fallback = "meanwhile MEMCLI_INDEX_BACKEND=local searches the local index"
         if "://" not in self.uri and "open local milvus failed" in message.lower():
             hint = (
                 "Milvus Lite opens a file in one process at a time: is another memcli (a "
-                "watcher?) using it? Meanwhile search with --backend local"
+                f"watcher?) using it? {fallback}"
             )
         elif "://" in self.uri:
-            hint = "is the server up and the token right? Meanwhile search with --backend local"
+            hint = f"is the server up and the token right? {fallback}"
         else:
-            hint = "check [index] uri in memcli.toml; meanwhile search with --backend local"
+            hint = f"check [index] uri in memcli.toml; {fallback}"
         return IndexUnavailable(f"Milvus at {self.uri}: {message}", hint=hint)
 
     def _workspace_expr(self) -> str:
@@ -138,6 +140,12 @@ class MilvusBackend:
 
     # ------------------------------------------------------------------ protocol
 
+    def revision(self) -> str:
+        """Changes whenever this workspace's index changes (each write stamps one)."""
+        if not self._exists():
+            return ""
+        return str(self._record().get("rev") or "")
+
     def fingerprint(self) -> Fingerprint:
         if not self._exists():
             return Fingerprint()
@@ -146,11 +154,14 @@ class MilvusBackend:
         for row in self._rows(["entry_id", "key", "model"]):
             keys[row["entry_id"]] = row["key"]
             models.add(row["model"])
-        if not keys:
+        recorded = self._record().get("model") or None
+        if len(models) > 1 or (models and recorded and models != {recorded}):
+            found = ", ".join(sorted(models | ({recorded} if recorded else set())))
+            return Fingerprint(damaged=f"rows of several models ({found})")
+        model = recorded or (models.pop() if models else None)
+        if model is None:
             return Fingerprint()
-        if len(models) > 1:
-            return Fingerprint(damaged=f"rows of several models ({', '.join(sorted(models))})")
-        return Fingerprint(model=models.pop(), dim=self._dim, keys=keys)
+        return Fingerprint(model=model, dim=self._dim, keys=keys)
 
     def reset(self, model: str, dim: int) -> None:
         client = self.client
@@ -170,6 +181,7 @@ class MilvusBackend:
             self._create(dim)
         self._call(client.delete, self.collection, filter=self._workspace_expr())
         self._model = model
+        self._write_record(model=model, rev=uuid.uuid4().hex)
 
     def upsert(
         self,
@@ -200,6 +212,7 @@ class MilvusBackend:
         ]
         for start in range(0, len(rows), ID_CHUNK):
             self._call(self.client.upsert, self.collection, rows[start : start + ID_CHUNK])
+        self._write_record(rev=uuid.uuid4().hex)
 
     def delete(self, ids: Sequence[str]) -> None:
         if not ids or not self._exists():
@@ -207,6 +220,7 @@ class MilvusBackend:
         self._lease()
         for chunk in _chunks(list(ids)):
             self._call(self.client.delete, self.collection, filter=self._expr(chunk))
+        self._write_record(rev=uuid.uuid4().hex)
 
     def dense_search(self, vector: np.ndarray, k: int, allowed: Allowed = None) -> Scored:
         if k <= 0 or not self._exists() or (allowed is not None and not allowed):
@@ -291,31 +305,39 @@ class MilvusBackend:
         now = time.monotonic()
         if now < self._lease_until:
             return
-        client = self.client
-        leases = self._leases()
-        key = _literal(self.workspace)
-        rows = self._call(
-            client.query, leases, filter=f"pk == {key}", output_fields=["holder", "beat"]
-        )
-        wall = time.time()
-        if rows and rows[0]["holder"] != self._holder:
-            age = wall - rows[0]["beat"] / 1000
+        record = self._record()
+        holder = record.get("holder") or ""
+        if holder and holder != self._holder:
+            age = time.time() - int(record.get("beat") or 0) / 1000
             if age < LEASE_SECONDS:
-                raise self._conflict(rows[0]["holder"], age)
+                raise self._conflict(holder, age)
+        self._write_record(holder=self._holder, beat=int(time.time() * 1000))
+        holder = self._record().get("holder") or ""
+        if holder != self._holder:  # another took it at the same moment
+            raise self._conflict(holder or "another process", 0.0)
+        self._lease_until = now + LEASE_SECONDS / 3
+
+    def _record(self) -> dict[str, Any]:
+        """This workspace's row in the workspaces collection: model, holder, beat."""
+        rows = self._call(
+            self.client.query,
+            self._workspaces(),
+            filter=f"pk == {_literal(self.workspace)}",
+            output_fields=["model", "holder", "beat", "rev"],
+        )
+        return dict(rows[0]) if rows else {}
+
+    def _write_record(self, **changes: Any) -> None:
+        record = {"model": "", "holder": "", "beat": 0, "rev": "", **self._record(), **changes}
         row = {
             "pk": self.workspace,
-            "holder": self._holder,
-            "beat": int(wall * 1000),
+            "rev": record["rev"],
+            "model": record["model"],
+            "holder": record["holder"],
+            "beat": int(record["beat"]),
             "v": [0.0, 0.0],
         }
-        self._call(client.upsert, leases, [row])
-        rows = self._call(
-            client.query, leases, filter=f"pk == {key}", output_fields=["holder", "beat"]
-        )
-        if not rows or rows[0]["holder"] != self._holder:  # another took it at the same time
-            holder = rows[0]["holder"] if rows else "another process"
-            raise self._conflict(holder, 0.0)
-        self._lease_until = now + LEASE_SECONDS / 3
+        self._call(self.client.upsert, self._workspaces(), [row])
 
     def _conflict(self, holder: str, age: float) -> WriterConflict:
         return WriterConflict(
@@ -328,21 +350,24 @@ class MilvusBackend:
     def _release(self) -> None:
         if self._lease_until == 0.0 or self._client is None:
             return
-        leases = f"{self.collection}_writers"
-        key = _literal(self.workspace)
-        holder = _literal(self._holder)
-        self._call(self._client.delete, leases, filter=f"pk == {key} and holder == {holder}")
+        if self._record().get("holder") == self._holder:
+            self._write_record(holder="", beat=0)
         self._lease_until = 0.0
 
-    def _leases(self) -> str:
-        """The small collection of writer leases beside the index (created once)."""
+    def _workspaces(self) -> str:
+        """The small collection beside the index with one row per workspace: the model
+        its index was built with, and its writer lease (created once)."""
         from pymilvus import DataType
 
-        name = f"{self.collection}_writers"
+        name = f"{self.collection}_workspaces"
+        if name in self._ready_collections:
+            return name
         client = self.client
         if not self._call(client.has_collection, name):
             schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
             schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=256)
+            schema.add_field("model", DataType.VARCHAR, max_length=512)
+            schema.add_field("rev", DataType.VARCHAR, max_length=64)
             schema.add_field("holder", DataType.VARCHAR, max_length=512)
             schema.add_field("beat", DataType.INT64)
             schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)  # Milvus needs one vector
@@ -356,6 +381,7 @@ class MilvusBackend:
                 consistency_level="Strong",
             )
         self._call(client.load_collection, name)
+        self._ready_collections.add(name)
         return name
 
     def _exists(self) -> bool:
