@@ -1,1 +1,1 @@
-"""adapters"""
+"""What talks to the outside: the OpenAI-compatible LLM, tiktoken, transcripts, import/export formats."""

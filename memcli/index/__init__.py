@@ -1,1 +1,1 @@
-"""Derived state in `.memcli/`: embeddings, vector and keyword indexes, access statistics."""
+"""Derived state in `.memcli/index`: embedders, the backend protocol, the local and Milvus backends."""

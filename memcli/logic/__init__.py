@@ -1,1 +1,1 @@
-"""logic"""
+"""Pure algorithms over entries and arrays: ranking, inject packing, compress, reflect, extract."""

@@ -1,0 +1,1 @@
+"""The Markdown truth and what survives a rebuild: files, history, settings, trust, access counts."""

@@ -1,1 +1,1 @@
-"""surfaces"""
+"""The only places that speak typer, rich or mcp: the CLI, the watch daemon, MCP, agent hooks."""

@@ -1,1 +1,1 @@
-"""surfaces/daemon"""
+"""`memcli watch`: the watcher, and the daemon that serves the fast path."""
