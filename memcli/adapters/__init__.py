@@ -1,1 +1,1 @@
-"""What talks to the outside: the OpenAI-compatible LLM, tiktoken, transcripts, import/export formats."""
+"""What talks to the outside: the LLM client, tiktoken, transcripts, import/export."""

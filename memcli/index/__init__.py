@@ -1,1 +1,1 @@
-"""Derived state in `.memcli/index`: embedders, the backend protocol, the local and Milvus backends."""
+"""Derived state in `.memcli/index`: embedders, the backend protocol, local and Milvus."""

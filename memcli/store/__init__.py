@@ -1,1 +1,1 @@
-"""The Markdown truth and what survives a rebuild: files, history, settings, trust, access counts."""
+"""The Markdown truth and what survives a rebuild: files, history, settings, access."""
