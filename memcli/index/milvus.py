@@ -53,6 +53,10 @@ class WriterConflict(ConflictError):
 class MilvusBackend:
     """IndexBackend over a Milvus collection (see the module docstring)."""
 
+    #: other clones of the workspace may write to it (memcli.services.indexing then never
+    #: deletes an entry this clone's files never held)
+    shared = True
+
     def __init__(
         self,
         uri: str,

@@ -24,7 +24,7 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -48,6 +48,7 @@ from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 
 STATE_VERSION = 2
+SEEN_FILE = "seen-ids"  # shared backends: ids this clone's files held (see sync)
 #: a file changed this close to the moment it was hashed may change again within the same
 #: timestamp tick (ctime moves in coarse steps): its stamp alone proves nothing, hash it
 RACY_NS = 2_000_000_000
@@ -266,6 +267,11 @@ class IndexManager:
             full = rebuild or held.empty
             old = {} if full else held.keys
             unique = unique_entries(entries)
+            if getattr(backend, "shared", False) and not full:
+                # an index other clones write too: an entry this clone's files never held
+                # is another machine's (not pulled yet), never a deletion of ours
+                seen = self._seen_ids() | {e.id for e in unique}
+                old = {i: k for i, k in old.items() if i in seen}
             keys = [content_key(e) for e in unique]
             plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
             embedder = self.embedder  # identity only: the model loads when it embeds
@@ -364,10 +370,25 @@ class IndexManager:
             }
         )
         self._snapshot = ((revision, name), list(unique))
+        if getattr(self.backend, "shared", False):
+            self._remember_seen(e.id for e in unique)
         stale = old.get("entries")
         if stale and stale != name:
             with contextlib.suppress(OSError):
                 (self.dir / stale).unlink()
+
+    def _seen_ids(self) -> set[str]:
+        """Ids this clone's files have held at some sync (`.memcli/index/seen-ids`)."""
+        try:
+            return set((self.dir / SEEN_FILE).read_text(encoding="utf-8").split())
+        except OSError:
+            return set()
+
+    def _remember_seen(self, ids: Iterable[str]) -> None:
+        seen = self._seen_ids()
+        fresh = set(ids) - seen
+        if fresh:
+            atomic_write(self.dir / SEEN_FILE, "\n".join(sorted(seen | fresh)) + "\n")
 
     def _read_entries(self) -> tuple[list[Entry], dict[str, list]]:
         """Entries and the file signature they were read under (re-read if a file

@@ -355,3 +355,50 @@ def test_milvus_engine_down_names_the_uri() -> None:
     with pytest.raises(IndexUnavailable) as info:
         MilvusBackend("http://127.0.0.1:1", "ws").count()
     assert "http://127.0.0.1:1" in str(info.value) and "MEMCLI_INDEX_BACKEND=local" in (info.value.hint or "")
+
+
+def test_milvus_a_stale_clone_never_deletes_entries_it_never_saw(tmp_path: Path) -> None:
+    """Two clones of one workspace share its Milvus index; the one that has not pulled
+    the other's new entry becomes the writer again and syncs: that entry stays indexed,
+    while an entry deleted from the stale clone's own files goes. (What a clone's files
+    held is what its syncs saw: `.memcli/index/seen-ids`.)"""
+    pytest.importorskip("pymilvus")
+    from memcli.services.memory import Memory
+    from memcli.store.config import Settings
+    from tests.support.fakes import HashingEmbedder
+
+    index = IndexSettings(backend="milvus", uri=str(tmp_path / "team.db"), workspace="notes")
+    settings = replace(Settings(), index=index)
+
+    def clone(name: str) -> Memory:
+        root = tmp_path / name
+        root.mkdir()
+        (root / "memory.md").write_text(
+            "# Memory\n\n## Facts\n- Deploys go out on Tuesdays <!-- id=mshared1 -->\n"
+            "- The staging database is Postgres 16 <!-- id=mshared2 -->\n",
+            encoding="utf-8",
+        )
+        return Memory(
+            root, settings=settings, embedder_factory=HashingEmbedder, notify=lambda m: None
+        )
+
+    laptop, desk = clone("laptop"), clone("desk")
+    laptop.index()  # the laptop wrote the index first, then handed over
+    laptop.index_manager.backend.close()
+    _ = desk.index_manager.embedder  # the fake model's identity, as the laptop's
+    desk.index()
+    desk.add("The on-call rota lives in the wiki", type="fact")
+    desk.index()
+    added = next(e.id for e in desk.entries() if "on-call" in e.text)
+    desk.index_manager.backend.close()  # the desk stops writing; the laptop takes over
+    memory = laptop.root / "memory.md"  # on the laptop, a person deletes an entry
+    text = memory.read_text(encoding="utf-8")
+    memory.write_text(
+        "".join(line for line in text.splitlines(True) if "mshared2" not in line),
+        encoding="utf-8",
+    )
+    laptop.index()
+    held = laptop.index_manager.backend.fingerprint().keys
+    assert added in held  # never in the laptop's files: another clone's, left alone
+    assert "mshared2" not in held and "mshared1" in held
+    laptop.index_manager.backend.close()
