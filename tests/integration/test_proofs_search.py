@@ -88,9 +88,9 @@ def test_filters_hold_on_the_faiss_path(workspace: Path, tmp_path: Path, model) 
     hnsw, flat = memory(workspace, model), memory(flat_ws, model)
     hnsw.index()
     flat.index()
-    manifest = json.loads((workspace / ".memcli" / "index" / "manifest.json").read_text())
+    manifest = json.loads((workspace / ".memcli" / "index" / "local.json").read_text())
     assert manifest["vectors"].endswith(".faiss"), manifest["vectors"]  # the HNSW path
-    flat_manifest = json.loads((flat_ws / ".memcli" / "index" / "manifest.json").read_text())
+    flat_manifest = json.loads((flat_ws / ".memcli" / "index" / "local.json").read_text())
     assert flat_manifest["vectors"].endswith(".npy")
     everything = hnsw.entries(include_archived=True)
     for query, flt in FILTERS:
