@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,6 +41,14 @@ BACKENDS = [
     # Milvus Lite, embedded (a file under the test's tmp_path: see the fixture)
     Flavour("milvus-lite", IndexSettings(backend="milvus"), exact_bm25=False),
 ]
+if os.environ.get("MEMCLI_TEST_MILVUS_URI"):  # a real Milvus server, when one is at hand
+    BACKENDS.append(
+        Flavour(
+            "milvus-server",
+            IndexSettings(backend="milvus", uri=os.environ["MEMCLI_TEST_MILVUS_URI"]),
+            exact_bm25=False,
+        )
+    )
 
 
 Factory = Callable[[], IndexBackend]
@@ -51,7 +60,10 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     settings = flavour.settings
     if settings.backend == "milvus":
         pytest.importorskip("pymilvus")
-        settings = replace(settings, uri=str(tmp_path / "milvus.db"))
+        if not settings.uri:  # Milvus Lite: a file of this test's own
+            settings = replace(settings, uri=str(tmp_path / "milvus.db"))
+        # each test its own collection and workspace (a server is shared)
+        settings = replace(settings, collection=f"contract_{tmp_path.name[-12:]}".replace("-", "_"))
     opened: list[IndexBackend] = []
 
     def factory() -> IndexBackend:
