@@ -275,6 +275,7 @@ def evaluate(
                     "sample": sample_id,
                     "q": number,
                     "category": CATEGORIES.get(category, str(category)),
+                    "top10": entry_ids[:10],
                 }
                 | {name: round(value, 6) for name, value in metrics.items()}
             )
@@ -343,6 +344,24 @@ def paired(base: list[dict], run: list[dict], resamples: int, seed: int) -> dict
     pairs = [(keyed[(r["sample"], r["q"])], r) for r in run if (r["sample"], r["q"]) in keyed]
     diffs = [{"category": r["category"]} | {m: r[m] - b[m] for m in METRICS} for b, r in pairs]
     return summarize(diffs, resamples, seed) if diffs else {}
+
+
+def overlap(base: list[dict], run: list[dict]) -> dict[str, float]:
+    """How far two runs' top 10 agree, question by question (e.g. the local index against
+    Milvus): the mean share of ids in common, and the share of questions whose top 10 is
+    identical, and whose first hit is the same."""
+    keyed = {(r["sample"], r["q"]): r.get("top10") for r in base}
+    pairs = [(keyed.get((r["sample"], r["q"])), r.get("top10")) for r in run]
+    pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+    if not pairs:
+        return {}
+    shared = [len(set(a) & set(b)) / max(len(a), len(b), 1) for a, b in pairs]
+    return {
+        "n": len(pairs),
+        "mean": 100 * sum(shared) / len(pairs),
+        "identical": 100 * sum(a == b for a, b in pairs) / len(pairs),
+        "same_first": 100 * sum(a[:1] == b[:1] for a, b in pairs) / len(pairs),
+    }
 
 
 # ------------------------------------------------------------------ main
@@ -476,6 +495,7 @@ def main(argv: list[str] | None = None) -> int:
             report[name]["delta"] = paired(
                 compared[name]["questions"], run["questions"], args.bootstrap, args.seed
             )
+            report[name]["top10_overlap"] = overlap(compared[name]["questions"], run["questions"])
     report["seconds"] = round(time.perf_counter() - started, 1)
     report["conversations"] = [str(s.get("sample_id", i)) for i, s in enumerate(data)]
     report["half"] = args.half
@@ -496,6 +516,13 @@ def main(argv: list[str] | None = None) -> int:
         if "delta" in report[name]:
             print()
             print(table(report[name]["delta"], f"difference to {args.compare} (paired)"))
+            agree = report[name]["top10_overlap"]
+            if agree:
+                print(
+                    f"top-10 agreement with {args.compare}: {agree['mean']:.1f}% of ids shared"
+                    f" on average, identical top 10 for {agree['identical']:.1f}% of"
+                    f" {agree['n']} questions, same first hit for {agree['same_first']:.1f}%"
+                )
     print(
         f"\n{', '.join(report['conversations'])} ({args.half}); engine {engine}: "
         f"{report['experiment']}; bootstrap {args.bootstrap} resamples, seed {args.seed}; "
