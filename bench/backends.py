@@ -41,7 +41,6 @@ def pct(values: list[float], q: float) -> float:
 
 def open_named(name: str, directory: Path, milvus_uri: str | None):  # noqa: ANN201
     from memcli.index.backend import open_backend
-
     from memcli.store.config import IndexSettings
 
     if name == "milvus":
