@@ -189,7 +189,7 @@ class RequestHandler:
         from memcli.core.requests import GetRequest, InjectRequest, SearchQuery, from_wire
 
         workspace = message.get("workspace")
-        if not isinstance(workspace, str) or Path(workspace).resolve() != self.root:
+        if not (isinstance(workspace, str) and workspace) or Path(workspace).resolve() != self.root:
             return {"refused": "this daemon serves another workspace"}
         if message.get("env") != settings_env(os.environ):
             return {"refused": "the client's settings environment differs from the daemon's"}
