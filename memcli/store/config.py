@@ -50,7 +50,7 @@ class IndexSettings:
     """Embedding model and vector index shape."""
 
     backend: str = "local"  # memcli.index.backend.BACKENDS: where the index lives
-    #: backend = "milvus": a file path (Milvus Lite) or http(s)://host:port (a server)
+    #: backend = "milvus": a file path ending .db (Milvus Lite) or http(s)://host:port
     uri: str = ""
     #: the environment variable holding the Milvus token (never the token itself)
     token_env: str = "MEMCLI_MILVUS_TOKEN"
