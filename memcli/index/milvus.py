@@ -5,11 +5,12 @@
 `token` authenticates there. One collection serves many workspaces: each row is keyed
 `<workspace>:<entry id>` and the workspace column is the partition key, so a search
 only touches its own workspace. Vectors come from memcli's own embedder (the same as
-the local backend's); the keyword side is Milvus's BM25 over the entry's keyword text,
-analysed by jieba (Chinese words, and English words as they are) and lower-cased.
-Scores for given ids are computed exactly (dense: the stored vectors; keyword: a BM25
-search restricted to those ids), so the ranking formula fills in candidates that only
-one retriever returned the same way on both backends.
+the local backend's); the keyword side is Milvus's BM25 over memcli's own keyword terms
+(stems, stop words dropped, CJK characters and bigrams: `terms`), so both backends count
+the same terms in Chinese as in English. Scores for given ids come on the same scale as
+the searches' (dense: the stored vectors; keyword: read from the workspace's top
+KEYWORD_POOL BM25 hits), so the ranking formula fills in candidates that only one
+retriever returned the same way on both backends.
 
 pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s). The
 module is over 500 lines because it is the one place that speaks pymilvus: the
@@ -22,6 +23,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import socket
 import time
 import uuid
@@ -33,6 +35,7 @@ import numpy as np
 
 from memcli.core.errors import ConfigError, ConflictError, MemcliError
 from memcli.index.protocol import Allowed, Fingerprint, Scored
+from memcli.index.tokenize import tokenize
 
 MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
@@ -209,7 +212,7 @@ class MilvusBackend:
                 "entry_id": entry_id,
                 "key": key,
                 "model": model,
-                "text": _clip(text),
+                "text": _clip(terms(text)),
                 "dense": vector.astype(np.float32).tolist(),
             }
             for entry_id, vector, text, key in zip(ids, vectors, texts, keys, strict=True)
@@ -417,7 +420,7 @@ class MilvusBackend:
             DataType.VARCHAR,
             max_length=65_535,
             enable_analyzer=True,
-            analyzer_params={"tokenizer": "jieba", "filter": ["lowercase"]},
+            analyzer_params={"tokenizer": "standard"},  # splits terms() at the spaces
         )
         schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
         schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
@@ -457,11 +460,17 @@ class MilvusBackend:
         """The workspace's `k` best BM25 scores > 0 by id, and whether the search
         returned all `k` (more may lie deeper)."""
         k = min(k, MAX_TOPK)
+        query = terms(query)
+        if not query:
+            return {}, False
         found = self._search([query], "sparse", k, None, {"metric_type": "BM25"}, True)
         scores = {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
         return scores, len(found) >= k
 
     def _bm25_filtered(self, query: str, k: int, allowed: list[str]) -> dict[str, float]:
+        query = terms(query)
+        if not query:
+            return {}
         found = self._search([query], "sparse", k, allowed, {"metric_type": "BM25"}, True)
         return {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
 
@@ -514,6 +523,19 @@ class MilvusBackend:
         return Scored([ids_out[i] for i in order], np.asarray(scores, dtype=np.float32)[order])
 
 
+def terms(text: str) -> str:
+    """memcli's own keyword terms (memcli.index.tokenize: stems, stop words dropped, CJK
+    characters and bigrams) as words Milvus's standard tokenizer keeps whole: so both
+    backends count the same terms. A term that is not plain a-z0-9 goes as its hex."""
+    out = []
+    for term in tokenize(text):
+        out.append(term if _PLAIN.fullmatch(term) else "x" + term.encode("utf-8").hex())
+    return " ".join(out)
+
+
+_PLAIN = re.compile(r"[a-z0-9]+")
+
+
 def _dense_dim(description: dict[str, Any]) -> int | None:
     for field in description.get("fields", []):
         if field.get("name") == "dense":
@@ -548,14 +570,6 @@ def _empty() -> Scored:
 
 
 def _quiet_logs() -> None:
-    """pymilvus logs every failed RPC with a traceback, jieba its dictionary loading:
-    memcli reports errors itself."""
+    """pymilvus logs every failed RPC with a traceback: memcli reports errors itself."""
     for name in ("pymilvus", "pymilvus.milvus_client"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
-    logging.getLogger("jieba").setLevel(logging.WARNING)
-    try:
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
-    except ImportError:
-        pass
