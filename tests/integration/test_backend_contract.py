@@ -414,3 +414,21 @@ def test_milvus_a_stale_clone_never_deletes_entries_it_never_saw(tmp_path: Path)
     assert added in held  # never in the laptop's files: another clone's, left alone
     assert "mshared2" not in held and "mshared1" in held
     laptop.index_manager.backend.close()
+
+
+def test_a_large_allowed_set(make: Factory) -> None:
+    """Most ids allowed (a search that leaves out the archived): the same answer as an
+    exact scan over the allowed ones, whichever way the backend reads it."""
+    backend = make()
+    backend.reset(MODEL, DIM)
+    n = 1_100
+    ids = [f"e{i}" for i in range(n)]
+    vectors = np.vstack([vec(1000 + i) for i in range(n)])
+    backend.upsert(ids, vectors, [f"note {i}" for i in range(n)], [f"k{i}" for i in range(n)])
+    query = vec(7)
+    nearest = np.argsort(-(vectors @ query))
+    banned = {ids[i] for i in nearest[:20]}  # the best matches are the ones left out
+    allowed = set(ids) - banned
+    found = backend.dense_search(query, 5, allowed)
+    expected = [ids[i] for i in nearest if ids[i] in allowed][:5]
+    assert found.ids == expected
