@@ -54,7 +54,13 @@ if os.environ.get("MEMCLI_TEST_MILVUS_URI"):  # a real Milvus server, when one i
 Factory = Callable[[], IndexBackend]
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda f: f.name)
+def _params() -> list:
+    """Milvus flavours run in the whole suite, not the fast tier (≈ 1.6 s each)."""
+    slow = pytest.mark.slow
+    return [pytest.param(f, marks=slow) if f.name.startswith("milvus") else f for f in BACKENDS]
+
+
+@pytest.fixture(params=_params(), ids=lambda f: f.name)
 def make(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     flavour: Flavour = request.param
     settings = flavour.settings
@@ -340,6 +346,7 @@ def milvus(tmp_path: Path, workspace: str) -> IndexBackend:
     return MilvusBackend(str(tmp_path / "shared.db"), workspace, collection="team")
 
 
+@pytest.mark.slow
 def test_milvus_one_writer_per_workspace_many_workspaces_per_collection(tmp_path: Path) -> None:
     from memcli.index.milvus import WriterConflict
 
@@ -360,6 +367,7 @@ def test_milvus_one_writer_per_workspace_many_workspaces_per_collection(tmp_path
         backend.close()
 
 
+@pytest.mark.slow
 def test_milvus_engine_down_names_the_uri() -> None:
     pytest.importorskip("pymilvus")
     from memcli.index.milvus import IndexUnavailable, MilvusBackend
@@ -369,6 +377,7 @@ def test_milvus_engine_down_names_the_uri() -> None:
     assert "http://127.0.0.1:1" in str(info.value) and "MEMCLI_INDEX_BACKEND=local" in (info.value.hint or "")
 
 
+@pytest.mark.slow
 def test_milvus_a_stale_clone_never_deletes_entries_it_never_saw(tmp_path: Path) -> None:
     """Two clones of one workspace share its Milvus index; the one that has not pulled
     the other's new entry becomes the writer again and syncs: that entry stays indexed,
