@@ -33,10 +33,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 DIM = 384
 
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+from bench.perf import pct  # noqa: E402 - after the sys.path line, as perf.py does
 
 
 def open_named(name: str, directory: Path, milvus_uri: str | None):  # noqa: ANN201
