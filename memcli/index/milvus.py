@@ -250,11 +250,11 @@ class MilvusBackend:
         if k <= 0 or not query.strip() or nothing_allowed or not self._exists():
             return _empty()
         wanted = k if allowed is None else max(4 * k, KEYWORD_POOL)
-        top, full = self._bm25_top(query, wanted)
+        top, full = self._bm25(query, wanted)
         if allowed is not None:
             top = {i: s for i, s in top.items() if i in allowed}
             if len(top) < k and full:  # more allowed ones may lie deeper
-                for entry_id, score in self._bm25_filtered(query, k, list(allowed)).items():
+                for entry_id, score in self._bm25(query, k, list(allowed))[0].items():
                     top.setdefault(entry_id, score)
         ranked = sorted(top.items(), key=lambda item: -item[1])[:k]
         return Scored([i for i, _ in ranked], np.asarray([s for _, s in ranked], dtype=np.float32))
@@ -284,7 +284,7 @@ class MilvusBackend:
         them on another scale than keyword_search's."""
         if not ids or not query.strip() or not self._exists():
             return np.zeros(len(ids), dtype=np.float32)
-        top, _ = self._bm25_top(query, max(KEYWORD_POOL, 10 * len(ids)))
+        top, _ = self._bm25(query, max(KEYWORD_POOL, 10 * len(ids)))
         return np.asarray([top.get(entry_id, 0.0) for entry_id in ids], dtype=np.float32)
 
     def count(self) -> int:
@@ -464,23 +464,18 @@ class MilvusBackend:
         self._call(client.load_collection, self.collection)
         self._dim = dim
 
-    def _bm25_top(self, query: str, k: int) -> tuple[dict[str, float], bool]:
-        """The workspace's `k` best BM25 scores > 0 by id, and whether the search
+    def _bm25(
+        self, query: str, k: int, allowed: list[str] | None = None
+    ) -> tuple[dict[str, float], bool]:
+        """The `k` best BM25 scores > 0 by id (among `allowed`), and whether the search
         returned all `k` (more may lie deeper)."""
-        k = min(k, MAX_TOPK)
         query = terms(query)
         if not query:
             return {}, False
-        found = self._search([query], "sparse", k, None, {"metric_type": "BM25"}, True)
+        k = min(k, MAX_TOPK)
+        found = self._search([query], "sparse", k, allowed, {"metric_type": "BM25"}, True)
         scores = {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
         return scores, len(found) >= k
-
-    def _bm25_filtered(self, query: str, k: int, allowed: list[str]) -> dict[str, float]:
-        query = terms(query)
-        if not query:
-            return {}
-        found = self._search([query], "sparse", k, allowed, {"metric_type": "BM25"}, True)
-        return {i: float(s) for i, s in zip(found.ids, found.scores, strict=True) if s > 0}
 
     def _rows(self, fields: list[str]) -> Iterator[dict[str, Any]]:
         iterator = self._call(
