@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memcli.services.memory import Memory
+from tests.support.processes import indexed_keys
 
 # ---------------------------------------------------------------------- real git
 
@@ -81,11 +82,7 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
     assert victim.id in archived
     assert merged_mem.doctor()["ok"]
     # the post-merge hook re-indexed: the laptop's index knows the desk's entry
-    from memcli.index.backend import open_backend
-    from memcli.store.config import IndexSettings
-
-    held = open_backend(IndexSettings(), laptop / ".memcli" / "index").fingerprint().keys
-    assert desk_add.id in held
+    assert desk_add.id in indexed_keys(laptop)
     # and a restore on one side merges back the other way
     merged_mem.restore(victim.id)
     git(laptop, "commit", "-qam", "restore")

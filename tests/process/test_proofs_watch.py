@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.processes import indexed_keys
+
 pytestmark = pytest.mark.slow
 
 
@@ -35,12 +37,8 @@ def status(ws: Path) -> dict | None:
 
 
 def manifest(ws: Path) -> dict:
-    """What the index on disk holds (ids and their content keys), read through the
-    backend as another process would."""
-    from memcli.index.backend import open_backend
-    from memcli.store.config import IndexSettings
-
-    keys = open_backend(IndexSettings(), ws / ".memcli" / "index").fingerprint().keys
+    """What the index on disk holds (ids and their content keys)."""
+    keys = indexed_keys(ws)
     return {"ids": list(keys), "hashes": list(keys.values())}
 
 

@@ -63,13 +63,18 @@ def search_ids(ws: Path, query: str, env: Mapping[str, str] | None = None) -> li
     return [h["id"] for h in json.loads(result.stdout)]
 
 
-def manifest_ids(ws: Path) -> list[str]:
-    """Ids the index backend of `ws` holds, read from disk as another process would
-    ([] while there is no index)."""
+def indexed_keys(ws: Path) -> dict[str, str]:
+    """id -> content key of what the index of `ws` holds, read from disk through its
+    backend as another process would ({} while there is no index)."""
     from memcli.index.backend import open_backend
     from memcli.store.config import IndexSettings
 
-    return list(open_backend(IndexSettings(), ws / ".memcli" / "index").fingerprint().keys)
+    return open_backend(IndexSettings(), ws / ".memcli" / "index").fingerprint().keys
+
+
+def manifest_ids(ws: Path) -> list[str]:
+    """Ids the index backend of `ws` holds."""
+    return list(indexed_keys(ws))
 
 
 def wait_for(predicate: Callable[[], object], timeout: float = 15.0) -> None:
