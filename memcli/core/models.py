@@ -15,6 +15,10 @@ LEARNINGS_FILE = "learnings.md"
 CONFIG_FILE = "memcli.toml"
 ARCHIVE_FILE = "archive.md"
 EPISODES_DIR = "episodes"
+#: imported conversations, one file per conversation (memcli import --conversation)
+CONVERSATIONS_DIR = "conversations"
+#: folders of ordered logs: there adjacent entries follow each other in time (DESIGN §3)
+SEQUENCE_DIRS = (EPISODES_DIR, CONVERSATIONS_DIR)
 
 #: type -> (file it lives in, section heading used when memcli creates the section)
 KNOWN_TYPES: dict[str, tuple[str, str]] = {
@@ -56,7 +60,16 @@ BY_KEY = "by"
 #: `by=` values of entries a program wrote
 MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
 #: Entry.provenance values
-PROVENANCES = ("hand", "person", "machine", "episode", "reflection")
+PROVENANCES = ("hand", "person", "machine", "episode", "reflection", "conversation")
+
+
+def is_sequence_file(name: str) -> bool:
+    """True for a workspace-relative file that is an ordered log (an episode file or an
+    imported conversation): its entries follow each other in time, so a search may let
+    an entry borrow relevance from the ones next to it. memory.md, learnings.md and
+    archive.md are curated: adjacency there means nothing (DESIGN §3)."""
+    head, _, rest = name.replace("\\", "/").partition("/")
+    return bool(rest) and head in SEQUENCE_DIRS
 
 DEFAULT_IMPORTANCE = 0.5
 DEFAULT_CONFIDENCE = 1.0
@@ -212,7 +225,9 @@ class Entry:
     @cached_property
     def provenance(self) -> str:
         """Who wrote the entry (DESIGN §5.1): "reflection" (reflect), "episode" (`log`,
-        episodes/), "person" (`by=person`: added or edited on the command line),
+        episodes/), "conversation" (a turn of an imported conversation, conversations/:
+        a record, never faded by age unless `[forget] scope = "all"`), "person"
+        (`by=person`: added or edited on the command line),
         "machine" (`by=extract|agent|compress`, or no `by=` but `src=` set: an older
         extract or agent write), else "hand" (written in the file)."""
         by = self.meta.get(BY_KEY, "")
@@ -220,6 +235,8 @@ class Entry:
             return "reflection"
         if self.type == "episode" or self.file.startswith(f"{EPISODES_DIR}/"):
             return "episode"
+        if self.file.startswith(f"{CONVERSATIONS_DIR}/"):
+            return "conversation"
         if by == "person":
             return "person"
         if by in MACHINE_WRITERS or (not by and self.meta.get("src")):

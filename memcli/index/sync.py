@@ -9,10 +9,13 @@ defined here, so every backend indexes the same text.
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memcli.core.dates import date_spellings
 from memcli.core.models import Entry
 
 Progress = Callable[[int, int], None]
@@ -24,13 +27,25 @@ def embed_text(entry: Entry) -> str:
 
 
 def keyword_text(entry: Entry) -> str:
-    """What the keyword index sees for an entry: its text and its keywords."""
-    return _keyword_text(entry.text, entry.meta.get("kw", ""))
+    """What the keyword index sees for an entry: its text, its keywords and the day it
+    was created in three spellings ("2023-08-14 14 August 2023 August 2023"), so that
+    "what happened in August 2023" finds it (DESIGN §3)."""
+    return _keyword_text(entry.text, entry.meta.get("kw", ""), _created_day(entry))
+
+
+def _created_day(entry: Entry) -> str:
+    """The YYYY-MM-DD of `created=` ("" when undated or unreadable)."""
+    raw = entry.meta.get("created", "")
+    day = raw[:10]
+    return day if len(day) == 10 and day[4] == "-" and day[7] == "-" else ""
 
 
 @functools.lru_cache(maxsize=200_000)
-def _keyword_text(text: str, kw: str) -> str:
+def _keyword_text(text: str, kw: str, day: str = "") -> str:
     words = [k.strip() for k in kw.split(",") if k.strip()]
+    if day:
+        with contextlib.suppress(ValueError):  # 2023-02-30: no spellings
+            words.append(date_spellings(dt.date.fromisoformat(day)))
     return text + ("\n" + " ".join(words) if words else "")
 
 
@@ -98,11 +113,13 @@ def unique_entries(entries: Sequence[Entry]) -> list[Entry]:
 def content_key(entry: Entry) -> str:
     """What decides whether an indexed entry is current: the hash of its embedded text
     (which also keys the embedding cache) and of its keyword text."""
-    return _content_key(embed_text(entry), entry.text, entry.meta.get("kw", ""))
+    return _content_key(
+        embed_text(entry), entry.text, entry.meta.get("kw", ""), _created_day(entry)
+    )
 
 
 @functools.lru_cache(maxsize=200_000)
-def _content_key(embedded: str, text: str, kw: str) -> str:
+def _content_key(embedded: str, text: str, kw: str, day: str) -> str:
     from memcli.index.embedder import text_hash
 
-    return f"{text_hash(embedded)}:{text_hash(_keyword_text(text, kw))[:16]}"
+    return f"{text_hash(embedded)}:{text_hash(_keyword_text(text, kw, day))[:16]}"

@@ -1,19 +1,25 @@
 """Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
-combined with recency, importance and confidence.
+combined with recency, importance, confidence and the period a query names.
 
     relevance = semantic_weight · norm(cosine) + keyword_weight · norm(bm25)
+              [+ neighbour_weight · the best relevance of the adjacent entries,
+                 in ordered logs only]
     score     = relevance_weight · relevance
               + recency_weight · 0.5^(age_days / half_life_days)
               + importance_weight · importance
               + confidence_weight · confidence
+              + date_weight · [created within a period the query names]
 
 norm() is min-max over the candidate set (the union of both retrievers' top
 `candidate_pool`). age_days counts from the entry's `updated`, else `created` (DESIGN
 §3): never from the last time a search returned it, so the same query on the same files
 ranks the same way every time; access statistics only show as a component. Entries a
-reflection cites rank as they would without it (no penalty). `neighbour_weight` lets an
-entry borrow that share of its adjacent entries' relevance (same file and section), for
-conversation-like logs.
+reflection cites rank as they would without it (no penalty). Neighbours: in an ordered
+log (an episode file, an imported conversation: memcli.core.models.is_sequence_file)
+an entry borrows `neighbour_weight` of the relevance of the entry just before or after
+it (a short reply means something only next to the turn it answers); in memory.md and
+learnings.md adjacency means nothing and nothing is borrowed. Periods: "in August 2023",
+"last May", "yesterday" (memcli.core.dates.named_periods, relative to now).
 """
 
 from __future__ import annotations
@@ -24,11 +30,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from memcli.core.dates import Period
 from memcli.core.errors import ValidationError
 from memcli.core.models import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
     Entry,
+    is_sequence_file,
     parse_time,
     utc_now,
 )
@@ -121,9 +129,15 @@ class EntryArrays:
         types: dict[str, int] = {}
         file_code = np.array([files.setdefault(e.file, len(files)) for e in entries], np.int64)
         type_code = np.array([types.setdefault(e.type, len(types)) for e in entries], np.int64)
-        # neighbours: the entries directly before and after, in the same file and type
-        same = (file_code[1:] == file_code[:-1]) & (type_code[1:] == type_code[:-1])
-        #: (n, 2) entries just before/after in the same file and type; -1: none
+        # neighbours: the entries directly before and after, in the same file and type,
+        # in ordered logs only (episodes, conversations; never memory.md / learnings.md)
+        sequence = np.array([is_sequence_file(f) for f in files], dtype=bool)
+        same = (
+            (file_code[1:] == file_code[:-1])
+            & (type_code[1:] == type_code[:-1])
+            & sequence[file_code[1:]]
+        )
+        #: (n, 2) entries just before/after in the same ordered log and type; -1: none
         self.near = np.full((n, 2), -1, dtype=np.int64)
         if n > 1:
             self.near[1:, 0] = np.where(same, np.arange(n - 1), -1)
@@ -134,24 +148,23 @@ class EntryArrays:
         #: rank of (file, line): the tie-break between equal scores
         self.order = np.empty(n, dtype=np.int64)
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
-        self._all: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._all: tuple[np.ndarray, ...] | None = None
         self._queries = 0
 
-    def values(
-        self, positions: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """(importance, confidence, moment, episode) of the entries at `positions`;
-        moment: POSIX seconds of the last update, else creation (NaN: undated); episode:
-        recency halves with episode_half_life_days."""
+    def values(self, positions: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(importance, confidence, moment, episode, created) of the entries at
+        `positions`; moment: POSIX seconds of the last update, else creation (NaN:
+        undated); episode: recency halves with episode_half_life_days; created: POSIX
+        seconds of `created` (NaN: none)."""
         self._queries += 1
         if self._all is None and self._queries > 1:
             self._all = _values(self.entries)
         if self._all is not None:
-            return tuple(a[positions] for a in self._all)  # type: ignore[return-value]
+            return tuple(a[positions] for a in self._all)
         return _values([self.entries[p] for p in positions.tolist()])
 
 
-def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, ...]:
     # from the raw metadata strings, each distinct one converted once: the entries of a
     # new index generation are new objects, their cached properties not yet computed
     metas = [e.meta for e in entries]
@@ -160,7 +173,8 @@ def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, np.ndarray, np.ndarra
     dated = [m.get("updated") or m.get("created") for m in metas]
     moment = _converted(dated, _moment, float("nan"))
     episode = np.array([e.type == "episode" for e in entries], dtype=bool)
-    return imp, conf, moment, episode
+    created = _converted([m.get("created") for m in metas], _moment, float("nan"))
+    return imp, conf, moment, episode, created
 
 
 def _converted(
@@ -202,11 +216,13 @@ def rank(
     limit: int,
     min_score: float = 0.0,
     arrays: EntryArrays | None = None,
+    periods: Sequence[Period] = (),
 ) -> list[Hit]:
     """Score the candidates and return the best `limit` hits, best first (with
-    `neighbours`, relevance borrows from adjacent entries). `arrays` are
+    `neighbours`, relevance borrows from adjacent entries of ordered logs). `arrays` are
     EntryArrays(entries), when the caller keeps them. `access` (statistics per id) only
-    fills the `accesses` component: it never moves a score."""
+    fills the `accesses` component: it never moves a score. `periods`: the periods the
+    query names (entries created in one get `date_weight`)."""
     if len(signals.positions) == 0:
         return []
     if arrays is None:
@@ -226,7 +242,7 @@ def rank(
             relevance, positions, arrays.near, len(entries)
         )
     candidates = [entries[p] for p in positions.tolist()]
-    importance, confidence, moment, episode = arrays.values(positions)
+    importance, confidence, moment, episode, created = arrays.values(positions)
     half = np.where(episode, settings.episode_half_life_days, settings.half_life_days)
     age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
     with np.errstate(invalid="ignore"):
@@ -237,6 +253,9 @@ def rank(
         + settings.importance_weight * importance
         + settings.confidence_weight * confidence
     )
+    dated = in_periods(created, periods)
+    if settings.date_weight:
+        scores = scores + settings.date_weight * dated
     keep = scores >= min_score
     if mode == "keyword":
         keep &= signals.keyword > 0
@@ -253,11 +272,35 @@ def rank(
                 "recency": float(rec[i]),
                 "importance": float(importance[i]),
                 "confidence": float(confidence[i]),
+                "date": float(dated[i]),
                 "accesses": float(_accesses(access, candidates[i].id)),
             },
         )
         for i in order.tolist()
     ]
+
+
+def in_periods(created: np.ndarray, periods: Sequence[Period]) -> np.ndarray:
+    """1.0 where `created` (POSIX seconds, NaN: undated) falls on a day of one of the
+    periods (the day in UTC, as `created=` is written), else 0.0."""
+    out = np.zeros(len(created), dtype=np.float64)
+    if not periods or len(created) == 0:
+        return out
+    dated = ~np.isnan(created)
+    days = np.floor(np.where(dated, created, 0.0) / 86400.0).astype(np.int64)
+    epoch = dt.date(1970, 1, 1)
+    months: np.ndarray | None = None
+    for period in periods:
+        if period.start is None:  # that month of any year
+            if months is None:
+                months = days.astype("datetime64[D]").astype("datetime64[M]").astype(np.int64)
+                months = months % 12 + 1
+            hit = months == period.month
+        else:
+            assert period.end is not None
+            hit = (days >= (period.start - epoch).days) & (days <= (period.end - epoch).days)
+        out[hit & dated] = 1.0
+    return out
 
 
 def _accesses(access: Mapping[str, Access] | None, entry_id: str) -> int:

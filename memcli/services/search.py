@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memcli.core.dates import Period, named_periods
 from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
 from memcli.core.models import ARCHIVE_FILE, Entry
@@ -161,7 +162,8 @@ class SearchService:
             allowed[[view.position_of[e.id] for e in chosen]] = True
             allowed_ids = {e.id for e in chosen}
         neighbours = view.arrays.near if cfg.neighbour_weight > 0 else None
-        signals = self.signals(query, mode, view, allowed, allowed_ids, neighbours)
+        periods = named_periods(query, now) if cfg.date_weight > 0 else []
+        signals = self.signals(query, mode, view, allowed, allowed_ids, neighbours, periods)
         return rank(
             ordered,
             signals,
@@ -173,6 +175,7 @@ class SearchService:
             limit=limit,
             min_score=min_score,
             arrays=view.arrays,
+            periods=periods,
         )
 
     def signals(
@@ -183,10 +186,13 @@ class SearchService:
         allowed: np.ndarray,
         allowed_ids: frozenset[str] | set[str] | None,
         neighbours: np.ndarray | None,
+        periods: list[Period] | None = None,
     ) -> Signals:
         """Candidate positions (each retriever's top `candidate_pool`, plus their
-        neighbours when neighbour_weight is on) with their raw scores."""
-        from memcli.logic.search import Signals
+        neighbours when neighbour_weight is on, plus the entries created in a period the
+        query names when there are at most `candidate_pool` of them) with their raw
+        scores."""
+        from memcli.logic.search import Signals, in_periods
 
         pool = self.settings.search.candidate_pool
         backend = self.indexer.backend
@@ -209,6 +215,11 @@ class SearchService:
         chosen[sem_top] = True
         if mode != "semantic":
             chosen[kw_top] = True
+        if periods:
+            _, _, _, _, created = view.arrays.values(np.flatnonzero(allowed))
+            dated = np.flatnonzero(allowed)[in_periods(created, periods) > 0]
+            if len(dated) <= pool:
+                chosen[dated] = True
         if neighbours is not None:
             near = neighbours[np.flatnonzero(chosen)].ravel()
             near = near[near >= 0]

@@ -39,7 +39,10 @@ class SearchSettings:
     #: no longer used (evidence of a reflection keeps its rank, DESIGN §3); accepted so a
     #: memcli.toml that sets it still loads
     reflected_penalty: float = 0.0
+    #: share of an adjacent entry's relevance an entry of an ordered log borrows
     neighbour_weight: float = 0.4
+    #: added to entries created within a period the query names ("in August 2023")
+    date_weight: float = 0.1
     candidate_pool: int = 200
     bm25_k1: float = 0.9
     bm25_b: float = 0.4

@@ -18,6 +18,7 @@ from typing import Any
 
 from memcli.core.errors import ParseError
 from memcli.core.models import (
+    CONVERSATIONS_DIR,
     EPISODES_DIR,
     LEARNINGS_FILE,
     MEMORY_FILE,
@@ -61,10 +62,13 @@ def _eol_of(line: str) -> str:
 
 
 def _file_kind(filename: str) -> str:
-    """memory, learnings, episode or other, from a workspace-relative name."""
+    """memory, learnings, episode, conversation or other, from a workspace-relative
+    name."""
     name = filename.replace("\\", "/")
     if name.startswith(EPISODES_DIR + "/"):
         return "episode"
+    if name.startswith(CONVERSATIONS_DIR + "/"):
+        return "conversation"
     return {MEMORY_FILE: "memory", LEARNINGS_FILE: "learnings"}.get(
         name.rsplit("/", 1)[-1], "other"
     )
@@ -72,12 +76,13 @@ def _file_kind(filename: str) -> str:
 
 def default_type_for(filename: str) -> str:
     """Type of items that sit before the first `##` heading of a file."""
-    return {"learnings": "lesson", "episode": "episode"}.get(_file_kind(filename), "fact")
+    kinds = {"learnings": "lesson", "episode": "episode", "conversation": "turn"}
+    return kinds.get(_file_kind(filename), "fact")
 
 
 def id_prefix_for(filename: str) -> str:
     """First letter of ids minted for entries of this file."""
-    return {"learnings": "l", "episode": "e"}.get(_file_kind(filename), "m")
+    return {"learnings": "l", "episode": "e", "conversation": "c"}.get(_file_kind(filename), "m")
 
 
 #: hex digits of a derived id: 64 bits, so that two lines of one workspace never share

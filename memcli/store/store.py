@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from memcli.core.errors import MemcliError, ParseError
-from memcli.core.models import ARCHIVE_FILE, EPISODES_DIR, LEARNINGS_FILE, MEMORY_FILE, Entry
+from memcli.core.models import (
+    ARCHIVE_FILE,
+    LEARNINGS_FILE,
+    MEMORY_FILE,
+    SEQUENCE_DIRS,
+    Entry,
+)
 from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
@@ -47,9 +53,10 @@ class Store:
     def entry_files(self, include_archived: bool = False) -> list[str]:
         """Workspace-relative names of the files that hold searchable entries."""
         names = [MEMORY_FILE, LEARNINGS_FILE]
-        episodes = self.root / EPISODES_DIR
-        if episodes.is_dir():
-            names += sorted(f"{EPISODES_DIR}/{p.name}" for p in episodes.glob("*.md"))
+        for folder in SEQUENCE_DIRS:  # episodes/, conversations/
+            logs = self.root / folder
+            if logs.is_dir():
+                names += sorted(f"{folder}/{p.name}" for p in logs.glob("*.md"))
         if include_archived:
             names.append(ARCHIVE_FILE)
         for name in names:

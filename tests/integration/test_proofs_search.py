@@ -127,19 +127,41 @@ memcli: 1
 """
 
 
-def test_neighbour_boost_lifts_the_continuation(empty_workspace: Path, model) -> None:
-    """A line that goes on about the entry before it ("Its builds…") names nothing the
-    query asks for; by default it borrows neighbour_weight of its neighbour's relevance
-    and ranks right after it, ahead of a merely similar entry (Project Heron)."""
-    (empty_workspace / "memory.md").write_text(LOG)
+def test_neighbour_boost_lifts_the_continuation_in_an_ordered_log(
+    empty_workspace: Path, model
+) -> None:
+    """In an ordered log (an episode file) a line that goes on about the entry before it
+    ("Its builds…") names nothing the query asks for; by default it borrows
+    neighbour_weight of its neighbour's relevance and ranks right after it, ahead of a
+    merely similar entry (Project Heron)."""
+    (empty_workspace / "episodes").mkdir()
+    body = LOG.split("## Facts\n", 1)[1].replace("id=m", "id=e")
+    (empty_workspace / "episodes" / "2026-11-20.md").write_text(body)
     query = "Tell me about Project Falcon"
     boosted = memory(empty_workspace, model).search(query, limit=4, touch=False)
     plain = memory(empty_workspace, model, search_neighbour_weight="0").search(
         query, limit=4, touch=False
     )
-    assert [h.entry.id for h in plain][:1] == ["mfalcon1"]
-    assert [h.entry.id for h in plain].index("mfalcon2") > 1  # without it: behind Heron
-    assert [h.entry.id for h in boosted][:2] == ["mfalcon1", "mfalcon2"]
+    assert [h.entry.id for h in plain][:1] == ["efalcon1"]
+    assert [h.entry.id for h in plain].index("efalcon2") > 1  # without it: behind Heron
+    assert [h.entry.id for h in boosted][:2] == ["efalcon1", "efalcon2"]
     score = {h.entry.id: h.score for h in boosted}
     unboosted = {h.entry.id: h.score for h in plain}
-    assert score["mfalcon2"] - unboosted["mfalcon2"] >= 0.3  # ≈ 0.4 × its neighbour's 1.0
+    assert score["efalcon2"] - unboosted["efalcon2"] >= 0.3  # ≈ 0.4 × its neighbour's 1.0
+
+
+def test_curated_file_entries_never_borrow_from_neighbours(
+    empty_workspace: Path, model
+) -> None:
+    """memory.md is curated: two adjacent bullets are unrelated, so the same lines there
+    rank exactly as with neighbour_weight 0 (DESIGN §3)."""
+    (empty_workspace / "memory.md").write_text(LOG)
+    query = "Tell me about Project Falcon"
+    default = memory(empty_workspace, model).search(query, limit=8, touch=False)
+    plain = memory(empty_workspace, model, search_neighbour_weight="0").search(
+        query, limit=8, touch=False
+    )
+    assert [(h.entry.id, round(h.score, 9)) for h in default] == [
+        (h.entry.id, round(h.score, 9)) for h in plain
+    ]
+    assert [h.entry.id for h in default].index("mfalcon2") > 1

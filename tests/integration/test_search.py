@@ -74,6 +74,7 @@ def test_explain_and_access_statistics(workspace: Path, model) -> None:
         "recency",
         "importance",
         "confidence",
+        "date",  # 1 when created in a period the query names
         "accesses",  # shown, never part of the score
     }
     top = hits[0].entry.id

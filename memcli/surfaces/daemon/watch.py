@@ -13,13 +13,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memcli.core.models import SEQUENCE_DIRS
+
 WATCHED_FILES = ("memory.md", "learnings.md", "archive.md", "memcli.toml")
 EDITOR_JUNK_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".bak", ".part", ".crswap")
 
 
 def is_relevant(path: str | Path, root: Path) -> bool:
-    """True for the workspace's Markdown files, episodes and settings; False for derived
-    state, editor temp/swap files and anything else."""
+    """True for the workspace's Markdown files, episodes, conversations and settings;
+    False for derived state, editor temp/swap files and anything else."""
     try:
         rel = Path(path).resolve().relative_to(root.resolve())
     except ValueError:
@@ -32,7 +34,7 @@ def is_relevant(path: str | Path, root: Path) -> bool:
         return False
     if len(parts) == 1:
         return name in WATCHED_FILES
-    return len(parts) == 2 and parts[0] == "episodes" and name.endswith(".md")
+    return len(parts) == 2 and parts[0] in SEQUENCE_DIRS and name.endswith(".md")
 
 
 @dataclass
