@@ -215,6 +215,10 @@ class Options:
     engine: str = "product"  # product: Memory.search; bench: bench/locomo_exp.Retriever
     experiment: Experiment = field(default_factory=Experiment)
     with_date: bool = True  # the session date in the entry text (the task's format)
+    #: Track A, product engine: "conversation" imports each conversation as
+    #: `memcli import --conversation` does (conversations/<id>.md, an ordered log, the
+    #: time only in created=); "memory" writes the turns into memory.md, date in the text
+    layout: str = "conversation"
     shuffle: bool = False  # entries in a seeded random order: adjacency means nothing
     cache: Path | None = None  # embedding cache of the bench engine
 
@@ -241,10 +245,18 @@ def evaluate(
         if options.shuffle:
             random.Random(f"{sample_id}-{track}").shuffle(items)
         ws = workdir / f"{sample_id}-{track}"
-        write_workspace(ws, items)
+        imported = track == "a" and options.layout == "conversation" and cache is None
+        write_workspace(ws, [] if imported else items)
         mem = Memory(
             ws, settings=settings, embedder_factory=embedder_factory, notify=lambda m: None
         )
+        if imported:  # the product's import path; entries map back by their turn= id
+            mem.import_conversation(json.dumps(sample), f"{sample_id}.json")
+            items = [
+                (e.id, e.text, e.meta.get("created"), normalise_id(e.meta.get("turn", "")))
+                for e in mem.entries()
+                if normalise_id(e.meta.get("turn", ""))
+            ]
         if cache is not None:
             sessions = {item[0]: session_of(item) for item in items}
             retriever = Retriever(mem.entries(), sessions, settings, options.experiment, cache)
@@ -404,6 +416,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=16, help="bootstrap seed (default 16)")
     parser.add_argument("--save", help="write the per-question figures to this JSON file")
     parser.add_argument("--compare", help="paired difference to a run saved with --save")
+    parser.add_argument(
+        "--layout",
+        choices=["conversation", "memory"],
+        default="conversation",
+        help="Track A: import each conversation as `memcli import --conversation` does "
+        "(default), or write its turns into memory.md with the date in the text (the old "
+        "layout; the bench engine always uses it)",
+    )
     exp = parser.add_argument_group("experiments (bench/locomo_exp.py)")
     exp.add_argument(
         "--engine",
@@ -463,11 +483,16 @@ def main(argv: list[str] | None = None) -> int:
     engine = args.engine or ("product" if experiment == Experiment() else "bench")
     if engine == "product" and experiment != Experiment():
         raise SystemExit("the experiment switches need --engine bench")
+    if args.layout == "conversation" and engine == "product" and (
+        args.shuffle or args.no_date_text
+    ):
+        raise SystemExit("--shuffle and --no-date-text need --layout memory")
     options = Options(
         engine=engine,
         experiment=experiment,
         with_date=not args.no_date_text,
         shuffle=args.shuffle,
+        layout=args.layout,
         cache=Path(args.cache) if args.cache else None,
     )
 
@@ -502,7 +527,11 @@ def main(argv: list[str] | None = None) -> int:
     report["engine"] = engine
     report["experiment"] = experiment.describe()
     report["settings"] = {k: v for k, v in overrides.items()}
-    report["options"] = {"with_date": options.with_date, "shuffle": options.shuffle}
+    report["options"] = {
+        "with_date": options.with_date,
+        "shuffle": options.shuffle,
+        "layout": options.layout,
+    }
     report["bootstrap"] = {"resamples": args.bootstrap, "seed": args.seed}
     if args.save:
         Path(args.save).write_text(json.dumps(report | {n: report[n] | runs[n] for n in runs}))

@@ -259,6 +259,19 @@ class Retriever:
         else:
             self.windowed = None
         self.arrays = EntryArrays(self.entries)
+        # the product borrows only in ordered logs; this engine's workspaces are one
+        # memory.md written in conversation order, so adjacency is set here as it was
+        same = np.array(
+            [
+                a.file == b.file and a.type == b.type
+                for a, b in zip(self.entries, self.entries[1:], strict=False)
+            ],
+            dtype=bool,
+        )
+        self.arrays.near[:] = -1
+        if n > 1:
+            self.arrays.near[1:, 0] = np.where(same, np.arange(n - 1), -1)
+            self.arrays.near[:-1, 1] = np.where(same, np.arange(1, n), -1)
         if experiment.neighbours == "session":
             near = self.arrays.near
             for side in (0, 1):

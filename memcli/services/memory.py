@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from memcli.logic.inject import Packed
     from memcli.logic.reflect import Trigger
     from memcli.logic.search import Hit
+    from memcli.services.conversations import ImportedConversation
     from memcli.store.changes import Applied, Plan
 
 
@@ -280,6 +281,18 @@ class Memory:
         each gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
         dry_run nothing is written (ids of new entries are None)."""
         return intake.import_items(self.runtime, items, dry_run=dry_run, source=source, by=by)
+
+    def import_conversation(
+        self, text: str, source: str, *, dry_run: bool = False
+    ) -> list[ImportedConversation]:
+        """Import the conversations in `text` (OpenAI-style messages, ChatGPT's
+        conversations.json, LoCoMo-style JSON; `source` names the file) as ordered logs
+        under conversations/, one entry per turn; with dry_run nothing is written."""
+        from memcli.adapters.conversations import parse_conversations
+        from memcli.services.conversations import import_conversations
+
+        found = parse_conversations(text, source)
+        return import_conversations(self.runtime, found, dry_run=dry_run)
 
     # ------------------------------------------------------------------ compress, reflect
 
