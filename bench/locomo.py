@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -247,6 +248,7 @@ def evaluate(
         ws = workdir / f"{sample_id}-{track}"
         imported = track == "a" and options.layout == "conversation" and cache is None
         write_workspace(ws, [] if imported else items)
+        shutil.rmtree(ws / "conversations", ignore_errors=True)  # a kept --workdir
         mem = Memory(
             ws, settings=settings, embedder_factory=embedder_factory, notify=lambda m: None
         )
@@ -452,8 +454,17 @@ def main(argv: list[str] | None = None) -> int:
         help="entries in a seeded random order (a curated file: no sequence)",
     )
     exp.add_argument("--cache", help="embedding cache directory of the bench engine")
+    exp.add_argument(
+        "--no-date-spellings",
+        action="store_true",
+        help="ablation: the keyword side without the entry's date (product engine)",
+    )
     args = parser.parse_args(argv)
 
+    if args.no_date_spellings:  # ablation only: keyword text as before issue 16
+        import memcli.index.sync as sync
+
+        sync._created_day = lambda entry: ""  # type: ignore[assignment]
     data = json.loads(Path(args.file).read_text(encoding="utf-8"))
     if isinstance(data, dict):
         data = [data]
@@ -531,6 +542,7 @@ def main(argv: list[str] | None = None) -> int:
         "with_date": options.with_date,
         "shuffle": options.shuffle,
         "layout": options.layout,
+        "date_spellings": not args.no_date_spellings,
     }
     report["bootstrap"] = {"resamples": args.bootstrap, "seed": args.seed}
     if args.save:
