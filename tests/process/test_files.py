@@ -1,25 +1,22 @@
-"""Files memcli writes (issue 14, "smaller" findings): a symlinked memory.md stays a
-symlink, and every file memcli creates honours the umask (archive.md, episodes, the
-index manifest and access statistics were 0644 under umask 077). A child process,
-because the umask is the whole process's."""
+"""Files memcli writes (issue 14, a "smaller" finding): every file memcli creates
+honours the umask (archive.md, episodes, the index manifest and access statistics were
+0644 under umask 077). A child process, because the umask is the whole process's. The
+in-process cases (a symlinked memory.md, a held lock): tests/integration/test_files.py."""
 
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
 from pathlib import Path
 
-from memcli.services.memory import Memory
-
 WRITE_EVERYTHING = r"""
 import os, sys
+from pathlib import Path
 os.umask(int(sys.argv[2], 8))
 from memcli.services.memory import Memory
 from memcli.store.workspace import init_workspace
 
-from pathlib import Path
 root = Path(sys.argv[1])
 init_workspace(root)
 mem = Memory(root, notify=lambda m: None)
@@ -57,26 +54,3 @@ def test_every_file_memcli_creates_honours_the_umask(tmp_path: Path, exported) -
     assert len([n for n in modes if n.startswith(".memcli/")]) >= 5  # index, access, history
     loose = {name: oct(mode) for name, mode in modes.items() if mode & 0o077}
     assert loose == {}, f"readable by others under umask 077: {loose}"
-
-
-def test_a_symlinked_memory_file_stays_a_symlink(workspace: Path, tmp_path: Path) -> None:
-    """memory.md kept in a dotfiles repository and linked into the workspace: writes go
-    through the link to the file it points at (it was replaced by a regular file)."""
-    dotfiles = tmp_path / "dotfiles"
-    dotfiles.mkdir()
-    target = dotfiles / "memory.md"
-    memory = workspace / "memory.md"
-    target.write_bytes(memory.read_bytes())
-    memory.unlink()
-    memory.symlink_to(target)
-    mem = Memory(workspace, notify=lambda m: None)
-    entry = mem.add("Deploys go out on Tuesdays").entry
-    mem.edit(entry.id, text="Deploys go out on Wednesdays")
-    victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id != entry.id)
-    mem.forget(victim.id)
-    assert memory.is_symlink() and os.readlink(memory) == str(target)
-    text = target.read_text()
-    assert "Deploys go out on Wednesdays" in text and victim.text not in text
-    assert [p.name for p in dotfiles.iterdir()] == ["memory.md"]  # no temp file left there
-    mem.undo(mem.plan_undo())  # undo writes through the link too
-    assert memory.is_symlink() and victim.text in target.read_text()
