@@ -3,7 +3,7 @@ rename, by backup copy then write, or from a stale buffer, while memcli processe
 edit, forget, extract and compress, with a real `memcli watch` running; every line
 either side was told was written is looked for afterwards.
 
-    python bench/editors.py --ops 60 --trials 2    # the figures in bench/README.md (≈ 10 min)
+    python bench/editors.py --ops 60 --trials 2    # the figures in bench/README.md (≈ 15 min)
     python bench/editors.py --styles inplace,stale --ops 10 --trials 1
 
 The code is tests/support/editors.py (tests/process/test_reliability.py runs its trial()
