@@ -274,7 +274,8 @@ def _too_big(where: str, size: int) -> ValidationError:
 
 
 def read_stdin() -> str:
-    """All of stdin as text (at most MAX_INPUT_BYTES), refusing invalid UTF-8."""
+    """All of stdin as text (at most MAX_INPUT_BYTES), refusing invalid UTF-8 and NUL
+    bytes, whether stdin gives bytes or (replaced by a caller) text."""
     stream = sys.stdin
     if stream is None:
         raise ValidationError("there is no stdin to read from")
@@ -284,7 +285,7 @@ def read_stdin() -> str:
         if len(data) > MAX_INPUT_BYTES:
             raise _too_big("stdin", len(data))
         return decode_input(data, "stdin")
-    try:  # a replayed or in-memory stdin (the daemon's): already text
+    try:  # a text stream (a caller's io.StringIO, a text wrapper without a buffer)
         text = stream.read(MAX_INPUT_BYTES + 1)
     except UnicodeDecodeError as exc:
         raise ValidationError(
@@ -292,7 +293,9 @@ def read_stdin() -> str:
         ) from None
     if len(text) > MAX_INPUT_BYTES:
         raise _too_big("stdin", len(text))
-    return text.removeprefix("\ufeff")
+    # checked as bytes are: a NUL refused, an undecodable byte a stream let through as
+    # a surrogate (errors="surrogateescape") is not valid UTF-8 at the same offset
+    return decode_input(text.encode("utf-8", "surrogatepass"), "stdin")
 
 
 _KINDS = (

@@ -188,6 +188,37 @@ def test_history_is_pruned_but_keeps_the_newest_versions(tmp_path: Path) -> None
     assert len([p for p in objects if p.is_file()]) == KEEP_PER_FILE
 
 
+def test_history_keeps_each_content_once_and_prunes_by_age(tmp_path: Path) -> None:
+    """Content-addressed (one object per content, however often it is recorded) and
+    pruned by age: versions older than keep_days go, younger ones stay even beyond the
+    newest KEEP_PER_FILE, as long as the objects fit in keep_mb."""
+    from memcli.store.history import KEEP_PER_FILE, History
+
+    history = History(tmp_path, keep_days=30, keep_mb=100)
+    same = b"- the same content, saved again and again\n"
+    for _ in range(5):
+        history.record("memory.md", same, source="memcli")
+    history.record("learnings.md", same, source="memcli")
+    objects = tmp_path / "history" / "objects"
+    assert len([p for p in objects.rglob("*") if p.is_file()]) == 1
+    old, young = 10, KEEP_PER_FILE + 5
+    for i in range(old + young):
+        history.record("memory.md", f"- version {i}\n".encode(), source="memcli")
+    log = tmp_path / "history" / "log.jsonl"
+    records = history.records()
+    for record in records:  # memory.md's repeats and first 10 versions: 40 days ago
+        text = history.get(record["sha"])
+        if record["file"] == "memory.md" and (text == same or int(text.split()[2]) < old):
+            record["t"] = "2020-01-01T00:00:00Z"
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    history.prune()
+    texts = [history.get(v["sha"]).decode() for v in history.versions("memory.md")]
+    assert len(texts) == young  # every young version, more than KEEP_PER_FILE
+    assert all(t.startswith("- version ") and int(t.split()[2]) >= old for t in texts)
+    assert [v["file"] for v in history.versions("learnings.md")] == ["learnings.md"]
+    assert history.get(history.versions("learnings.md")[0]["sha"]) == same  # still shared
+
+
 def test_a_read_cut_inside_a_character_mid_save_waits_for_the_rest(workspace: Path) -> None:
     memory = workspace / "memory.md"
     data = memory.read_bytes() + "- 发布前在预发环境跑一遍迁移\n".encode()

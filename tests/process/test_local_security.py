@@ -94,6 +94,40 @@ def test_daemon_refuses_a_client_with_other_settings(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ the daemon's stdin
 
 
+def test_served_stdin_is_refused_as_in_process(tmp_path: Path) -> None:
+    """The attack suite's last two harms (bench/README, 38/40): a served `inject -`
+    took a NUL or invalid UTF-8 on stdin and exited 0, where the in-process run refuses
+    it. The client reads stdin as bytes and, for what the in-process run would refuse,
+    runs in-process: the same refusal, and the daemon never sees the text."""
+    ws = make_workspace(tmp_path / "ws", "m1", "Writes Python tests with pytest")
+    server = served(ws)
+    env = dict(os.environ)
+    env.pop("MEMCLI_NO_DAEMON", None)
+
+    def run(args: list[str], data: bytes = b"", **extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "memcli", "-w", str(ws), *args],
+                              env={**env, **extra}, input=data, capture_output=True,
+                              timeout=60)
+
+    try:
+        assert run(["get", "m1"]).returncode == 0
+        assert server.requests == 1  # this daemon answers these clients
+        for args, data, says in [
+            (["inject", "-"], b"context \x00 here", "stdin:1: holds a NUL byte"),
+            (["inject", "-"], b"ok\n\xc3(", "stdin:2: not valid UTF-8"),
+            (["search", "-"], b"find \x00 this", "stdin:1: holds a NUL byte"),
+        ]:
+            bad = run(args, data)
+            assert bad.returncode == 1 and says in bad.stderr.decode(), (args, bad.stderr)
+            assert b"Traceback" not in bad.stderr and bad.stdout == b""
+            assert server.requests == 1  # refused before anything was sent
+            if args == ["inject", "-"]:  # the in-process run says the same
+                alone = run(args, data, MEMCLI_NO_DAEMON="1")
+                assert (alone.returncode, alone.stderr) == (bad.returncode, bad.stderr)
+    finally:
+        server.stop()
+
+
 @pytest.mark.slow
 def test_inject_messages_from_stdin_through_a_real_watcher(workspace: Path) -> None:
     """The reviewer's case: `inject --messages /dev/stdin` while `memcli watch` runs

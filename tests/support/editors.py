@@ -1,7 +1,10 @@
 """Editors racing memcli (issue 14): people save memory.md while agents write to it.
 
-    .venv/bin/python tests/support/editors.py                 # every editor style, full size
-    .venv/bin/python tests/support/editors.py --saves 20 --ops 10 --styles inplace,stale
+    .venv/bin/python bench/editors.py                 # every editor style, full size
+    .venv/bin/python bench/editors.py --saves 20 --ops 10 --styles inplace,stale
+
+(bench/editors.py runs this module's main(); the code lives here because
+tests/process/test_reliability.py runs trial() at CI size, and tests never import bench/.)
 
 Each trial copies the sample workspace, starts one editor process saving memory.md the
 way a kind of editor does, and memcli writers in their own processes (add, edit,
@@ -335,7 +338,7 @@ def _row(r: Trial) -> str:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--styles", default=",".join(STYLES))
     parser.add_argument(
@@ -344,7 +347,7 @@ def main() -> None:
     )
     parser.add_argument("--ops", type=int, default=30, help="memcli operations of each kind")
     parser.add_argument("--trials", type=int, default=2, help="trials per style")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -2,8 +2,13 @@
 damaged derived state and bad input; fuzzing; the security boundaries; the attacks of
 issue 14 ("Never lose a person's words"), each run through the real CLI.
 
-    .venv/bin/python tests/support/reliability.py            # full run, prints the table
-    .venv/bin/python tests/support/reliability.py --quick    # the sizes CI's tests use
+    .venv/bin/python bench/reliability.py                    # full run, prints the table
+    .venv/bin/python bench/reliability.py --quick            # the sizes CI's tests use
+    .venv/bin/python bench/reliability.py --only attacks     # some parts (see --help)
+
+(bench/reliability.py runs this module's main(); the code lives here because
+tests/process/test_reliability.py asserts on the same functions, and tests never import
+bench/.)
 
 Every figure is measured by running real processes on real workspaces (a copy of the
 sample workspace/, plus generated texts): writers are `memcli` library calls in their
@@ -1722,89 +1727,129 @@ def _still_serving(run, served: Path, watcher: subprocess.Popen) -> str:  # noqa
 # ---------------------------------------------------------------------- report
 
 
-def main() -> None:
+PARTS = ("concurrency", "crashes", "derived", "bad-input", "fuzz", "security", "attacks",
+         "editors")
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="CI-sized run")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--only", default=",".join(PARTS), metavar="PART,...",
+        help=f"run only these parts ({', '.join(PARTS)}); all by default",
+    )
+    args = parser.parse_args(argv)
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = sorted(set(parts) - set(PARTS))
+    if unknown:
+        parser.error(f"--only: unknown part {', '.join(unknown)} (use {', '.join(PARTS)})")
     sizes = (
         {"ops": 12, "hand": 8, "trials": 8, "fuzz": 300, "editor_ops": 4, "editor_trials": 1}
         if args.quick
         else {"ops": 60, "hand": 40, "trials": 100, "fuzz": 3000, "editor_ops": 30,
               "editor_trials": 2}
     )
+    rows: list[tuple[str, object]] = []
+    details: list[str] = []
+    a = None
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         started = time.time()
-        c = concurrency(work / "a", sizes["ops"], sizes["hand"])
-        print("concurrency:", c, flush=True)
-        k = crashes(work / "b", sizes["trials"])
-        print("crashes:", k, flush=True)
-        d = derived_state(work / "c")
-        print("derived:", d, flush=True)
-        b = bad_input(work / "d")
-        print("bad input:", b, flush=True)
-        f = fuzz(sizes["fuzz"])
-        s = security(work / "e")
-        a = attacks(work / "g")
-        print("attacks:", f"{a.harmless}/{a.cases} harmless", flush=True)
-        sys.path.insert(0, str(ROOT))
-        from tests.support import editors
+        if "concurrency" in parts:
+            c = concurrency(work / "a", sizes["ops"], sizes["hand"])
+            print("concurrency:", c, flush=True)
+            details += c.errors + c.details
+            rows += [
+                ("concurrency: processes (+ watcher)", c.processes),
+                ("concurrency: operations run", c.operations),
+                ("concurrency: acknowledged writes + hand edits", c.acknowledged + c.hand_edits),
+                ("concurrency: entries lost", c.lost),
+                ("concurrency: entries duplicated", c.duplicated),
+                ("concurrency: unparseable entries", c.problems),
+                ("concurrency: index consistent after settling", c.index_consistent),
+            ]
+        if "crashes" in parts:
+            k = crashes(work / "b", sizes["trials"])
+            print("crashes:", k, flush=True)
+            details += k.details
+            rows += [
+                ("crash: kill -9 trials", k.trials),
+                ("crash: writes acknowledged before the kills", k.writes_acknowledged),
+                ("crash: compress runs completed before the kills", k.compress_runs),
+                ("crash: torn files", k.torn),
+                ("crash: acknowledged entries lost", k.lost),
+                ("crash: leftover temp files", k.leftover_temp_files),
+            ]
+        if "derived" in parts:
+            d = derived_state(work / "c")
+            print("derived:", d, flush=True)
+            details += d.details
+            rows += [
+                ("derived: damaged .memcli cases", d.cases),
+                ("derived: answered as before", d.recovered),
+                ("derived: access stats kept by rebuild", d.access_kept_after_rebuild),
+            ]
+        if "bad-input" in parts:
+            b = bad_input(work / "d")
+            print("bad input:", b, flush=True)
+            details += b.details
+            rows += [
+                ("bad input: cases", b.cases),
+                ("bad input: clear error/warning, unchanged", b.passed),
+                ("bad input: crashed", b.crashed),
+            ]
+        if "fuzz" in parts:
+            f = fuzz(sizes["fuzz"])
+            rows += [("fuzz: Markdown documents", f["markdown"]),
+                     ("fuzz: metadata comments", f["metadata"])]
+        if "security" in parts:
+            s = security(work / "e")
+            rows += [
+                ("security: socket mode", s["socket_mode"]),
+                ("security: daemon refusals", f"{s['daemon_refusals']}/{s['daemon_requests']}"),
+                ("security: inject block ends (md, xml), json valid",
+                 f"{s['inject_block_closings']}"),
+            ]
+        if "attacks" in parts:
+            a = attacks(work / "g")
+            print("attacks:", f"{a.harmless}/{a.cases} harmless", flush=True)
+            details += a.details
+            rows += [("attacks (issue 14): cases", a.cases),
+                     ("attacks (issue 14): harmless", a.harmless)]
+        if "editors" in parts:
+            sys.path.insert(0, str(ROOT))
+            from tests.support import editors
 
-        races = editors.run(
-            work / "f", list(editors.STYLES), 5000, sizes["editor_ops"], sizes["editor_trials"]
-        )
-    rows = [
-        ("concurrency: processes (+ watcher)", c.processes),
-        ("concurrency: operations run", c.operations),
-        ("concurrency: acknowledged writes + hand edits", c.acknowledged + c.hand_edits),
-        ("concurrency: entries lost", c.lost),
-        ("concurrency: entries duplicated", c.duplicated),
-        ("concurrency: unparseable entries", c.problems),
-        ("concurrency: index consistent after settling", c.index_consistent),
-        ("crash: kill -9 trials", k.trials),
-        ("crash: writes acknowledged before the kills", k.writes_acknowledged),
-        ("crash: compress runs completed before the kills", k.compress_runs),
-        ("crash: torn files", k.torn),
-        ("crash: acknowledged entries lost", k.lost),
-        ("crash: leftover temp files", k.leftover_temp_files),
-        ("derived: damaged .memcli cases", d.cases),
-        ("derived: answered as before", d.recovered),
-        ("derived: access stats kept by rebuild", d.access_kept_after_rebuild),
-        ("bad input: cases", b.cases),
-        ("bad input: clear error/warning, unchanged", b.passed),
-        ("bad input: crashed", b.crashed),
-        ("fuzz: Markdown documents", f["markdown"]),
-        ("fuzz: metadata comments", f["metadata"]),
-        ("security: socket mode", s["socket_mode"]),
-        ("security: daemon refusals", f"{s['daemon_refusals']}/{s['daemon_requests']}"),
-        ("security: inject block ends (md, xml), json valid", f"{s['inject_block_closings']}"),
-        ("attacks (issue 14): cases", a.cases),
-        ("attacks (issue 14): harmless", a.harmless),
-    ]
-    for style in editors.STYLES:
-        rs = [r for r in races if r.style == style]
-        rows += [
-            (f"editors {style}: saves / memcli acks", f"{sum(r.editor_saves for r in rs)} / "
-             f"{sum(r.memcli_acks for r in rs)}"),
-            (f"editors {style}: lost lines (bytes), memcli lost",
-             f"{sum(r.editor_lost for r in rs)} ({sum(r.editor_lost_bytes for r in rs)} B), "
-             f"{sum(r.memcli_lost for r in rs)}"),
-            (f"editors {style}: removed by the editor, recorded",
-             sum(r.memcli_removed_recorded for r in rs)),
-        ]
+            races = editors.run(
+                work / "f", list(editors.STYLES), 5000, sizes["editor_ops"],
+                sizes["editor_trials"],
+            )
+            for style in editors.STYLES:
+                rs = [r for r in races if r.style == style]
+                rows += [
+                    (f"editors {style}: saves / memcli acks",
+                     f"{sum(r.editor_saves for r in rs)} / {sum(r.memcli_acks for r in rs)}"),
+                    (f"editors {style}: lost lines (bytes), memcli lost",
+                     f"{sum(r.editor_lost for r in rs)} "
+                     f"({sum(r.editor_lost_bytes for r in rs)} B), "
+                     f"{sum(r.memcli_lost for r in rs)}"),
+                    (f"editors {style}: removed by the editor, recorded",
+                     sum(r.memcli_removed_recorded for r in rs)),
+                ]
     width = max(len(r[0]) for r in rows)
     print(f"{'figure':{width}} | value")
     print(f"{'-' * width}-|------")
     for name, value in rows:
         print(f"{name:{width}} | {value}")
     print(f"\n({time.time() - started:.0f} s)\n")
-    print("attack | harmless | outcome")
-    print("---|---|---")
-    for name, ok, outcome in a.outcomes:
-        print(f"{name} | {'yes' if ok else 'NO'} | {outcome}")
-    for skipped in a.skipped:
-        print(f"{skipped} | skipped |")
-    for detail in (c.errors + c.details + k.details + d.details + b.details + a.details)[:40]:
+    if a is not None:
+        print("attack | harmless | seconds | outcome")
+        print("---|---|---|---")
+        for name, ok, outcome in a.outcomes:
+            print(f"{name} | {'yes' if ok else 'NO'} | {a.seconds[name]:.1f} | {outcome}")
+        for skipped in a.skipped:
+            print(f"{skipped} | skipped | |")
+    for detail in details[:40]:
         print("  -", detail)
 
 
