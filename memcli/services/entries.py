@@ -116,7 +116,9 @@ def find(rt: Runtime, entry_id: str, include_archived: bool = False) -> Entry:
     ConflictError when two live entries share the id."""
     entry_id = entry_id.strip()
     found = [e for e in all_entries(rt, include_archived) if e.id == entry_id]
-    if not found and rt.require().settle():  # read mid-save? look again once quiet
+    for _ in range(3):  # read mid-save? look again once quiet (an editor may save again)
+        if found or not rt.require().settle():
+            break
         found = [e for e in all_entries(rt, include_archived) if e.id == entry_id]
     live = [e for e in found if e.file != ARCHIVE_FILE]
     if len(live) > 1:
@@ -127,7 +129,9 @@ def find(rt: Runtime, entry_id: str, include_archived: bool = False) -> Entry:
         )
     if found:
         return live[0] if live else found[0]
-    where = "memory.md, learnings.md, episodes/" + (" or archive.md" if include_archived else "")
+    where = "memory.md, learnings.md, episodes/, conversations/" + (
+        " or archive.md" if include_archived else ""
+    )
     raise NotFoundError(
         f"no entry with id {entry_id!r} in {where} of {rt.root}",
         hint="`memcli list` shows the ids",
