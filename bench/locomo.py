@@ -289,7 +289,8 @@ def evaluate(
                     "sample": sample_id,
                     "q": number,
                     "category": CATEGORIES.get(category, str(category)),
-                    "top10": entry_ids[:10],
+                    # imported turns get fresh ids each run: record their turn ids
+                    "top10": [to_dia[e][0] if imported else e for e in entry_ids[:10]],
                 }
                 | {name: round(value, 6) for name, value in metrics.items()}
             )
