@@ -283,7 +283,8 @@ def _duplicates(
     taken: set[str],
 ) -> None:
     """Same normalized text, or the same fact in other words (memcli.logic.similarity) → one
-    entry: the newest text (a person's wording over a program's), the highest importance,
+    entry: the newest text (a person's wording over a program's) unless an older one says
+    more (`keeper`: a merge never drops a detail), the highest importance,
     the union of keywords, summed access counts. A group in which two entries contradict
     each other is left to the contradiction step."""
     pool = [e for e in entries if e.id not in taken]
@@ -300,6 +301,7 @@ def _duplicates(
             pairs.append((by_text[key], i))
         else:
             by_text[key] = i
+    same = {frozenset((pool[i].id, pool[j].id)) for i, j in pairs}
     now = format_time(ctx.now)
     for group in components(len(pool), pairs):
         members = newest_first([pool[i] for i in group], order)
@@ -308,8 +310,10 @@ def _duplicates(
             said == "contradiction" and a in ids and b in ids for (a, b), said in verdicts.items()
         ):
             continue
+        keep = keeper(members, lambda a, b: frozenset((a.id, b.id)) in same)
+        if keep is None:
+            continue
         confirmed = [e for e in members if e.confirmed]
-        keep = (confirmed or members)[0]
         rest = [e for e in members if e.id != keep.id]
         meta = dict(keep.meta)
         meta["id"] = keep.id
@@ -333,6 +337,28 @@ def _duplicates(
             Action("merge", f"merged {len(rest)} duplicate(s) into {keep.id}", ids_in_order)
         )
         taken.update(ids)
+
+
+def keeper(members: Sequence[Entry], same: Callable[[Entry, Entry], bool]) -> Entry | None:
+    """The entry of a duplicate group (newest first) whose text the merge keeps: the
+    newest (a person's before a program's) that is the same fact as every other member
+    (`same`: no chains, "Prefers pytest with fixtures" ~ "Prefers pytest" ~ "Prefers
+    pytest with parametrize" is no group) and loses nothing one says: it lacks no more of
+    a member's content words (memcli.logic.similarity.units) than it holds words that
+    member lacks. A rewording swaps words on both sides; a dropped detail is one-sided
+    ("Prefers pytest over unittest, with fixtures" is not replaced by "Prefers pytest for
+    Python tests"). None when no member will do: the group stays apart, run after run."""
+    ordered = [e for e in members if e.confirmed] + [e for e in members if not e.confirmed]
+    bags = {e.id: units(e.text) for e in members}
+    for keep in ordered:
+        mine = bags[keep.id]
+        if all(
+            same(keep, other) and len(bags[other.id] - mine) <= len(mine - bags[other.id])
+            for other in members
+            if other.id != keep.id
+        ):
+            return keep
+    return None
 
 
 def newer_of(a: Entry, b: Entry, order: dict[str, int]) -> tuple[Entry, Entry]:
