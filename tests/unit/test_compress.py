@@ -13,7 +13,9 @@ import pytest
 
 from memcli.adapters.tokens import get_counter
 from memcli.core.models import Entry, format_time, utc_now
-from memcli.logic.compress import conflicting_values, retention, star_groups
+from memcli.logic.compress import conflicting_values
+from memcli.logic.consolidation import star_groups
+from memcli.logic.forgetting import retention
 from memcli.services.memory import Memory
 from memcli.store.access import Access
 from memcli.store.config import CompressSettings, load_settings
