@@ -39,7 +39,8 @@ def extract(
     """Turn a conversation into entries (the configured LLM, else offline rules),
     deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
     An LLM failure raises before anything is written."""
-    from memcli.logic.extract import candidates, llm_candidates, plan, screen
+    from memcli.logic.extract import plan, screen
+    from memcli.logic.statements import candidates, llm_candidates
 
     check_meta_value("--source", source)
     llm = rt.llm()

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from memcli.core.models import Entry
-from memcli.logic.extract import candidates, plan, split_sentences, statements
+from memcli.logic.extract import plan
+from memcli.logic.sentences import split_sentences
+from memcli.logic.statements import candidates, statements
 from memcli.services.memory import Memory
 from tests.support.fakes import HashingEmbedder
 from tests.support.samples import EN, ZH
