@@ -9,7 +9,7 @@ Provenance decides what may fade (Entry.provenance, `[forget] scope`): by defaul
 entries a program wrote that nobody confirmed, and episodes; a hand-kept entry leaves
 only as a duplicate, as superseded, or under --target-tokens. Whether two entries are
 one fact or contradict is memcli.logic.similarity's verdict; a merge never drops a
-detail (`keeper`). Each step leaves what it acted on to no later step, and leaves
+detail (`merges`). Each step leaves what it acted on to no later step, and leaves
 nothing a second run would act on (idempotent, §5.6).
 """
 
@@ -209,10 +209,10 @@ def _duplicates(
     taken: set[str],
 ) -> None:
     """Same normalized text, or the same fact in other words (memcli.logic.similarity) → one
-    entry: the newest text (a person's wording over a program's) unless an older one says
-    more (`keeper`: a merge never drops a detail), the highest importance,
-    the union of keywords, summed access counts. A group in which two entries contradict
-    each other is left to the contradiction step."""
+    entry: the newest text (a person's wording over a program's) unless another says more
+    (`merges`: a merge never drops a detail), the highest importance, the union of
+    keywords, summed access counts. A group in which two entries contradict each other is
+    left to the contradiction step."""
     pool = [e for e in entries if e.id not in taken]
     index = {e.id: i for i, e in enumerate(pool)}
     pairs = [
@@ -235,55 +235,71 @@ def _duplicates(
             said == "contradiction" and a in ids and b in ids for (a, b), said in verdicts.items()
         ):
             continue
-        keep = keeper(members, lambda a, b: frozenset((a.id, b.id)) in same)
-        if keep is None:
-            continue
-        confirmed = [e for e in members if e.confirmed]
-        rest = [e for e in members if e.id != keep.id]
-        meta = dict(keep.meta)
-        meta["id"] = keep.id
-        meta["imp"] = fmt_unit(max(e.importance for e in members))
-        if any("conf" in e.meta for e in members):
-            meta["conf"] = fmt_unit(max(e.confidence for e in members))
-        keywords = union_keywords(members, limit=12)
-        if keywords:
-            meta["kw"] = ",".join(keywords)
-        earlier = [s for s in (keep.source or "").split(",") if s]
-        meta["src"] = ",".join(dict.fromkeys([*earlier, *(e.id for e in rest)]))
-        if confirmed:
-            meta[BY_KEY] = "person"  # a person stands behind it: src= must not make it fade
-        meta["updated"] = format_time(now)
-        plan.writes.append(Write(replace(keep, meta=meta, id_explicit=True), keep))
-        for other in rest:
-            plan.removals.append(Removal(other, f"duplicate of {keep.id}", keep.id))
-        plan.access_merges.append((keep.id, tuple(e.id for e in rest)))
-        ids_in_order = (keep.id, *(e.id for e in rest))
-        plan.actions.append(
-            Action("merge", f"merged {len(rest)} duplicate(s) into {keep.id}", ids_in_order)
-        )
-        taken.update(ids)
+        for keep, rest in merges(members, lambda a, b: frozenset((a.id, b.id)) in same):
+            _merge(plan, keep, rest, now)
+            taken.update(e.id for e in (keep, *rest))
 
 
-def keeper(members: Sequence[Entry], same: Callable[[Entry, Entry], bool]) -> Entry | None:
-    """The entry of a duplicate group (newest first) whose text the merge keeps: the
-    newest (a person's before a program's) that is the same fact as every other member
-    (`same`: no chains, "Prefers pytest with fixtures" ~ "Prefers pytest" ~ "Prefers
-    pytest with parametrize" is no group) and loses nothing one says: it lacks no more of
-    a member's content words (memcli.logic.similarity.units) than it holds words that
-    member lacks. A rewording swaps words on both sides; a dropped detail is one-sided
-    ("Prefers pytest over unittest, with fixtures" is not replaced by "Prefers pytest for
-    Python tests"). None when no member will do: the group stays apart, run after run."""
-    ordered = [e for e in members if e.confirmed] + [e for e in members if not e.confirmed]
+def _merge(plan: Plan, keep: Entry, rest: Sequence[Entry], now: dt.datetime) -> None:
+    members = [keep, *rest]
+    meta = dict(keep.meta)
+    meta["id"] = keep.id
+    meta["imp"] = fmt_unit(max(e.importance for e in members))
+    if any("conf" in e.meta for e in members):
+        meta["conf"] = fmt_unit(max(e.confidence for e in members))
+    keywords = union_keywords(members, limit=12)
+    if keywords:
+        meta["kw"] = ",".join(keywords)
+    earlier = [s for s in (keep.source or "").split(",") if s]
+    meta["src"] = ",".join(dict.fromkeys([*earlier, *(e.id for e in rest)]))
+    if any(e.confirmed for e in members):
+        meta[BY_KEY] = "person"  # a person stands behind it: src= must not make it fade
+    meta["updated"] = format_time(now)
+    plan.writes.append(Write(replace(keep, meta=meta, id_explicit=True), keep))
+    for other in rest:
+        plan.removals.append(Removal(other, f"duplicate of {keep.id}", keep.id))
+    plan.access_merges.append((keep.id, tuple(e.id for e in rest)))
+    summary = f"merged {len(rest)} duplicate(s) into {keep.id}"
+    plan.actions.append(Action("merge", summary, (keep.id, *(e.id for e in rest))))
+
+
+def merges(
+    members: Sequence[Entry], same: Callable[[Entry, Entry], bool]
+) -> list[tuple[Entry, list[Entry]]]:
+    """How a duplicate group (newest first) merges: (kept entry, entries merged into it).
+
+    A merge never drops a detail: an entry goes into one that is the same fact (`same`,
+    the verdict on that very pair: no chains) and that lacks no more of its content words
+    (memcli.logic.similarity.units) than it holds words the entry lacks — a rewording
+    swaps words both ways, a lost detail is one-sided, so "Prefers pytest over unittest
+    for Python tests, with fixtures instead of setUp methods" absorbs "Prefers pytest for
+    testing Python code", never the other way round. Kept entries are chosen from the
+    most content words down (then a person's before a program's, then the newest, so of
+    two rewordings the newest text stays); each other entry goes into the first kept one
+    that absorbs it, else is kept itself. No kept entry can absorb another (a smaller one
+    would have to lose nothing to a larger one, so be its equal, which the larger would
+    have absorbed first): a second compress finds nothing to merge."""
     bags = {e.id: units(e.text) for e in members}
-    for keep in ordered:
-        mine = bags[keep.id]
-        if all(
-            same(keep, other) and len(bags[other.id] - mine) <= len(mine - bags[other.id])
-            for other in members
-            if other.id != keep.id
-        ):
-            return keep
-    return None
+    ranked = sorted(
+        range(len(members)),
+        key=lambda i: (-len(bags[members[i].id]), not members[i].confirmed, i),
+    )
+    kept: list[tuple[Entry, list[Entry]]] = []
+    for i in ranked:
+        entry, mine = members[i], bags[members[i].id]
+        home = next(
+            (
+                (keep, rest)
+                for keep, rest in kept
+                if same(keep, entry) and len(mine - bags[keep.id]) <= len(bags[keep.id] - mine)
+            ),
+            None,
+        )
+        if home is None:
+            kept.append((entry, []))
+        else:
+            home[1].append(entry)
+    return [(keep, rest) for keep, rest in kept if rest]
 
 
 def newer_of(a: Entry, b: Entry, order: dict[str, int]) -> tuple[Entry, Entry]:

@@ -270,7 +270,7 @@ def _plan_of(lines: list[tuple[str, str, dict[str, str]]]):  # noqa: ANN202 - a 
 def test_a_merge_never_drops_a_detail() -> None:
     """Issue 15: a person's detailed entry is not replaced by a newer, shorter wording of
     it: the merge keeps the text that says everything; entries that only chain through
-    another (each with a detail of its own) are not merged at all."""
+    another (each with a detail of its own) are not merged into each other."""
     detailed = (
         "Prefers pytest over unittest for Python tests, with fixtures instead of setUp methods"
     )
@@ -284,7 +284,7 @@ def test_a_merge_never_drops_a_detail() -> None:
     assert [w.entry.text for w in plan.writes] == [detailed]
     assert plan.removed_ids() == {"p1"}
     # the newer wording of the two paraphrases is not "the same" as the detailed entry
-    # (one slot swapped), so the three are no group: nothing merged, nothing lost
+    # (one slot swapped): the older goes into the detailed entry, the newer stays
     three = _plan_of(
         [
             ("m8f3a2c1", detailed, {"created": ago(4)}),
@@ -296,7 +296,9 @@ def test_a_merge_never_drops_a_detail() -> None:
             ),
         ]
     )
-    assert three.is_empty, [a.summary for a in three.actions]
+    assert [(a.kind, a.ids) for a in three.actions] == [("merge", ("m8f3a2c1", "p1"))]
+    assert [w.entry.text for w in three.writes] == [detailed]
+    # a chain: "Prefers pytest" goes into one of the two, neither detail is lost
     chain = _plan_of(
         [
             ("c1", "Prefers pytest with fixtures", {"created": ago(3)}),
@@ -304,7 +306,8 @@ def test_a_merge_never_drops_a_detail() -> None:
             ("c3", "Prefers pytest with parametrize", {"created": ago(1)}),
         ]
     )
-    assert chain.is_empty, [a.summary for a in chain.actions]
+    assert [(a.kind, a.ids) for a in chain.actions] == [("merge", ("c3", "c2"))]
+    assert chain.removed_ids() == {"c2"}
     pair = _plan_of(
         [
             ("d1", "Prefers pytest with fixtures", {"created": ago(3)}),
