@@ -39,7 +39,8 @@ def extract(
     """Turn a conversation into entries (the configured LLM, else offline rules),
     deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
     An LLM failure raises before anything is written."""
-    from memcli.logic.extract import candidates, llm_candidates, plan, screen
+    from memcli.logic.extract import plan, screen
+    from memcli.logic.statements import candidates, llm_candidates
 
     check_meta_value("--source", source)
     llm = rt.llm()
@@ -66,12 +67,16 @@ def extract(
             if normalize_text(text) != normalize_text(current.text):
                 archive_superseded(rt, current)  # first: never in neither place
             sources = ",".join(s for s in [current.source, source] if s) or None
+            # an entry a person stands behind stays theirs: src= alone would make it a
+            # program's, free to fade for age (DESIGN §5.1)
+            by = "person" if current.provenance in ("hand", "person") else None
             entry = entries.edit(
                 rt,
                 decision.entry_id,
                 text=text,
                 importance=max(current.importance, c.importance),
                 source=sources,
+                by=by,
             )
             applied.append(replace(decision, entry_id=entry.id))
         else:

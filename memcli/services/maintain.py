@@ -2,8 +2,9 @@
 their application, and the automatic reflect / compress after a write.
 
 Planning gathers the entries, their vectors, the access statistics and the LLM, and
-leaves the decisions to the pure planners of memcli.logic.compress and
-memcli.logic.reflect; applying a plan is memcli.store.changes.apply.
+leaves the decisions to the pure planners of memcli.logic.compress (with
+memcli.logic.consolidation and memcli.logic.forgetting) and memcli.logic.reflect;
+applying a plan is memcli.store.changes.apply.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ def plan_compress(rt: Runtime, *, target_tokens: int | None = None) -> Plan:
     """What compress would do; nothing is written. An LLM, when configured, writes the
     consolidated entries; its failure raises LLMError."""
     from memcli.adapters.tokens import get_counter
-    from memcli.logic.compress import Context, llm_summary
+    from memcli.logic.compress import Context
     from memcli.logic.compress import plan_compress as plan
+    from memcli.logic.consolidation import llm_summary
     from memcli.store.changes import preview
     from memcli.store.markdown import render_entry_lines
 

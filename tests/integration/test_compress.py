@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from memcli.adapters.tokens import get_counter
 from memcli.core.models import format_time, utc_now
-from memcli.logic.compress import retention
+from memcli.logic.forgetting import retention
 from memcli.services.memory import Memory
 from memcli.store.access import AccessStats
 from memcli.store.changes import ARCHIVE_KEYS

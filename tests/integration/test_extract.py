@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memcli.services.memory import Memory
@@ -130,3 +131,26 @@ def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
         (workspace / "memcli.toml").write_text('[llm]\nprovider = "openai"\n')
         trust(workspace)
         Memory(workspace).extract(EN)
+
+
+@pytest.mark.slow
+def test_labelled_extract_set_held_out_half(tmp_path: Path, exported) -> None:  # noqa: ANN001
+    """Issue 15 §5: ≥ 100 labelled turns, English and Chinese, both halves; on the
+    held-out half the decisions (ADD / UPDATE / NOOP, with their entry) keep precision and
+    recall ≥ 0.9, and no turn that holds nothing to remember adds anything.
+    bench/extract_quality.py prints the same figures."""
+    from tests.support.extract_quality import DATA, load, run
+
+    items = load(DATA / "extract.jsonl")
+    assert len(items) >= 100
+    assert {i["lang"] for i in items} == {"en", "zh"}
+    assert {i["split"] for i in items} == {"tune", "test"}
+    report = run(
+        tmp_path / "ws",
+        lambda ws: Memory(ws, embedder_factory=lambda: exported, notify=lambda m: None),
+        splits=("test",),
+    )
+    held_out = report["test"]
+    assert held_out["all"]["precision"] >= 0.9 and held_out["all"]["recall"] >= 0.9, held_out
+    clean, total = held_out["nothing_kept_clean"].split("/")
+    assert clean == total and int(total) > 0

@@ -7,6 +7,8 @@
 - processes: memcli and its watcher as child processes, what a fresh interpreter imports
 - samples: conversations and a CLAUDE.md that several tests read
 - merging: the cases of the git merge driver
-- reliability, editors, maintenance, generate: benchmark code the tests run at CI size
-  (run the first three as scripts for the full figures; bench/ imports generate)
+- reliability, editors, maintenance, extract_quality, generate: benchmark code the tests
+  run at CI size (run the first two as scripts for the full figures; bench/maintenance.py
+  and bench/extract_quality.py are the entry points of the next two; bench/ imports
+  generate)
 """

@@ -1,7 +1,7 @@
 """Maintenance decisions on labelled pairs (DESIGN §5.2-5.3): how often compress would
 merge two entries that are not the same fact, or supersede one that does not contradict.
 
-    .venv/bin/python tests/support/maintenance.py [--json] [--set duplicate_threshold=0.8 ...]
+    .venv/bin/python bench/maintenance.py [--errors] [--json] [--set duplicate_threshold=0.8 ...]
 
 bench/data/duplicates.jsonl (paraphrase duplicates and look-alike distinct facts) and
 bench/data/contradictions.jsonl (same subject, another value of every kind; compatible,

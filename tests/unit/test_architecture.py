@@ -37,8 +37,6 @@ REASON = re.compile(r"over 500 lines", re.IGNORECASE)
 #: list only shrinks.
 LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
     {
-        "memcli.logic.compress",
-        "memcli.logic.extract",
         "memcli.store.files",
         "memcli.store.markdown",
         "memcli.surfaces.cli.app",

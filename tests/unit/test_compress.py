@@ -13,7 +13,9 @@ import pytest
 
 from memcli.adapters.tokens import get_counter
 from memcli.core.models import Entry, format_time, utc_now
-from memcli.logic.compress import conflicting_values, retention, star_groups
+from memcli.logic.compress import conflicting_values
+from memcli.logic.consolidation import star_groups
+from memcli.logic.forgetting import retention
 from memcli.services.memory import Memory
 from memcli.store.access import Access
 from memcli.store.config import CompressSettings, load_settings
@@ -247,3 +249,78 @@ def test_an_undated_hand_written_entry_is_not_superseded_by_a_program() -> None:
         "p", "Lives in Lyon", "fact", "memory.md", 0, {"by": "person", "created": ago(1)}
     )
     assert newer_of(hand, person, {"p": 0, "h": 1}) == (hand, person)  # later in the file
+
+
+def _plan_of(lines: list[tuple[str, str, dict[str, str]]]):  # noqa: ANN202 - a Plan
+    """plan_compress on entries whose vectors are all one (cosine 1: only the words and
+    their structure tell them apart)."""
+    import numpy as np
+
+    from memcli.logic.compress import Context, plan_compress
+
+    entries = [
+        Entry(i, text, "preference", "memory.md", n, {"id": i, **meta}, True)
+        for n, (i, text, meta) in enumerate(lines)
+    ]
+    vectors = np.ones((len(entries), 4)) / 2.0
+    ctx = Context(CompressSettings(), NOW, lambda file: "new", {})
+    return plan_compress(entries, vectors, ctx)
+
+
+def test_a_merge_never_drops_a_detail() -> None:
+    """Issue 15: a person's detailed entry is not replaced by a newer, shorter wording of
+    it: the merge keeps the text that says everything; entries that only chain through
+    another (each with a detail of its own) are not merged into each other."""
+    detailed = (
+        "Prefers pytest over unittest for Python tests, with fixtures instead of setUp methods"
+    )
+    plan = _plan_of(
+        [
+            ("m8f3a2c1", detailed, {"created": ago(4)}),
+            ("p1", "Prefers pytest for testing Python code", {"created": ago(1), "by": "person"}),
+        ]
+    )
+    assert [(a.kind, a.ids) for a in plan.actions] == [("merge", ("m8f3a2c1", "p1"))]
+    assert [w.entry.text for w in plan.writes] == [detailed]
+    assert plan.removed_ids() == {"p1"}
+    # the newer wording of the two paraphrases is not "the same" as the detailed entry
+    # (one slot swapped): the older goes into the detailed entry, the newer stays
+    three = _plan_of(
+        [
+            ("m8f3a2c1", detailed, {"created": ago(4)}),
+            ("p1", "Prefers pytest for testing Python code", {"created": ago(1), "by": "person"}),
+            (
+                "p2",
+                "The user prefers pytest when testing Python code",
+                {"created": ago(0.5), "by": "person"},
+            ),
+        ]
+    )
+    assert [(a.kind, a.ids) for a in three.actions] == [("merge", ("m8f3a2c1", "p1"))]
+    assert [w.entry.text for w in three.writes] == [detailed]
+    # a chain: "Prefers pytest" goes into one of the two, neither detail is lost
+    chain = _plan_of(
+        [
+            ("c1", "Prefers pytest with fixtures", {"created": ago(3)}),
+            ("c2", "Prefers pytest", {"created": ago(2)}),
+            ("c3", "Prefers pytest with parametrize", {"created": ago(1)}),
+        ]
+    )
+    assert [(a.kind, a.ids) for a in chain.actions] == [("merge", ("c3", "c2"))]
+    assert chain.removed_ids() == {"c2"}
+    pair = _plan_of(
+        [
+            ("d1", "Prefers pytest with fixtures", {"created": ago(3)}),
+            ("d2", "Prefers pytest", {"created": ago(2)}),
+        ]
+    )
+    assert [w.entry.text for w in pair.writes] == ["Prefers pytest with fixtures"]
+    paraphrase = _plan_of(
+        [
+            ("e1", "Prefers pytest for testing Python code", {"created": ago(3)}),
+            ("e2", "The user prefers pytest when testing Python code", {"created": ago(2)}),
+        ]
+    )
+    assert [w.entry.text for w in paraphrase.writes] == [
+        "The user prefers pytest when testing Python code"  # the newest wording
+    ]

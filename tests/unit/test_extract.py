@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memcli.core.models import Entry
-from memcli.logic.extract import candidates, plan, split_sentences, statements
+from memcli.logic.extract import plan
+from memcli.logic.sentences import split_sentences
+from memcli.logic.statements import candidates, statements
 from memcli.services.memory import Memory
 from tests.support.fakes import HashingEmbedder
 from tests.support.samples import EN, ZH
@@ -257,3 +261,35 @@ def test_an_update_archives_the_old_text_as_superseded(empty_workspace: Path) ->
     )
     assert [d.action for d in again] == ["NOOP"]  # nothing archived twice
     assert len([e for e in mem.entries(include_archived=True) if e.file == "archive.md"]) == 1
+
+
+def test_an_update_keeps_a_hand_kept_entry_a_persons(
+    empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hand-written entry updated by extract is still one a person stands behind: it
+    never fades for age (src= alone would make it a program's); an entry a program wrote
+    stays a program's."""
+    import datetime as dt
+
+    from memcli.core.models import format_time, utc_now
+
+    old = format_time(utc_now() - dt.timedelta(days=90))
+    (empty_workspace / "memory.md").write_text(
+        "# Memory\n\n## Facts\n"
+        f"- Lives in Berlin <!-- id=mhand imp=0.5 created={old} -->\n"
+        f"- The build server is ci-7 <!-- id=mbot imp=0.5 created={old} by=agent -->\n",
+        encoding="utf-8",
+    )
+    mem = Memory(empty_workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
+    said = "I live in Berlin, near Tempelhof. Remember that the build server is ci-7 in rack 4."
+    decisions = mem.extract([{"role": "user", "content": said}], source="conv-3")
+    assert [(d.action, d.entry_id) for d in decisions] == [
+        ("UPDATE", "mhand"),
+        ("UPDATE", "mbot"),
+    ]
+    assert mem.get("mhand").entry.provenance == "person"
+    assert mem.get("mbot").entry.provenance == "machine"
+    assert mem.get("mhand").entry.importance < 0.9  # not kept for importance alone
+    later = utc_now() + dt.timedelta(days=120)
+    monkeypatch.setattr("memcli.services.maintain.utc_now", lambda: later)
+    assert "mhand" not in mem.plan_compress().removed_ids()

@@ -1,0 +1,440 @@
+"""The cue rules of extract (DESIGN §7): what one clause says. Each Rule is a cue at the
+start of a clause ("I prefer …", "my … is …", "remember that …", "actually, …", "我喜欢…",
+"记住…", "不对，应该是…") with the entry type, importance and stored text it gives;
+`match` applies the first that fits, cuts the value where the next statement starts,
+and writes it as a short third-person statement ("Prefers …", "User's … is …", "住在…").
+The cues of a "remember" or a correction hold a statement of their own, matched again.
+Small talk ("I like that", "my bad") gives no statement.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from memcli.index.tokenize import tokenize
+
+#: a Chinese character
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+#: words that open a clause without changing what it says ("oh and also remember …")
+_FILLER = re.compile(
+    r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
+    r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
+    r"personally|for the record)\b[\s,:;.!—–-]*"
+    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
+    r"说实话|其实吧)[\s，,：:。!！]*)+",
+    re.I,
+)
+#: where a statement's value ends: the next clause starts a statement of its own
+_NEXT = re.compile(
+    r"\s*(?:[,;]|\s(?:and|but|so)\b)\s*(?:(?:and|but|also|so|btw|oh|plus)\s+)*"
+    r"(?=(?:i|i'm|i've|i'd|my|remember|please remember|actually)\s)"
+    r"|\s*[，；,;]\s*(?=我|记住|对了|顺便|另外|还有)",
+    re.I,
+)
+_DECLARATIVE = re.compile(
+    r"\b(?:is|are|was|were|isn't|aren't|uses?|runs?|lives?|works?|has|have|should be|starts?|"
+    r"ends?|happens?|goes|takes|lasts|moved|ships?|needs?|means?)\b|是|在|用|要|不|有",
+    re.I,
+)
+_PRONOUN_OBJECT = re.compile(
+    r"^(?:it|that|this|these|those|them|you|your|yours|how|what|the idea|the way)\b"
+    r"|^(?:这|那|它|你)",
+    re.I,
+)
+_SMALL_TALK_KEYS = frozenset(
+    str.split(
+        "question point guess bet bad pleasure concern problem issue idea understanding "
+        "day week weekend morning evening night head apologies fault mistake turn answer "
+        "suggestion plan thought thoughts impression hunch worry fear hope wish reason "
+        "excuse code test tests build output error pr branch commit script query 问题 意思 想法 "
+        "看法 建议 错"
+    )
+)
+_SMALL_TALK_VALUES = re.compile(
+    r"^(?:fine|good|great|ok|okay|done|broken|down|slow|failing|working|dead|busy|full|"
+    r"tired|bad|better|worse|almost|still|so|too|pretty|really|very|kinda|a bit|not|"
+    r"over|here|there|gone)\b",
+    re.I,
+)
+_NOT_A_ROLE = re.compile(r"^(?:bit|little|tad|lot|mess|idiot|fool)\b", re.I)
+_HAS_EXCLUDE = re.compile(
+    r"\b(?:question|problem|meeting|idea|bug|issue|call|doubt|minute|sec|second|moment|"
+    r"feeling|headache|cold|suggestion|request|favou?r)s?\b",
+    re.I,
+)
+_TRAILING = re.compile(
+    r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
+    r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|last (?:week|month|year)|"
+    r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$",
+    re.I,
+)
+END_PUNCT = " \t.!?。！？,，;；:：~…"
+
+
+def _clean(x: str) -> str:
+    x = x.strip().rstrip(END_PUNCT)
+    previous = None
+    while previous != x:
+        previous = x
+        x = _TRAILING.sub("", x).rstrip(END_PUNCT)
+    return x
+
+
+def _capital(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+_ES = ("s", "sh", "ch", "x", "z", "o")
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "am": "is", "are": "is", "be": "is"}
+
+
+def third_person(phrase: str) -> str:
+    """ "write tests first" -> "writes tests first" (the first word, if a plain verb)."""
+    word, _, rest = phrase.partition(" ")
+    if not word.isalpha() or not word.islower():
+        return phrase
+    if word in _IRREGULAR:
+        verb = _IRREGULAR[word]
+    elif word.endswith(_ES):
+        verb = word + "es"
+    elif word.endswith("y") and len(word) > 1 and word[-2] not in "aeiou":
+        verb = word[:-1] + "ies"
+    elif word.endswith("s"):
+        verb = word
+    else:
+        verb = word + "s"
+    return f"{verb} {rest}".strip()
+
+
+@dataclass(frozen=True)
+class Hit:
+    text: str
+    type: str
+    importance: float
+    end: int  # where the statement ends in the clause
+
+
+Make = Callable[[re.Match[str], str], str | None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A cue at the start of a clause: `x` is the statement's value (cut where the next
+    statement starts); `make` writes the stored text, or None when it is no statement."""
+
+    pattern: re.Pattern[str]
+    type: str
+    importance: float
+    make: Make
+    cue: str = ""  # "remember" / "correct": the value is itself a statement
+
+
+def _rule(
+    pattern: str, entry_type: str, importance: float, make: Make | str, cue: str = ""
+) -> Rule:
+    if isinstance(make, str):
+        template = make
+
+        def make(m: re.Match[str], x: str) -> str | None:
+            parts = {k: (v or "").strip() for k, v in m.groupdict().items()}
+            parts["x"] = x
+            return template.format(**parts)
+
+    return Rule(re.compile(pattern, re.I), entry_type, importance, make, cue)
+
+
+def _unless(test: re.Pattern[str], template: str, third: bool = False) -> Make:
+    """The template, unless the value starts like small talk ("I like that")."""
+
+    def make(m: re.Match[str], x: str) -> str | None:
+        if test.search(x):
+            return None
+        parts = {k: (v or "").strip() for k, v in m.groupdict().items()}
+        parts["x"] = third_person(x) if third else x
+        return template.format(**parts)
+
+    return make
+
+
+def _verb_s(m: re.Match[str], x: str) -> str | None:
+    if _PRONOUN_OBJECT.search(x):
+        return None
+    verb = m.group("v").lower()
+    if verb == "rather":
+        return f"Would rather {x}"
+    if verb == "prefer":
+        return f"Prefers {x}"
+    return f"{third_person(verb).capitalize()} {x}"
+
+
+def _not_any_more(m: re.Match[str], x: str) -> str | None:
+    return f"No longer {third_person(m.group('v').lower())} {x}"
+
+
+def _my(m: re.Match[str], x: str) -> str | None:
+    key = m.group("k").strip()
+    first = key.split()[0].casefold().replace("'s", "").replace("’s", "")
+    if first in _SMALL_TALK_KEYS or _SMALL_TALK_VALUES.search(x):
+        return None
+    return f"User's {key} {m.group('be').lower()} {x}"
+
+
+def _has(m: re.Match[str], x: str) -> str | None:
+    return None if _HAS_EXCLUDE.search(x) else f"Has {x}"
+
+
+def _moved(m: re.Match[str], x: str) -> str | None:
+    if re.search(r"\bteam\b", x, re.I):
+        return f"Works on {x}"
+    return f"Lives in {x}"
+
+
+def _zh_my(m: re.Match[str], x: str) -> str | None:
+    key = m.group("k")
+    return None if key in _SMALL_TALK_KEYS else f"用户的{key}是{x}"
+
+
+def _zh_unless_pronoun(template: str) -> Make:
+    def make(m: re.Match[str], x: str) -> str | None:
+        return None if _PRONOUN_OBJECT.search(x) else template.format(x=x)
+
+    return make
+
+
+def _as_said(m: re.Match[str], x: str) -> str | None:
+    return x
+
+
+def _mid_actually(m: re.Match[str], x: str) -> str | None:
+    return re.sub(r"\s*,?\s*\bactually\b,?", "", x, flags=re.I).strip()
+
+
+_I = (
+    r"i\s+(?:(?:really|also|still|much|strongly|generally|definitely|now|currently|mostly|"
+    r"mainly|only|just)\s+)*"
+)
+
+#: statements (what a "remember …" or a correction may hold as well)
+STATEMENTS: list[Rule] = [
+    _rule(
+        _I + r"(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|prefer|want|"
+        r"need|run|have|write|code)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
+        "correction",
+        0.9,
+        _not_any_more,
+    ),
+    _rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more),
+    _rule(
+        r"i(?:'m| am)\s+(?:not|no longer)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
+        "correction",
+        0.9,
+        "Is no longer {x}",
+    ),
+    _rule(
+        r"(?P<s>(?:the|our|my)\s+.+?)\s+(?P<be>is|are)(?:n't|\s+not|\s+no longer)\s+"
+        r"(?P<x>.+?)\s*(?:any\s?more|any longer)?$",
+        "correction",
+        0.9,
+        lambda m, x: (
+            f"{_capital(m.group('s'))} {m.group('be').lower()} no longer {x}"
+            if re.search(r"any\s?more|any longer|no longer", m.group(0), re.I)
+            else None
+        ),
+    ),
+    _rule(
+        r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
+        r"(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
+        "correction",
+        0.85,
+        _moved,
+    ),
+    _rule(
+        r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:switched|migrated|"
+        r"changed|upgraded)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
+        "correction",
+        0.85,
+        "Uses {x}",
+    ),
+    _rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    _rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    _rule(
+        _I + r"(?:don't|do not|dont)\s+(?P<v>like|want|enjoy|use|need)\s+(?P<x>.+)",
+        "preference",
+        0.8,
+        _unless(_PRONOUN_OBJECT, "Does not {v} {x}"),
+    ),
+    _rule(
+        _I + r"(?:hate|dislike|can't stand|cannot stand|detest)\s+(?P<x>.+)",
+        "preference",
+        0.8,
+        _unless(_PRONOUN_OBJECT, "Dislikes {x}"),
+    ),
+    _rule(r"call me\s+(?P<x>.+)", "preference", 0.85, "Prefers to be called {x}"),
+    _rule(
+        r"i\s+(?P<a>always|usually|normally|typically|generally|never|often|tend to)\s+(?P<x>.+)",
+        "pattern",
+        0.75,
+        lambda m, x: (
+            f"{third_person(m.group('a').lower()).capitalize()} {third_person(x)}"
+            if m.group("a").lower() == "tend to"
+            else f"{m.group('a').capitalize()} {third_person(x)}"
+        ),
+    ),
+    _rule(
+        r"(?:lesson learned|lesson|note to self|next time|in future|in the future)[:,]?"
+        r"\s+(?P<x>.+)",
+        "lesson",
+        0.8,
+        lambda m, x: _capital(x),
+    ),
+    _rule(
+        r"(?:from now on|going forward|henceforth)[:,]?\s+(?P<x>.+)",
+        "preference",
+        0.85,
+        lambda m, x: _capital(x),
+    ),
+    _rule(_I + r"work\s+(?P<p>at|for|in|on|as|from)\s+(?P<x>.+)", "fact", 0.75, "Works {p} {x}"),
+    _rule(_I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}"),
+    _rule(
+        r"i(?:'m| am)\s+(?:now\s+)?based\s+(?P<p>in|at|near)\s+(?P<x>.+)",
+        "fact",
+        0.75,
+        "Lives {p} {x}",
+    ),
+    _rule(_I + r"use\s+(?P<x>.+)", "preference", 0.75, _unless(_PRONOUN_OBJECT, "Uses {x}")),
+    _rule(
+        r"i\s+(?:have|'ve got|have got)\s+(?P<x>(?:a|an|two|three|four|\d+)\s.+)",
+        "fact",
+        0.75,
+        _has,
+    ),
+    _rule(r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)", "fact", 0.75, _my),
+    _rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
+    # Chinese
+    _rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
+    _rule(
+        r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"
+    ),
+    _rule(r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)", "correction", 0.85, "住在{x}"),
+    _rule(
+        r"我(?:们)?(?:已经|最近|刚|刚刚)?(?:改用|换成|换到|换用)了?(?P<x>.+)",
+        "correction",
+        0.85,
+        "用{x}",
+    ),
+    _rule(
+        r"我(?:很|非常|真的)?(?P<v>不喜欢|讨厌)(?P<x>.+)",
+        "preference",
+        0.8,
+        lambda m, x: None if _PRONOUN_OBJECT.search(x) else m.group("v") + x,
+    ),
+    _rule(
+        r"我(?:很|非常|比较|更|最|也|还是|一直|真的)*喜欢(?P<x>.+)",
+        "preference",
+        0.8,
+        _zh_unless_pronoun("喜欢{x}"),
+    ),
+    _rule(
+        r"我(?:比较|更)?(?:偏好|倾向于|倾向)(?P<x>.+)",
+        "preference",
+        0.8,
+        _zh_unless_pronoun("偏好{x}"),
+    ),
+    _rule(r"我(?P<a>总是|一般|通常|习惯|平时|每天)(?P<x>.+)", "pattern", 0.75, "{a}{x}"),
+    _rule(
+        r"(?:以后|今后|从现在开始|从今以后)(?:都|请|要)?[，,]?(?P<x>.+)", "preference", 0.85, "{x}"
+    ),
+    _rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}"),
+    _rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作"),
+    _rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my),
+    _rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
+    _rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
+    _rule(
+        r"我(?:主要|一般)?(?:用|使用)(?P<x>(?!一下).+)",
+        "preference",
+        0.75,
+        _zh_unless_pronoun("用{x}"),
+    ),
+]
+
+#: cues whose value is a statement of its own
+CUES: list[Rule] = [
+    _rule(
+        r"(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:do\s+)?(?:remember|keep in mind|"
+        r"don't forget|do not forget|make a note|take note|note(?=\s*(?:that\b|:)))"
+        r"(?!\s+(?:when|how|what|where|why|who|to|me|him|her|them|us)\b)"
+        r"(?:\s+(?:that|this))?\s*[:,-]?\s*(?P<x>.+)",
+        "fact",
+        0.9,
+        _as_said,
+        "remember",
+    ),
+    _rule(
+        r"(?:请|麻烦你?|你)?(?:记住|记一下|记下|记好|别忘了)(?:一下)?[：:，,]?\s*(?P<x>.+)",
+        "fact",
+        0.9,
+        _as_said,
+        "remember",
+    ),
+    _rule(
+        r"(?:actually|correction|no|nope|wait|sorry|oops|scratch that|my mistake|i was wrong|"
+        r"i misspoke)\b[,:!.—–-]*\s*(?:(?:it|that)(?:'s|\s+is|\s+was|\s+should be)\s+)?(?P<x>.+)",
+        "correction",
+        0.9,
+        _as_said,
+        "correct",
+    ),
+    _rule(
+        r"(?:不对|不是的|错了|说错了|更正一下|更正|纠正一下|其实)[，,：:。!！]?\s*"
+        r"(?:应该是|其实是)?(?P<x>.+)",
+        "correction",
+        0.9,
+        _as_said,
+        "correct",
+    ),
+    _rule(
+        r"(?P<x>(?:the|our|my|we|it)\b.*?\bactually\b.+)",
+        "correction",
+        0.9,
+        _mid_actually,
+        "correct",
+    ),
+]
+
+
+def match(rules: Sequence[Rule], clause: str) -> Hit | None:
+    for rule in rules:
+        m = rule.pattern.match(clause)
+        if not m:
+            continue
+        bounded = m.end("x") < m.end()  # the pattern goes on after x ("在…工作")
+        tail = clause[m.start("x") : m.end("x") if bounded else None]
+        cut = _NEXT.search(tail)
+        x = _clean(tail[: cut.start()] if cut else tail)
+        if tail[:1].isspace() and x[:1].isascii():
+            x = " " + x  # "我的工号是 TC-20931" keeps its space
+        end = m.end() if bounded and not cut else m.start("x") + (cut.start() if cut else len(tail))
+        if not x:
+            continue
+        text = rule.make(m, x)
+        if not text:
+            continue
+        if rule.cue:
+            inner = match(STATEMENTS, strip_filler(text))
+            if inner is not None:
+                kind = "correction" if rule.cue == "correct" else inner.type
+                return Hit(inner.text, kind, max(rule.importance, inner.importance), end)
+            if rule.cue == "correct" and not (
+                (_DECLARATIVE.search(text) and len(tokenize(text)) >= 3)
+                or len(CJK.findall(text)) >= 4
+            ):
+                continue
+        return Hit(_capital(_clean(text)), rule.type, rule.importance, end)
+    return None
+
+
+def strip_filler(text: str) -> str:
+    m = _FILLER.match(text)
+    return text[m.end() :] if m else text

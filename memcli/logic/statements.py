@@ -1,0 +1,155 @@
+"""The statements of a conversation worth remembering (DESIGN §7, seed 002 phase two):
+the user's turns split into sentences (memcli.logic.sentences), a cue at the start of
+any clause of a sentence (memcli.logic.cues: "…, and also remember that …", "btw my …
+is …", "对了，记住…"), each scored for importance and kept at ≥ KEEP_AT. Questions,
+hypotheticals ("if I …", "如果…") are not statements; hedged or passing ones ("maybe",
+"I think", "today", "可能") score HEDGE_PENALTY lower. With an LLM, the LLM extracts and
+scores (`llm_candidates`). What the candidates do to the workspace is
+memcli.logic.extract's decision.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memcli.adapters.messages import message_text
+from memcli.core.models import normalize_text
+from memcli.core.validate import strip_controls
+from memcli.logic.cues import CJK, CUES, STATEMENTS, match, strip_filler
+from memcli.logic.sentences import split_sentences
+
+KEEP_AT = 0.7
+HEDGE_PENALTY = 0.2
+
+#: where a clause may start inside a sentence
+_CLAUSE = re.compile(
+    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus)\s)", re.I
+)
+_HEDGES = re.compile(
+    r"\b(maybe|might|perhaps|probably|possibly|not sure|i guess|i think|i suppose|kind of|"
+    r"sort of)\b|可能|也许|大概|好像|或许|说不定|我觉得",
+    re.I,
+)
+_TRANSIENT = re.compile(
+    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now)\b"
+    r"|今天|刚才|这会儿|暂时",
+    re.I,
+)
+_HYPOTHETICAL = re.compile(
+    r"\b(if|what if|suppose|supposing|imagine|assuming|hypothetically|let's say|say we)\b"
+    r"|如果|假如|假设|要是|万一|假使",
+    re.I,
+)
+_QUESTION_START = re.compile(
+    r"^(?:do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|where|when|"
+    r"who|which|have you|has)\b",
+    re.I,
+)
+_REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?:remember|note)\b", re.I)
+
+
+def _is_question(sentence: str) -> bool:
+    s = sentence.rstrip(" \t.!。！~…")
+    return (
+        s.endswith(("?", "？"))
+        or bool(CJK.search(s) and s.endswith(("吗", "呢", "么")))
+        or bool(_QUESTION_START.match(s))
+    )
+
+
+def statements(sentence: str) -> list[tuple[str, str, float]]:
+    """(text, type, importance) of the explicit statements of one sentence: a cue at the
+    start of any clause; none from a question (unless it asks to remember) or a
+    hypothetical; hedged or passing ("today") statements score HEDGE_PENALTY lower."""
+    question = _is_question(sentence)
+    found: list[tuple[str, str, float]] = []
+    consumed = 0
+    starts = [0] + [m.end() for m in _CLAUSE.finditer(sentence)]
+    for start in starts:
+        if start < consumed:
+            continue
+        clause = strip_filler(sentence[start:])
+        offset = len(sentence) - len(clause)
+        if question and not _REQUEST.match(clause):
+            continue
+        if _HYPOTHETICAL.search(sentence[:offset]):
+            continue
+        hit = match(CUES, clause) or match(STATEMENTS, clause)
+        if hit is None:
+            continue
+        consumed = offset + hit.end
+        said = sentence[start:consumed]
+        penalty = HEDGE_PENALTY if _HEDGES.search(said) or _TRANSIENT.search(said) else 0.0
+        found.append((hit.text, hit.type, round(hit.importance - penalty, 2)))
+    return found
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A statement to remember: its stored text, type and importance."""
+
+    text: str
+    type: str
+    importance: float
+    said: str  # the sentence it came from
+
+
+def candidates(messages: Sequence[dict]) -> list[Candidate]:
+    """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
+    found: list[Candidate] = []
+    seen: set[str] = set()
+    for message in messages:
+        if message.get("role") not in ("user", "human"):
+            continue
+        for sentence in split_sentences(strip_controls(message_text(message))):
+            if len(sentence) < 3:
+                continue
+            for text, entry_type, score in statements(sentence):
+                key = normalize_text(text)
+                if score >= KEEP_AT and key not in seen:
+                    seen.add(key)
+                    found.append(Candidate(text, entry_type, score, sentence))
+    return found
+
+
+LLM_SYSTEM = (
+    "You extract long-term memories about the user from a conversation. Return a JSON "
+    'object {"memories": [{"text": str, "type": one of preference, fact, pattern, '
+    'correction, skill, lesson, "importance": number 0-1}]}. Only lasting, explicit '
+    "information; write each memory as a short third-person statement; importance 0.9 for "
+    "things the user asked to remember or corrected, lower for passing remarks."
+)
+TYPES = ("preference", "fact", "pattern", "correction", "skill", "lesson")
+
+
+def llm_candidates(messages: Sequence[dict], llm) -> list[Candidate]:  # noqa: ANN001 - LLMClient
+    """Candidates scored by the LLM; raises LLMError on an answer of the wrong shape."""
+    from memcli.adapters.llm import LLMError
+
+    transcript = "\n".join(
+        f"{m.get('role')}: {strip_controls(message_text(m))}"
+        for m in messages
+        if m.get("role") in ("user", "human", "assistant", "ai") and not m.get("tool_calls")
+    )
+    answer = llm.chat_json(LLM_SYSTEM, transcript)
+    items = answer.get("memories") if isinstance(answer, dict) else None
+    if not isinstance(items, list):
+        raise LLMError('the LLM answer has no "memories" list; nothing was changed')
+    found, seen = [], set()
+    for item in items:
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise LLMError("an LLM memory has no text; nothing was changed")
+        try:
+            importance = float(item.get("importance", 0))
+        except (TypeError, ValueError):
+            raise LLMError(
+                "an LLM memory has a non-numeric importance; nothing was changed"
+            ) from None
+        entry_type = item.get("type") if item.get("type") in TYPES else "fact"
+        text = " ".join(item["text"].split())
+        if text and importance >= KEEP_AT and normalize_text(text) not in seen:
+            seen.add(normalize_text(text))
+            found.append(Candidate(text, entry_type, round(min(importance, 1.0), 2), "(llm)"))
+    return found
