@@ -226,7 +226,7 @@ class Entry:
     def provenance(self) -> str:
         """Who wrote the entry (DESIGN §5.1): "reflection" (reflect), "episode" (`log`,
         episodes/), "conversation" (a turn of an imported conversation, conversations/:
-        a record, never faded by age unless `[forget] scope = "all"`), "person"
+        a record compress never merges, supersedes or fades), "person"
         (`by=person`: added or edited on the command line),
         "machine" (`by=extract|agent|compress`, or no `by=` but `src=` set: an older
         extract or agent write), else "hand" (written in the file)."""

@@ -62,7 +62,10 @@ def plan_compress(
     order = {e.id: i for i, e in enumerate(entries)}
     row = {e.id: vectors[i] for i, e in enumerate(entries)}
     taken: set[str] = set()  # ids a step already acted on
-    movable = [e for e in entries if not e.pinned]
+    # pinned entries stay; so do the turns of an imported conversation: a record of what
+    # was said (two turns saying "Yes!" are two turns, not a duplicate), never merged,
+    # superseded or faded
+    movable = [e for e in entries if not e.pinned and e.provenance != "conversation"]
     matrix = np.stack([row[e.id] for e in movable]) if movable else np.zeros((0, 1))
     verdicts = {
         (movable[i].id, movable[j].id): said

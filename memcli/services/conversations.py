@@ -4,9 +4,10 @@ time as `created=`, the conversation as `src=` and the turn's own id as `turn=`.
 
 An ordered log is a sequence (DESIGN §3): a search lets a turn borrow relevance from the
 turns next to it, which a curated memory.md never does. A conversation is a record, so
-compress never fades its turns unless `[forget] scope = "all"` (provenance
-"conversation"). A file that already exists is never overwritten: importing the same
-conversation twice is refused, naming the file, and nothing is written.
+compress never merges, supersedes or fades its turns (provenance "conversation");
+`memcli forget ID` or removing the file does. A file that already exists is never
+overwritten: importing the same conversation twice is refused, naming the file, and
+nothing is written.
 """
 
 from __future__ import annotations

@@ -110,3 +110,25 @@ def test_importing_the_same_conversation_twice_is_refused(
         mem.import_conversation(json.dumps(TALK), "trip.json")
     assert (empty_workspace / "conversations" / "trip.md").read_bytes() == before
     assert len(mem.entries()) == 6
+
+
+def test_compress_never_touches_the_turns_of_a_conversation(
+    empty_workspace: Path, model: SentenceTransformerEmbedder
+) -> None:
+    """A log is a record: two turns saying the same thing are two turns, and a 2023 chat is
+    not "faded" — under `[forget] scope = "all"` too (the plan still acts elsewhere)."""
+    talk = json.loads(json.dumps(TALK))
+    talk["conversation"]["session_2"] += [
+        {"speaker": "Bo", "dia_id": "D2:3", "text": "Yes, finally, after two whole weeks!"},
+        {"speaker": "Ann", "dia_id": "D2:4", "text": "We repainted the kitchen yellow."},
+    ]
+    (empty_workspace / "memory.md").write_text(
+        "# Memory\n\n## Facts\n"
+        "- Left a note about the build <!-- id=mold0001 created=2020-01-01T00:00:00Z by=agent -->\n"
+    )
+    mem = memory(empty_workspace, model, forget_scope="all")
+    mem.import_conversation(json.dumps(talk), "trip.json")
+    plan = mem.plan_compress()
+    touched = {i for action in plan.actions for i in action.ids}
+    turns = {e.id for e in mem.entries() if e.file.startswith("conversations/")}
+    assert touched and not touched & turns
