@@ -41,7 +41,6 @@ LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
         "memcli.logic.extract",
         "memcli.store.files",
         "memcli.store.markdown",
-        "memcli.surfaces.cli.app",
         "memcli.surfaces.hooks",
     }
 )
