@@ -50,18 +50,56 @@ state = _State()
 
 
 class _Group(TyperGroup):
-    """Domain errors and Ctrl-C become messages and exit codes (memcli.surfaces.guard)."""
+    """Every error becomes one message and exit code (memcli.surfaces.guard): domain
+    errors and Ctrl-C in `invoke`, Click's usage errors in `main` (in memcli's words,
+    memcli.surfaces.cli.usage); with --json, also the envelope's error on stdout."""
+
+    def main(self, args: Any = None, *pos: Any, standalone_mode: bool = True, **kw: Any) -> Any:
+        from memcli.surfaces.cli import usage
+        from memcli.surfaces.cli.usage import click
+
+        args = list(sys.argv[1:] if args is None else args)
+        command = usage.command_of(args, _groups(self))
+        render.start(command, usage.wants_json(args))
+        try:
+            result = super().main(args, *pos, standalone_mode=False, **kw)
+            code = result if isinstance(result, int) else 0
+        except click.NoArgsIsHelpError as exc:  # `memcli`, `memcli config`
+            exc.show()
+            code = exc.exit_code
+        except click.ClickException as exc:
+            code = _report(usage.from_click(exc, command))
+        except typer.Abort:  # Ctrl-D at a prompt
+            render.error("aborted; nothing was changed")
+            code = ExitCode.ERROR
+        if standalone_mode:
+            sys.exit(code)
+        return code
 
     def invoke(self, ctx: typer.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
-            code, message = guard.outcome(exc) or (ExitCode.ERROR, str(exc))
-            if message is not None:
-                if state.traceback:
-                    raise
-                render.error(message)
-            raise typer.Exit(code) from None
+            if state.traceback and guard.shown(exc):
+                raise
+            raise typer.Exit(_report(exc)) from None
+
+
+def _report(exc: BaseException) -> int:
+    """Print a reported error (message; --json: the envelope too); its exit code."""
+    report = guard.describe(exc) or {"error": str(exc), "exit": 1, "code": "error",
+                                     "message": str(exc), "hint": None}  # fmt: skip
+    render.fail(report)
+    return int(report["exit"])  # type: ignore[call-overload]
+
+
+def _groups(group: Any) -> dict[str, list[str]]:
+    """The command groups of the app (config, git) with their subcommands' names."""
+    return {
+        name: list(sub.commands)
+        for name, sub in group.commands.items()
+        if isinstance(getattr(sub, "commands", None), dict)
+    }
 
 
 # Typer prints `NAME <str>` for every argument: its metavar and help say it better
@@ -97,10 +135,11 @@ def memory() -> Any:
     return shared_memory(state.workspace)
 
 
-def usage_error(message: str) -> None:
+def usage_error(message: str, hint: str | None = None) -> None:
     """Report a usage mistake the option parser cannot see; exit code 2."""
-    render.error(message)
-    raise typer.Exit(ExitCode.USAGE)
+    from memcli.core.errors import UsageError
+
+    raise UsageError(message, hint=hint)
 
 
 def stdin_or(text: str) -> str:
@@ -190,7 +229,7 @@ def main_options(
 
 def show(data: dict[str, Any], json_out: bool, explain: bool = False) -> None:
     """Print a served command's answer (memcli.surfaces.cli.served.show)."""
-    code = served.show(data, {"json": json_out, "explain": explain})
+    code = served.show(data, {"json": json_out, "explain": explain}, render.command())
     if code:
         raise typer.Exit(code)
 

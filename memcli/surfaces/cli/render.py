@@ -79,9 +79,54 @@ def _line(message: str, style: str = "", *, err: bool = False, label: str = "") 
     _console(err).print(line)
 
 
+#: the command being run and whether it was asked for --json (`start` sets them)
+_run: dict[str, Any] = {"command": "", "json": False}
+
+
+def start(command: str, json_out: bool) -> None:
+    """Name the command this process runs (`search`, `config set`) and whether its
+    output is the --json envelope; the envelope and error reports use them."""
+    _run["command"], _run["json"] = command, json_out
+
+
+def wants_json() -> bool:
+    return bool(_run["json"])
+
+
+def command() -> str:
+    return str(_run["command"])
+
+
 def emit_json(data: Any) -> None:
-    """Machine-readable output: one JSON document on stdout, nothing else."""
-    sys.stdout.write(dumps(data) + "\n")
+    """A command's result as the one --json envelope: one JSON document on stdout,
+    `{"ok": true, "command": ..., "data": ...}`, nothing else."""
+    sys.stdout.write(dumps({"ok": True, "command": _run["command"], "data": data}) + "\n")
+
+
+def fail(report: dict[str, Any], data: Any = None) -> None:
+    """An error (memcli.surfaces.guard.describe's form) reported: `error: ...` on stderr
+    and, for --json, the envelope `{"ok": false, "command": ..., "error": {"code",
+    "message", "hint"}}` on stdout (with the command's `data` when it has some, as
+    doctor's report). Nothing to report (Ctrl-C, a closed pipe): nothing printed."""
+    if report.get("error") is None:
+        return
+    if _run["json"]:
+        emit_failure(report, data)
+    error(report["error"])
+
+
+def emit_failure(report: dict[str, Any], data: Any = None) -> None:
+    """The --json envelope of a failed command: its error's `code`, `message` and `hint`
+    (and the command's `data` when it has some)."""
+    envelope: dict[str, Any] = {"ok": False, "command": _run["command"]}
+    if data is not None:
+        envelope["data"] = data
+    envelope["error"] = {
+        "code": report["code"],
+        "message": report["message"],
+        "hint": report.get("hint"),
+    }
+    sys.stdout.write(dumps(envelope) + "\n")
 
 
 def _text(message: str, style: str = "") -> Text:
@@ -96,12 +141,12 @@ def info(message: str) -> None:
     _line(message)
 
 
-def pinned_info() -> Callable[[str], None]:
-    """`info` bound to the stdout of this moment (the watcher's log lines)."""
+def pinned_info(err: bool = False) -> Callable[[str], None]:
+    """`info` bound to the stdout (or stderr) of this moment (the watcher's log lines)."""
     from rich.console import Console
 
     # the file itself: a Console without one prints to whatever sys.stdout is then
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    console = Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
         console.print(_text(message))

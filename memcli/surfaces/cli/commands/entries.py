@@ -146,7 +146,7 @@ def list_(
     )
     entries = operations.list_entries(mem, resolve_list(request, mem))
     if json_out:
-        render.emit_json([e.to_dict() for e in entries])
+        render.emit_json({"entries": [e.to_dict() for e in entries]})
     else:
         render.entries_table(entries)
 
@@ -189,7 +189,7 @@ def edit(
             return
         entry = mem.edit(current.id, text=text, by="person")
         if json_out:
-            render.emit_json(entry.to_dict())
+            render.emit_json({"entry": entry.to_dict()})
         else:
             render.info(f"edited {entry.id} in {entry.file}")
         return
@@ -205,7 +205,7 @@ def edit(
         by="person",  # confirmed by a person: no longer fades with age (DESIGN §5.1)
     )
     if json_out:
-        render.emit_json(entry.to_dict())
+        render.emit_json({"entry": entry.to_dict()})
     else:
         render.info(f"edited {entry.id} in {entry.file}")
 
@@ -221,7 +221,7 @@ def forget(
     """Move an entry to archive.md (restore brings it back)."""
     entry = memory().forget(entry_id, reason=reason)
     if json_out:
-        render.emit_json({"forgotten": entry.to_dict()})
+        render.emit_json({"entry": entry.to_dict(), "reason": reason})
     else:
         render.info(f"moved {entry.id} from {entry.file} to archive.md")
 
@@ -231,6 +231,7 @@ def open_(
     file: str = typer.Argument(
         "memory.md", metavar="[FILE]", help="memory.md (default), learnings.md or archive.md."
     ),
+    json_out: bool = JsonOpt,
 ) -> None:
     """Open a memory file of the workspace in $VISUAL / $EDITOR."""
     from memcli.store.workspace import resolve_workspace
@@ -238,12 +239,14 @@ def open_(
 
     allowed = ("memory.md", "learnings.md", "archive.md")
     if file not in allowed:
-        usage_error(f"FILE {file!r}: one of {', '.join(allowed)}")
+        usage_error(f"FILE: {file!r} is not one of {', '.join(allowed)}")
     root = resolve_workspace(state.workspace)
     path = root / file
     if not path.exists():
         raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")
     run_editor(path)
+    if json_out:
+        render.emit_json({"file": str(path)})
 
 
 @app.command()
@@ -254,7 +257,7 @@ def restore(
     """Bring an entry back from archive.md."""
     entry = memory().restore(entry_id)
     if json_out:
-        render.emit_json({"restored": entry.to_dict()})
+        render.emit_json({"entry": entry.to_dict()})
     else:
         render.info(f"restored {entry.id} to {entry.file} ({entry.type})")
 

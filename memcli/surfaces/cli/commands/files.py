@@ -118,8 +118,11 @@ def doctor(json_out: bool = JsonOpt) -> None:
 
     mem = memory()
     report = mem.doctor(extra=[watcher_check(mem.root)])
-    if json_out:
+    if json_out and report["ok"]:
         render.emit_json(report)
+    elif json_out:
+        message = "the workspace needs attention: see the report's problems"
+        render.emit_failure({"code": "unhealthy", "message": message}, report)
     else:
         for check in report["checks"]:
             render.info(f"{check['name']}: {check['detail']}")

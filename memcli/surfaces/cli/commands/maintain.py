@@ -39,7 +39,7 @@ def extract(
         load_messages(messages), source=source or default_source, dry_run=dry_run
     )
     if json_out:
-        render.emit_json([d.to_dict() for d in decisions])
+        render.emit_json({"decisions": [d.to_dict() for d in decisions]})
         return
     if not decisions:
         render.info("no explicit statements to remember")
@@ -121,7 +121,7 @@ def log(
         stdin_or(text), importance=importance, keywords=keywords, allow_secret=allow_secret
     )
     if json_out:
-        render.emit_json(entry.to_dict())
+        render.emit_json({"entry": entry.to_dict()})
     else:
         render.info(f"logged {entry.id} in {entry.file}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from enum import StrEnum
 from pathlib import Path
 
 import typer
@@ -12,50 +13,59 @@ from memcli.surfaces.cli.base import (
     JsonOpt,
     app,
     memory,
-    usage_error,
 )
+
+
+class ExportFormat(StrEnum):  # adapters.portability.EXPORT_FORMATS (a test keeps them equal)
+    jsonl = "jsonl"
+    markdown = "markdown"
+    mem0 = "mem0"
+
+
+class ImportFormat(StrEnum):  # adapters.portability.IMPORT_FORMATS
+    auto = "auto"
+    jsonl = "jsonl"
+    mem0 = "mem0"
+    markdown = "markdown"
+    chatgpt = "chatgpt"
 
 
 @app.command(name="export")
 def export_(
-    fmt: str = typer.Option(
-        "jsonl", "--format", "-f", metavar="jsonl|markdown|mem0", help="Output format."
-    ),
+    fmt: ExportFormat = typer.Option(ExportFormat.jsonl, "--format", "-f", help="Output format."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    json_out: bool = JsonOpt,
 ) -> None:
-    """Print every entry as JSON Lines, plain Markdown or mem0's export shape."""
-    from memcli.adapters.portability import EXPORT_FORMATS, export_entries
+    """Print every entry as JSON Lines, plain Markdown or mem0's export shape (with
+    --json, that text as the envelope's `data.content`)."""
+    from memcli.adapters.portability import export_entries
 
-    if fmt not in EXPORT_FORMATS:
-        usage_error(f"--format {fmt!r}: use one of {', '.join(EXPORT_FORMATS)}")
     entries = memory().entries(include_archived=include_archived)
-    sys.stdout.write(export_entries(entries, fmt))
+    content = export_entries(entries, fmt.value)
+    if json_out:
+        render.emit_json({"format": fmt.value, "count": len(entries), "content": content})
+    else:
+        sys.stdout.write(content)
 
 
 @app.command(name="import")
 def import_(
     file: Path = typer.Argument(..., metavar="FILE", help="A JSONL, mem0 JSON or Markdown file."),
-    fmt: str = typer.Option(
-        "auto",
-        "--format",
-        "-f",
-        metavar="auto|jsonl|mem0|markdown|chatgpt",
-        help="The file's format.",
+    fmt: ImportFormat = typer.Option(
+        ImportFormat.auto, "--format", "-f", help="The file's format (auto: by its name and text)."
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be added."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Bring memories in (CLAUDE.md / MEMORY.md, mem0's export, ChatGPT's memory list,
     JSONL): each through `add`; an exact repeat of an entry is left alone."""
-    from memcli.adapters.portability import IMPORT_FORMATS, detect_format, parse_import
+    from memcli.adapters.portability import detect_format, parse_import
     from memcli.core.validate import read_input_file
 
-    if fmt not in IMPORT_FORMATS:
-        usage_error(f"--format {fmt!r}: use one of {', '.join(IMPORT_FORMATS)}")
     text = read_input_file(file, "FILE")
-    fmt = detect_format(text, file.name) if fmt == "auto" else fmt
-    items = parse_import(text, file.name, fmt)
-    by = "agent" if fmt == "mem0" else "person"  # mem0's memories were machine-extracted
+    kind = detect_format(text, file.name) if fmt == ImportFormat.auto else fmt.value
+    items = parse_import(text, file.name, kind)
+    by = "agent" if kind == "mem0" else "person"  # mem0's memories were machine-extracted
     done = memory().import_items(items, dry_run=dry_run, source=f"import:{file.name}", by=by)
     if json_out:
         render.emit_json(

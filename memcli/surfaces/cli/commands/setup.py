@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from memcli.core.errors import ExitCode
+from memcli.core.errors import MemcliError
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     JsonOpt,
@@ -45,13 +45,18 @@ def config_list(json_out: bool = JsonOpt) -> None:
 
 
 @config_app.command("get")
-def config_get(key: str = typer.Argument(..., metavar="SECTION.KEY")) -> None:
+def config_get(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"), json_out: bool = JsonOpt
+) -> None:
     """One setting's value in effect."""
     from memcli.services.configedit import effective, split_key
 
     split_key(key)
     value = effective(fresh_settings())[key]
-    render.info(str(value).lower() if isinstance(value, bool) else str(value))
+    if json_out:
+        render.emit_json({"key": key, "value": value})
+    else:
+        render.info(str(value).lower() if isinstance(value, bool) else str(value))
 
 
 @config_app.command("set")
@@ -61,6 +66,7 @@ def config_set(
     user: bool = typer.Option(
         False, "--user", help="In your own config.toml (every workspace), not memcli.toml."
     ),
+    json_out: bool = JsonOpt,
 ) -> None:
     """Write one setting (comments in the file are kept); checked before it is written."""
     from memcli.services.configedit import check, parse_value, split_key, with_value
@@ -76,7 +82,10 @@ def config_set(
     check(root, None if user else new, new if user else None)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, new)
-    render.info(f"{path}: {key} = {value}")
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "value": parse_value(value)})
+    else:
+        render.info(f"{path}: {key} = {value}")
     if not user:
         import tomllib
 
@@ -267,8 +276,7 @@ def trust_(
             render.info(f"{root}: " + ("approval withdrawn" if done else "was not trusted"))
         return
     if not root.is_dir():
-        render.error(f"{root}: no such directory")
-        raise typer.Exit(ExitCode.ERROR)
+        raise MemcliError(f"{root}: no such directory", hint="`memcli init PATH` creates it")
     digest = trust.trust(root)
     if json_out:
         render.emit_json({"workspace": str(root), "trusted": True, "sha256": digest})

@@ -7,7 +7,7 @@ from typing import Any
 
 import typer
 
-from memcli.core.errors import ExitCode, MemcliError
+from memcli.core.errors import MemcliError
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     JsonOpt,
@@ -96,14 +96,16 @@ def watch(
         root = shared_memory(state.workspace).root
         info = query_status(root)
         if info is None:
-            render.error(f"no memcli watch is running for {root}")
-            raise typer.Exit(ExitCode.ERROR)
+            raise MemcliError(
+                f"no memcli watch is running for {root}",
+                hint="`memcli watch --background` starts one",
+            )
         if json_out:
             render.emit_json(info)
         else:
             render.key_values(info.items())
         return
-    service = WatchService(state.workspace, log=render.pinned_info())
+    service = WatchService(state.workspace, log=render.pinned_info(err=json_out))
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -113,8 +115,7 @@ def watch(
     try:
         service.start()
     except RuntimeError as exc:
-        render.error(str(exc))
-        raise typer.Exit(ExitCode.ERROR) from None
+        raise MemcliError(str(exc)) from None
     try:
         while True:  # short naps: a signal the kernel hands to another thread is only
             time.sleep(0.5)  # acted on once this (main) thread runs again
@@ -122,4 +123,7 @@ def watch(
         pass
     finally:
         service.stop()
-    render.info("stopped; the index is consistent with the files")
+    if json_out:  # its log went to stderr
+        render.emit_json({"workspace": str(service.root), "stopped": True})
+    else:
+        render.info("stopped; the index is consistent with the files")
