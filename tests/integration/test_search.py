@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from memcli.index.embedder import SentenceTransformerEmbedder
 from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 
 pytestmark = pytest.mark.slow
 
@@ -146,13 +147,13 @@ def test_model_change_forces_rebuild(workspace: Path, model) -> None:
 def test_cli_search_index_json(runner: CliRunner, workspace: Path) -> None:
     result = runner.invoke(app, ["-w", str(workspace), "index", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = envelope(result.stdout)
     assert report["total"] == 37 and report["added"] == 37
     result = runner.invoke(
         app, ["-w", str(workspace), "search", "pytest fixtures", "--explain", "--json", "-n", "2"]
     )
     assert result.exit_code == 0, result.output
-    hits = json.loads(result.stdout)
+    hits = envelope(result.stdout)["hits"]
     assert len(hits) == 2 and hits[0]["id"] == "m8f3a2c1"
     assert {"semantic", "keyword", "recency"} <= set(hits[0]["components"])
     assert hits[0]["entry"]["text"].startswith("Prefers pytest")
@@ -193,11 +194,11 @@ def test_same_search_twice_same_order(runner: CliRunner, workspace: Path) -> Non
     def ranked() -> list[tuple[str, float]]:
         result = runner.invoke(app, [*args, "-n", "10"])
         assert result.exit_code == 0, result.output
-        return [(hit["id"], hit["score"]) for hit in json.loads(result.stdout)]
+        return [(hit["id"], hit["score"]) for hit in envelope(result.stdout)["hits"]]
 
     first = ranked()
     second = ranked()
     assert second == first and first[0][0] == "m8f3a2c1"
     explained = runner.invoke(app, [*args, "-n", "1", "--explain"])
-    assert json.loads(explained.stdout)[0]["components"]["accesses"] == 2
+    assert envelope(explained.stdout)["hits"][0]["components"]["accesses"] == 2
     assert ranked() == first
