@@ -136,10 +136,11 @@ def memory() -> Any:
 
 
 def usage_error(message: str, hint: str | None = None) -> None:
-    """Report a usage mistake the option parser cannot see; exit code 2."""
+    """Report a usage mistake the option parser cannot see (`OPTION: what is wrong`);
+    exit code 2. The hint defaults to the command's --help."""
     from memcli.core.errors import UsageError
 
-    raise UsageError(message, hint=hint)
+    raise UsageError(message, hint=hint or f"`memcli {render.command()} --help` lists the options")
 
 
 def stdin_or(text: str) -> str:

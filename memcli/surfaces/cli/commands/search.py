@@ -123,9 +123,9 @@ def inject(
     """Print a token-budgeted memory block to put into a prompt."""
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
-        usage_error("give one of -, --query, --context-file or --messages")
+        usage_error("--query, --context-file, --messages, -: give one of them, not several")
     if source is not None and source != "-":
-        usage_error(f"unexpected argument {source!r} (use --query TEXT, or - for stdin)")
+        usage_error(f"-: unexpected argument {source!r}", hint="use --query TEXT, or - for stdin")
     context = served.read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,

@@ -153,7 +153,7 @@ def mcp(
     inject, forget)."""
     if http is None:
         if token_file is not None:
-            usage_error("--token-file is for --http; stdio needs no token")
+            usage_error("--token-file: only with --http (stdio needs no token)")
         from memcli.surfaces.mcp_server import serve
 
         serve(state.workspace)
@@ -205,7 +205,7 @@ def _install(
     from memcli.surfaces import install as installer
 
     if project and user:
-        usage_error("give --project or --user, not both")
+        usage_error("--project, --user: give one of them, not both")
     plan = installer.plan(
         host, "project" if project else "user", remove=remove, workspace=state.workspace
     )
