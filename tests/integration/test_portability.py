@@ -70,3 +70,32 @@ def test_import_dry_run_provenance_and_bad_files(
     assert bad.exit_code == 1 and "broken.jsonl:2" in bad.output
     assert (workspace / "memory.md").read_bytes() == before
     assert runner.invoke(app, ["-w", str(workspace), "export", "--format", "yaml"]).exit_code == 2
+
+
+def test_imported_dates_become_created_and_a_bad_one_writes_nothing(
+    workspace: Path, tmp_path: Path, runner: CliRunner
+) -> None:
+    dated = tmp_path / "memories.txt"
+    dated.write_text("1. [2024-05-02]. Prefers concise answers.\n2. [2024-06-11]. Has a dog.\n")
+    result = runner.invoke(app, ["-w", str(workspace), "import", str(dated), "--json"])
+    assert result.exit_code == 0, result.output
+    items = envelope(result.stdout)["items"]
+    assert [(i["action"], i["created"]) for i in items] == [
+        ("add", "2024-05-02"),
+        ("add", "2024-06-11"),
+    ]
+    entry = Memory(workspace).get(items[0]["id"]).entry
+    assert entry.meta["created"] == "2024-05-02" and entry.meta["src"] == "import:memories.txt"
+    assert f"id={entry.id} created=2024-05-02 " in (workspace / "memory.md").read_text()
+    exported = runner.invoke(app, ["-w", str(workspace), "export"])  # and out again
+    rows = [json.loads(line) for line in exported.stdout.splitlines()]
+    assert {r["text"]: r["created"] for r in rows}["Has a dog."] == "2024-06-11"
+    before = {p.name: p.read_bytes() for p in workspace.glob("*.md")}
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "Fine"}\n{"text": "Likes tea", "created": "last spring"}\n')
+    refused = runner.invoke(app, ["-w", str(workspace), "import", str(bad), "--json"])
+    assert refused.exit_code == 1, refused.output
+    error = json.loads(refused.stdout)["error"]
+    assert error["message"] == "bad.jsonl:2: created 'last spring' is not a date in the past"
+    assert "bad.jsonl:2" in refused.stderr
+    assert {p.name: p.read_bytes() for p in workspace.glob("*.md")} == before

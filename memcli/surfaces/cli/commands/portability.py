@@ -72,7 +72,13 @@ def import_(
             {
                 "dry_run": dry_run,
                 "items": [
-                    {"action": action, "id": entry_id, "text": item.text, "type": item.type}
+                    {
+                        "action": action,
+                        "id": entry_id,
+                        "text": item.text,
+                        "type": item.type,
+                        "created": item.created,
+                    }
                     for action, item, entry_id in done
                 ],
             }
