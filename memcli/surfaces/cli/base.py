@@ -117,7 +117,14 @@ app = typer.Typer(
 )
 
 
-JsonOpt = typer.Option(False, "--json", help="Machine-readable JSON on stdout.")
+JsonOpt = typer.Option(
+    False, "--json", help='One JSON document on stdout: {"ok": true, "command": …, "data": …}.'
+)
+NoPagerOpt = typer.Option(
+    False,
+    "--no-pager",
+    help="Print long output straight to the terminal ($MEMCLI_PAGER / $PAGER / less -FRX).",
+)
 
 
 class ListSort(StrEnum):
@@ -228,9 +235,10 @@ def main_options(
     state.traceback = traceback
 
 
-def show(data: dict[str, Any], json_out: bool, explain: bool = False) -> None:
+def show(data: dict[str, Any], json_out: bool, explain: bool = False, pager: bool = True) -> None:
     """Print a served command's answer (memcli.surfaces.cli.served.show)."""
-    code = served.show(data, {"json": json_out, "explain": explain}, render.command())
+    view = {"json": json_out, "explain": explain, "no_pager": not pager}
+    code = served.show(data, view, render.command())
     if code:
         raise typer.Exit(code)
 

@@ -9,6 +9,11 @@ Rich is imported only when a stream is a terminal (or the environment asks for c
 in a pipe a line is written as Rich would write it (a test compares the two), so the
 daemon's client renders served answers with these very functions without paying for
 Rich. Builtin modules and memcli.core.text only at import time.
+
+Long output for a person (list, search, get, history, export, config list) goes through
+a pager (`paged`) when stdout is a terminal and the output is taller than it:
+$MEMCLI_PAGER, else $PAGER, else `less -FRX`; never in a pipe, for --json, or with
+--no-pager.
 """
 
 from __future__ import annotations
@@ -95,6 +100,120 @@ def wants_json() -> bool:
 
 def command() -> str:
     return str(_run["command"])
+
+
+class _Screen:
+    """A terminal's stand-in while paged output is collected: Rich writes to it as to
+    the terminal (colours, the terminal's width), the pager gets its text."""
+
+    def __init__(self, real: Any) -> None:
+        import io
+
+        self._buffer = io.StringIO()
+        self.encoding = getattr(real, "encoding", "utf-8")
+        self._fileno = real.fileno
+
+    def write(self, text: str) -> int:
+        return self._buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fileno()
+
+    def getvalue(self) -> str:
+        return self._buffer.getvalue()
+
+
+def pager_command() -> list[str] | None:
+    """The pager: $MEMCLI_PAGER, else $PAGER, else `less -FRX`; None when set to
+    nothing or `cat`."""
+    import shlex
+
+    raw = os.environ.get("MEMCLI_PAGER", os.environ.get("PAGER", "less -FRX"))
+    try:
+        parts = shlex.split(raw)
+    except ValueError:
+        return None
+    return None if not parts or parts == ["cat"] else parts
+
+
+class paged:  # noqa: N801 - used as `with render.paged(...)`
+    """Collect what a command prints on a terminal and, when it is taller than the
+    terminal, show it through the pager instead (stdout a terminal, no --json, not
+    turned off); otherwise print it as is."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.on = (
+            enabled
+            and not _run["json"]
+            and _isatty(sys.stdout)
+            and pager_command() is not None
+        )
+
+    def __enter__(self) -> paged:
+        global _out
+        if self.on:
+            self._real, self._console = sys.stdout, _out
+            self._screen = _Screen(self._real)
+            sys.stdout, _out = self._screen, None  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        global _out
+        if not self.on:
+            return
+        sys.stdout, _out = self._real, self._console
+        text = self._screen.getvalue()
+        if kind is not None or not text or text.count("\n") < _terminal_lines(self._real):
+            self._real.write(text)  # fits (or went wrong): as is
+            return
+        _page(text, self._real)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_lines(stream: Any) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).lines
+    except (AttributeError, OSError, ValueError):
+        return 24
+
+
+def _page(text: str, out: Any) -> None:
+    """Run the pager on `text`; if it cannot start, print the text."""
+    import subprocess
+
+    command = pager_command() or []
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")  # as git: quit if one screen, colours, no clearing
+    try:
+        pager = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        out.write(text)
+        return
+    out.flush()
+    try:
+        assert pager.stdin is not None
+        pager.stdin.write(text.encode(getattr(out, "encoding", None) or "utf-8", "replace"))
+        pager.stdin.close()
+    except BrokenPipeError:  # the person quit the pager early
+        pass
+    while True:
+        try:
+            pager.wait()
+            return
+        except KeyboardInterrupt:  # Ctrl-C belongs to the pager (less ignores it)
+            continue
 
 
 def emit_json(data: Any) -> None:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: how an answer is printed (not part of the request: the daemon never sees it)
-VIEW_OPTIONS = ("json", "explain")
+VIEW_OPTIONS = ("json", "explain", "no_pager")
 
 
 def answer(
@@ -87,7 +87,8 @@ def show(data: dict[str, Any], view: dict[str, bool], command: str) -> int:
         if json_out:
             render.emit_json({"hits": render.hits_json(data["hits"], view.get("explain", False))})
         else:
-            render.hits_table(data["hits"], view.get("explain", False))
+            with render.paged(not view.get("no_pager")):
+                render.hits_table(data["hits"], view.get("explain", False))
     elif "inject" in data:
         packed = data["inject"]
         if not packed["exact"]:
@@ -100,5 +101,6 @@ def show(data: dict[str, Any], view: dict[str, bool], command: str) -> int:
         if json_out:
             render.emit_json({"entry": data["entry"]})
         else:
-            render.entry_detail(data["entry"])
+            with render.paged(not view.get("no_pager")):
+                render.entry_detail(data["entry"])
     return 0

@@ -21,6 +21,7 @@ from memcli.surfaces.cli.base import (
     KeywordFilterOpt,
     KeywordsOpt,
     ListSort,
+    NoPagerOpt,
     SinceOpt,
     SourceOpt,
     TypeFilterOpt,
@@ -130,6 +131,7 @@ def list_(
     limit: int | None = typer.Option(
         None, "--limit", "-n", min=1, metavar="N", help="At most this many entries."
     ),
+    no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """List entries, optionally filtered."""
@@ -148,16 +150,18 @@ def list_(
     if json_out:
         render.emit_json({"entries": [e.to_dict() for e in entries]})
     else:
-        render.entries_table(entries)
+        with render.paged(not no_pager):
+            render.entries_table(entries)
 
 
 @app.command()
 def get(
     entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Show one entry in full, with metadata and access statistics."""
-    show(served.answer(memory(), GetRequest(entry_id)), json_out)
+    show(served.answer(memory(), GetRequest(entry_id)), json_out, pager=not no_pager)
 
 
 @app.command()

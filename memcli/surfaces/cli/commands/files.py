@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from memcli.core.errors import ExitCode
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     JsonOpt,
+    NoPagerOpt,
     app,
     confirmed,
     memory,
@@ -26,29 +29,42 @@ def history(
     limit: int = typer.Option(
         20, "--limit", "-n", min=1, metavar="N", help="At most this many versions (default 20)."
     ),
+    no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Past versions of the files (memcli's writes and changes made by others)."""
-    from memcli.services.recovery import when
-
     mem = memory()
     if removed:
         items = mem.removed()
         if json_out:
             render.emit_json({"removed": items})
             return
-        if not items:
-            render.note("no entry memcli wrote was removed by someone else's save")
-        for item in items:
-            what = "edit reverted" if item.get("kind") == "reverted" else "removed"
-            render.info(f"{item['id']}  {item['file']}  {what} {when(item['t'])}: {item['text']}")
-        if items:
-            render.note("`memcli restore ID` brings one back")
+        with render.paged(not no_pager):
+            _removed_lines(items)
         return
     found = mem.history(entry_id, file=file, limit=limit)
     if json_out:
         render.emit_json({"versions": [v.to_dict() for v in found]})
         return
+    with render.paged(not no_pager):
+        _version_lines(found, entry_id)
+
+
+def _removed_lines(items: list[dict[str, Any]]) -> None:
+    from memcli.services.recovery import when
+
+    if not items:
+        render.note("no entry memcli wrote was removed by someone else's save")
+    for item in items:
+        what = "edit reverted" if item.get("kind") == "reverted" else "removed"
+        render.info(f"{item['id']}  {item['file']}  {what} {when(item['t'])}: {item['text']}")
+    if items:
+        render.note("`memcli restore ID` brings one back")
+
+
+def _version_lines(found: list[Any], entry_id: str | None) -> None:
+    from memcli.services.recovery import when
+
     if not found:
         render.note("no versions in the history" + (f" change {entry_id}" if entry_id else ""))
     for v in found:

@@ -11,6 +11,7 @@ import typer
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     JsonOpt,
+    NoPagerOpt,
     app,
     memory,
 )
@@ -34,6 +35,7 @@ class ImportFormat(StrEnum):  # adapters.portability.IMPORT_FORMATS
 def export_(
     fmt: ExportFormat = typer.Option(ExportFormat.jsonl, "--format", "-f", help="Output format."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Print every entry as JSON Lines, plain Markdown or mem0's export shape (with
@@ -45,7 +47,8 @@ def export_(
     if json_out:
         render.emit_json({"format": fmt.value, "count": len(entries), "content": content})
     else:
-        sys.stdout.write(content)
+        with render.paged(not no_pager):
+            sys.stdout.write(content)
 
 
 @app.command(name="import")

@@ -16,6 +16,7 @@ from memcli.surfaces.cli.base import (
     JsonOpt,
     KeywordFilterOpt,
     Mode,
+    NoPagerOpt,
     SinceOpt,
     TypeFilterOpt,
     UntilOpt,
@@ -49,6 +50,7 @@ def search(
     explain: bool = typer.Option(False, "--explain", help="Show every score component."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
     no_touch: bool = typer.Option(False, "--no-touch", help="Do not count this as an access."),
+    no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
     """Search memories: semantic + keyword relevance, recency, importance."""
@@ -66,7 +68,7 @@ def search(
         touch=not no_touch,
     )
     data = served.answer(mem, request, progress=render.progress_callback("embedding"))
-    show(data, json_out, explain)
+    show(data, json_out, explain, pager=not no_pager)
 
 
 @app.command()

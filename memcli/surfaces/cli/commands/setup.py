@@ -11,6 +11,7 @@ from memcli.core.errors import MemcliError
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     JsonOpt,
+    NoPagerOpt,
     app,
     memory,
     state,
@@ -32,7 +33,7 @@ def fresh_settings() -> Any:
 
 
 @config_app.command("list")
-def config_list(json_out: bool = JsonOpt) -> None:
+def config_list(no_pager: bool = NoPagerOpt, json_out: bool = JsonOpt) -> None:
     """Every setting with the value in effect (defaults, config files, MEMCLI_*)."""
     from memcli.services.configedit import effective
 
@@ -40,8 +41,9 @@ def config_list(json_out: bool = JsonOpt) -> None:
     if json_out:
         render.emit_json(values)
         return
-    for key, value in values.items():
-        render.info(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+    with render.paged(not no_pager):
+        for key, value in values.items():
+            render.info(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
 
 
 @config_app.command("get")
