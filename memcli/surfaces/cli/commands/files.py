@@ -157,5 +157,7 @@ def doctor(json_out: bool = JsonOpt) -> None:
             render.info(f"merged back bytes an editor wrote late into {item}")
         if report["ok"]:
             render.info(f"{report['workspace']}: ok")
+        else:
+            render.error(f"{report['workspace']}: needs attention (the problems above)")
     if not report["ok"]:
         raise typer.Exit(ExitCode.ERROR)
