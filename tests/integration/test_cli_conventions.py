@@ -365,3 +365,17 @@ def test_watch_install_service_writes_a_unit_and_a_plist(
         "watch",
     ]
     assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
+
+
+def test_a_plain_text_transcript_from_stdin(runner: CliRunner, workspace: Path) -> None:
+    said = "user: I prefer tabs over spaces in Go code.\nassistant: Noted.\n"
+    result = invoke(
+        runner, workspace, "extract", "--messages", "-", "--dry-run", "--json", input=said
+    )
+    assert result.exit_code == 0, result.output
+    decisions = envelope(result.stdout)["decisions"]
+    assert [(d["action"], d["type"]) for d in decisions] == [("ADD", "preference")]
+    block = invoke(
+        runner, workspace, "inject", "--messages", "-", "--max-tokens", "300", input=said
+    )
+    assert block.exit_code == 0 and "<memory>" in block.stdout, block.output
