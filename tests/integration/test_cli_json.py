@@ -55,6 +55,7 @@ class Case:
     error: Callable[[Path, Path], list[str]] | None = None  # None: a file as --workspace
     before: list[list[str]] = field(default_factory=list)  # commands run first
     env: dict[str, str] = field(default_factory=dict)
+    empty: bool = False  # run on an empty workspace (compress on the sample embeds it all)
 
 
 EDITOR = {"VISUAL": f"{sys.executable} -c pass"}  # an editor that saves nothing
@@ -62,7 +63,7 @@ EDITOR = {"VISUAL": f"{sys.executable} -c pass"}  # an editor that saves nothing
 
 def _transcript(ws: Path, tmp: Path) -> str:
     path = tmp / "chat.json"
-    path.write_text(json.dumps([{"role": "user", "content": "I prefer tabs over spaces."}]))
+    path.write_text(json.dumps([{"role": "user", "content": "What time is it?"}]))  # no model
     return str(path)
 
 
@@ -118,8 +119,9 @@ CASES: dict[str, Case] = {
     "extract": Case(
         lambda ws, tmp: ["extract", "--messages", _transcript(ws, tmp), "--dry-run"],
         lambda ws, tmp: ["extract", "--messages", str(tmp / "missing.json")],
+        empty=True,
     ),
-    "compress": Case(lambda ws, tmp: ["compress", "--dry-run"]),
+    "compress": Case(lambda ws, tmp: ["compress", "--dry-run"], empty=True),
     "reflect": Case(lambda ws, tmp: ["reflect", "--dry-run"]),
     "log": Case(lambda ws, tmp: ["log", "Fixed the flaky build"], lambda ws, tmp: ["log", " "]),
     "history": Case(lambda ws, tmp: ["history"]),
@@ -188,6 +190,11 @@ def test_every_command_prints_one_envelope(
     name: str, runner: CliRunner, workspace: Path, chdir_tmp: Path
 ) -> None:
     case = CASES[name]
+    if case.empty:
+        from memcli.store.workspace import init_workspace
+
+        workspace = chdir_tmp / "empty"
+        init_workspace(workspace)
     for step in case.before:
         assert run(runner, workspace, step).exit_code == 0, step
     result = run(runner, workspace, [*case.args(workspace, chdir_tmp), "--json"], case.env)
