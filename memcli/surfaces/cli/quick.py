@@ -3,7 +3,7 @@
 Building Typer's parameters costs ≈ 100 ms per process (its value coercion imports
 pydantic), a quarter of the no-daemon budget. This module reads the search command's
 options with memcli.surfaces.cli.argv and runs the very same `served.answer` and
-`served.show` as memcli.surfaces.cli.app.search, with the errors mapped by
+`served.show` as memcli.surfaces.cli.commands.search, with the errors mapped by
 memcli.surfaces.guard, so output and exit codes are identical (a test compares them).
 Anything argv does not recognise returns None and the Typer app handles the call as
 usual. Standard library only at import time.
