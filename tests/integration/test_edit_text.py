@@ -4,6 +4,7 @@ tests/unit/test_edit_text.py."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,7 @@ def test_text_round_trips_through_add_get_search_inject(empty_workspace: Path) -
         hits = {h["id"]: h["entry"]["text"] for h in envelope(found.stdout)["hits"]}
         assert hits[entry_id] == text
     block = runner.invoke(app, [*base, "inject", "--format", "json", "--max-tokens", "4000"])
-    injected = [t for texts in envelope(block.stdout)["memory"].values() for t in texts]
+    injected = [t for texts in json.loads(block.stdout)["memory"].values() for t in texts]
     assert sorted(injected) == sorted(stored.values())
     markdown = runner.invoke(app, [*base, "inject", "--max-tokens", "4000"]).stdout
     assert markdown.count("</memory>") == 1  # the stored one is escaped …
