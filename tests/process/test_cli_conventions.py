@@ -17,6 +17,11 @@ from typer.testing import CliRunner
 from memcli.surfaces.cli.app import app
 
 
+def slow(*values: object) -> object:
+    """A parameter set of the whole suite only (child processes cost ≈ 1 s each)."""
+    return pytest.param(*values, marks=pytest.mark.slow)
+
+
 def fresh_env(home: Path) -> dict[str, str]:
     """A fresh shell's environment: HOME only, no XDG or MEMCLI variables."""
     return {
@@ -114,10 +119,10 @@ def test_bad_search_values_exit_2_on_the_real_entry_point(
     [
         (["--type", "skil"], "error: --type: unknown type 'skil' (did you mean skill?)"),
         (["--limit", "0"], "error: --limit: '0' is not valid"),
-        (["--mode", "bogus", "--json"], "error: --mode: 'bogus' is not one of"),
-        (["--since", "garbage"], "error: --since: 'garbage' is not a date"),
-        (["--no-such-option"], "error: --no-such-option: no such option"),
-        (["--limit"], "error: --limit: needs a value"),
+        slow(["--mode", "bogus", "--json"], "error: --mode: 'bogus' is not one of"),
+        slow(["--since", "garbage"], "error: --since: 'garbage' is not a date"),
+        slow(["--no-such-option"], "error: --no-such-option: no such option"),
+        slow(["--limit"], "error: --limit: needs a value"),
     ],
 )
 def test_usage_errors_read_the_same_on_quick_and_typer_paths(

@@ -101,7 +101,9 @@ def test_a_long_listing_on_a_terminal_goes_through_the_pager(
     assert code == 0  # (a workspace without history has nothing to page)
 
 
-@pytest.mark.parametrize("variable", ["MEMCLI_PAGER", "PAGER"])
+@pytest.mark.parametrize(
+    "variable", ["MEMCLI_PAGER", pytest.param("PAGER", marks=pytest.mark.slow)]
+)
 def test_piped_output_never_starts_a_pager(
     tmp_path: Path, workspace: Path, variable: str
 ) -> None:
@@ -121,6 +123,7 @@ def test_piped_output_never_starts_a_pager(
     assert code == 0 and kept.exists()
 
 
+@pytest.mark.slow
 def test_without_a_usable_pager_the_output_is_printed(tmp_path: Path, workspace: Path) -> None:
     for pager in ("cat", "", "/nonexistent/pager"):
         code, shown = on_terminal(
