@@ -161,7 +161,7 @@ def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
         status = subprocess.run(
             memcli_cmd(ws, "watch", "--status", "--json"), capture_output=True, text=True, env=env
         )
-        pid = json.loads(status.stdout)["pid"]
+        pid = json.loads(status.stdout)["data"]["pid"]
         with open(f"/proc/{pid}/status") as handle:
             rss = next(line for line in handle if line.startswith("VmHWM"))
         result["watcher_peak_rss_mb"] = round(int(rss.split()[1]) / 1024)

@@ -1,9 +1,11 @@
-"""Chat transcripts: reading OpenAI-style JSON / JSONL, and the recent-context rule of
-seed 000 (last 3 user turns plus final assistant replies; tool traffic skipped)."""
+"""Chat transcripts: reading OpenAI-style JSON / JSONL or plain text (`user: …` /
+`assistant: …` lines), and the recent-context rule of seed 000 (last 3 user turns plus
+final assistant replies; tool traffic skipped)."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,9 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
     try:
         messages = json.loads(stripped)
     except json.JSONDecodeError as first_error:
+        plain = plain_messages(stripped)
+        if plain is not None:
+            return plain
         messages = []
         for number, line in enumerate(stripped.splitlines(), 1):
             if not line.strip():
@@ -34,7 +39,8 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
                 where = number if number > 1 else first_error.lineno
                 raise ValidationError(
                     f"{path}:{where}: not JSON or JSONL ({exc.msg})",
-                    hint="give a JSON list of {role, content} objects, or one object per line",
+                    hint="give a JSON list of {role, content} objects, one object per line, "
+                    "or plain text with `user:` / `assistant:` at the start of each turn",
                 ) from None
     if isinstance(messages, dict) and isinstance(messages.get("messages"), list):
         messages = messages["messages"]
@@ -49,6 +55,30 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
                 hint="each message needs role and content",
             )
     return messages
+
+
+#: a plain-text turn: `user: …`, `Assistant: …` (also human / ai / system)
+_TURN = re.compile(r"^(?P<role>user|assistant|system|human|ai)\s*:\s?(?P<text>.*)$", re.IGNORECASE)
+_ROLES = {"human": "user", "ai": "assistant"}
+
+
+def plain_messages(text: str) -> list[dict[str, Any]] | None:
+    """Messages of a plain-text transcript — each turn starts with `user:` or
+    `assistant:` (or system / human / ai), further lines belong to it — or None when
+    the text does not start with a turn."""
+    messages: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        turn = _TURN.match(line.strip())
+        if turn:
+            role = turn.group("role").lower()
+            messages.append({"role": _ROLES.get(role, role), "content": turn.group("text")})
+        elif messages:
+            messages[-1]["content"] += "\n" + line
+        elif line.strip():
+            return None
+    for message in messages:
+        message["content"] = message["content"].strip()
+    return messages or None
 
 
 def message_text(message: dict[str, Any]) -> str:

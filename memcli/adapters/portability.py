@@ -18,6 +18,7 @@ from typing import Any
 
 from memcli.core.errors import ValidationError
 from memcli.core.models import KNOWN_TYPES, Entry, heading_type, section_title
+from memcli.core.validate import check_created
 
 EXPORT_FORMATS = ("jsonl", "markdown", "mem0")
 IMPORT_FORMATS = ("auto", "jsonl", "mem0", "markdown", "chatgpt")
@@ -36,7 +37,7 @@ class ImportItem:
     text: str
     type: str = "fact"
     importance: float | None = None
-    created: str | None = None  # an ISO date the source gave
+    created: str | None = None  # the date the source gave (checked: `check_created`)
 
 
 # ---------------------------------------------------------------------- export
@@ -80,7 +81,7 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
     if fmt == "auto":
         fmt = detect_format(text, name)
     if fmt == "jsonl":
-        return [_item(json_line(line, name, n), name, n)
+        return [_item(json_line(line, name, n), f"{name}:{n}")
                 for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if fmt == "mem0":
         try:
@@ -92,14 +93,14 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
             rows = data.get("results", data.get("memories"))
         if not isinstance(rows, list):
             raise ValidationError(f"{name}: expected a list of memories, or {{\"results\": [...]}}")
-        return [_item(row, name, n) for n, row in enumerate(rows, 1)]
+        return [_item(row, f"{name}: item {n}") for n, row in enumerate(rows, 1)]
     if fmt == "markdown":
         items = _markdown_items(text)
         if items or _is_document(text):
             return items
         fmt = "chatgpt"  # no list at all: one memory per line, as ChatGPT's are copied
     if fmt == "chatgpt":
-        return _chatgpt_items(text)
+        return _chatgpt_items(text, name)
     raise ValidationError(f"--format {fmt!r}: use one of {', '.join(IMPORT_FORMATS)}")
 
 
@@ -111,13 +112,14 @@ def _is_document(text: str) -> bool:
     )
 
 
-def _chatgpt_items(text: str) -> list[ImportItem]:
+def _chatgpt_items(text: str, name: str) -> list[ImportItem]:
     """One memory per non-empty line, less its number, date and bullet."""
     items = []
-    for line in text.splitlines():
+    for n, line in enumerate(text.splitlines(), 1):
         found = _CHATGPT.match(line)
         if found and found.group("text").strip():
-            items.append(ImportItem(found.group("text").strip(), created=found.group("date")))
+            created = check_created(found.group("date"), f"{name}:{n}")
+            items.append(ImportItem(found.group("text").strip(), created=created))
     return items
 
 
@@ -147,21 +149,25 @@ def detect_format(text: str, name: str) -> str:
     return "markdown"
 
 
-def _item(row: Any, name: str, number: int) -> ImportItem:
+def _item(row: Any, where: str) -> ImportItem:
+    """One memory of a JSONL line or mem0 item (`where` names it in errors)."""
     if isinstance(row, str):
         return ImportItem(row.strip())
     if not isinstance(row, dict):
-        raise ValidationError(f"{name}: item {number} is neither text nor an object")
+        raise ValidationError(f"{where}: neither text nor an object")
     text = row.get("text") or row.get("memory") or row.get("content")
     if not isinstance(text, str) or not text.strip():
-        raise ValidationError(f"{name}: item {number} has no text (text, memory or content)")
+        raise ValidationError(f"{where}: no text (text, memory or content)")
     meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     entry_type = str(row.get("type") or meta.get("type") or "fact")
     entry_type = entry_type if entry_type in KNOWN_TYPES else "fact"
     importance = row.get("importance", meta.get("importance"))
     if importance is not None and not isinstance(importance, int | float):
         importance = None
-    return ImportItem(text.strip(), entry_type, importance)
+    if importance is not None and not 0 <= importance <= 1:
+        raise ValidationError(f"{where}: importance {importance!r} is not between 0 and 1")
+    created = row.get("created", row.get("created_at", meta.get("created")))
+    return ImportItem(text.strip(), entry_type, importance, check_created(created, where))
 
 
 def _markdown_items(text: str) -> list[ImportItem]:

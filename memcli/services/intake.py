@@ -110,7 +110,12 @@ def import_items(
             out.append(("add", item, None))
             continue
         request = AddRequest(
-            item.text, type=item.type, importance=item.importance, source=source, by=by
+            item.text,
+            type=item.type,
+            importance=item.importance,
+            source=source,
+            by=by,
+            created=item.created,  # the source's date (checked where it was read)
         )
         result = add(rt, request)
         seen[key] = result.entry.id

@@ -3,7 +3,8 @@
 The Typer app, the Typer-free quick path, the daemon (whose client prints what it
 answers) and the hooks all ask `outcome`; nothing else decides an exit code for an
 error. A UsageError is 2, any other MemcliError 1, text that is not UTF-8 1, Ctrl-C 130,
-a closed pipe 0 (the reader went away: nothing to report).
+a closed pipe 0 (the reader went away: nothing to report). `describe` gives the same
+error as data: what the --json envelope's `error` holds and the daemon answers.
 """
 
 from __future__ import annotations
@@ -27,6 +28,45 @@ def outcome(exc: BaseException) -> tuple[ExitCode, str | None] | None:
     if isinstance(exc, UnicodeError):  # text that is not UTF-8 the checks did not catch
         return ExitCode.ERROR, NOT_UTF8.format(reason=getattr(exc, "reason", exc))
     return None
+
+
+#: the --json envelope's error codes, by the class of memcli.core.errors the error is
+#: (an error class elsewhere has its base's code)
+CODES = {
+    "UsageError": "usage",
+    "NotFoundError": "not_found",
+    "ParseError": "parse",
+    "ValidationError": "invalid",
+    "ConflictError": "conflict",
+    "ConfigError": "config",
+    "WorkspaceError": "workspace",
+    "MemcliError": "error",
+}
+
+
+def describe(exc: BaseException) -> dict[str, object] | None:
+    """An error memcli reports as data, or None (as `outcome`): `error` the text printed
+    after "error: " (None: nothing to print), `exit` the exit code, and the envelope's
+    `code` (CODES, "not_utf8", "interrupted", "broken_pipe"), `message` and `hint`."""
+    result = outcome(exc)
+    if result is None:
+        return None
+    exit_code, text = result
+    hint = None
+    if isinstance(exc, MemcliError):
+        code = next(
+            CODES[cls.__name__]
+            for cls in type(exc).__mro__
+            if cls.__module__ == MemcliError.__module__ and cls.__name__ in CODES
+        )
+        message, hint = exc.message, exc.hint
+    elif isinstance(exc, KeyboardInterrupt):
+        code, message = "interrupted", "interrupted"
+    elif isinstance(exc, BrokenPipeError):
+        code, message = "broken_pipe", "the reader went away"
+    else:
+        code, message = "not_utf8", text or ""
+    return {"error": text, "exit": int(exit_code), "code": code, "message": message, "hint": hint}
 
 
 def shown(exc: BaseException) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcli.surfaces.cli.app import app
-from tests.support.cli import as_json, invoke
+from tests.support.cli import as_json, envelope, invoke
 
 
 def test_init_creates_files(runner: CliRunner, tmp_path: Path) -> None:
@@ -57,9 +56,9 @@ def test_add_list_get_round(runner: CliRunner, empty_workspace: Path) -> None:
     assert entry["source"] == "conv-1" and entry["pinned"] is True
     text = (ws / "memory.md").read_text()
     assert f"- Prefers tabs over spaces <!-- id={entry['id']} imp=0.8 conf=0.7" in text
-    listed = as_json(invoke(runner, ws, "list", "--json"))
+    listed = as_json(invoke(runner, ws, "list", "--json"))["entries"]
     assert [e["id"] for e in listed] == [entry["id"]]
-    detail = as_json(invoke(runner, ws, "get", entry["id"], "--json"))
+    detail = as_json(invoke(runner, ws, "get", entry["id"], "--json"))["entry"]
     assert detail["text"] == "Prefers tabs over spaces"
     assert detail["access_count"] == 0 and detail["last_accessed"] is None
 
@@ -98,19 +97,21 @@ def test_exact_duplicate_updates(runner: CliRunner, empty_workspace: Path) -> No
     assert second["action"] == "updated" and second["entry"]["id"] == first["entry"]["id"]
     assert second["entry"]["keywords"] == ["docker", "containers"]
     assert second["entry"]["importance"] == 0.9
-    assert len(as_json(invoke(runner, empty_workspace, "list", "--json"))) == 1
+    assert len(as_json(invoke(runner, empty_workspace, "list", "--json"))["entries"]) == 1
     plain = invoke(runner, empty_workspace, "add", "Uses Docker")
     assert "updated" in plain.stdout and "already there" in plain.stdout
 
 
 def test_list_filters(runner: CliRunner, workspace: Path) -> None:
-    prefs = as_json(invoke(runner, workspace, "list", "--type", "preference", "--json"))
+    prefs = as_json(invoke(runner, workspace, "list", "--type", "preference", "--json"))["entries"]
     assert prefs and all(e["type"] == "preference" for e in prefs)
-    docker = as_json(invoke(runner, workspace, "list", "--keyword", "docker", "--json"))
+    docker = as_json(invoke(runner, workspace, "list", "--keyword", "docker", "--json"))["entries"]
     assert docker and all("docker" in e["keywords"] for e in docker)
-    recent = as_json(invoke(runner, workspace, "list", "--since", "2026-11-01", "--json"))
+    recent = as_json(invoke(runner, workspace, "list", "--since", "2026-11-01", "--json"))[
+        "entries"
+    ]
     assert recent and all(e["created"] >= "2026-11-01" for e in recent)
-    until = as_json(invoke(runner, workspace, "list", "--until", "2026-06-15", "--json"))
+    until = as_json(invoke(runner, workspace, "list", "--until", "2026-06-15", "--json"))["entries"]
     assert {e["id"] for e in until} == {"m4c8e1a3", "l3d7b1f9"}
     bad = invoke(runner, workspace, "list", "--since", "last week")
     assert bad.exit_code == 2 and "--since" in bad.stderr and "not a date" in bad.stderr
@@ -119,7 +120,7 @@ def test_list_filters(runner: CliRunner, workspace: Path) -> None:
 def test_edit_text_and_metadata_keeps_id(runner: CliRunner, workspace: Path) -> None:
     hand = [
         e
-        for e in as_json(invoke(runner, workspace, "list", "--json"))
+        for e in as_json(invoke(runner, workspace, "list", "--json"))["entries"]
         if e["text"] == "Likes dark editor themes"
     ][0]
     assert "id" not in hand["meta"]
@@ -135,13 +136,13 @@ def test_edit_text_and_metadata_keeps_id(runner: CliRunner, workspace: Path) -> 
             "0.3",
             "--json",
         )
-    )
+    )["entry"]
     assert edited["id"] == hand["id"] and edited["importance"] == 0.3
     text = (workspace / "memory.md").read_text()
     assert f"- Likes dark editor themes (Solarized) <!-- id={hand['id']} imp=0.3 updated=" in text
-    again = as_json(invoke(runner, workspace, "get", hand["id"], "--json"))
+    again = as_json(invoke(runner, workspace, "get", hand["id"], "--json"))["entry"]
     assert again["text"] == "Likes dark editor themes (Solarized)"
-    unpinned = as_json(invoke(runner, workspace, "edit", hand["id"], "--pin", "--json"))
+    unpinned = as_json(invoke(runner, workspace, "edit", hand["id"], "--pin", "--json"))["entry"]
     assert unpinned["pinned"] is True
     nothing = runner.invoke(  # no options: the editor, which here changes nothing
         app, ["-w", str(workspace), "edit", hand["id"]], env={"VISUAL": f"{sys.executable} -c pass"}
@@ -151,7 +152,9 @@ def test_edit_text_and_metadata_keeps_id(runner: CliRunner, workspace: Path) -> 
 
 def test_edit_only_touches_that_entry(runner: CliRunner, workspace: Path) -> None:
     before = (workspace / "memory.md").read_text().split("\n")
-    as_json(invoke(runner, workspace, "edit", "m1b2c3d4", "--importance", "0.95", "--json"))
+    as_json(invoke(runner, workspace, "edit", "m1b2c3d4", "--importance", "0.95", "--json"))[
+        "entry"
+    ]
     after = (workspace / "memory.md").read_text().split("\n")
     changed = [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b]
     assert len(changed) == 1 and "imp=0.95" in after[changed[0]]
@@ -160,16 +163,18 @@ def test_edit_only_touches_that_entry(runner: CliRunner, workspace: Path) -> Non
 
 def test_forget_and_restore(runner: CliRunner, workspace: Path) -> None:
     original = (workspace / "learnings.md").read_text()
-    forgotten = as_json(invoke(runner, workspace, "forget", "l7f1b3d5", "--json"))["forgotten"]
+    forgotten = as_json(invoke(runner, workspace, "forget", "l7f1b3d5", "--json"))["entry"]
     assert forgotten["id"] == "l7f1b3d5"
     assert "l7f1b3d5" not in (workspace / "learnings.md").read_text()
     archive = (workspace / "archive.md").read_text()
     assert "id=l7f1b3d5" in archive and "reason=forgotten" in archive and "py-spy record" in archive
-    ids = [e["id"] for e in as_json(invoke(runner, workspace, "list", "--json"))]
+    ids = [e["id"] for e in as_json(invoke(runner, workspace, "list", "--json"))["entries"]]
     assert "l7f1b3d5" not in ids
-    with_archive = as_json(invoke(runner, workspace, "list", "--include-archived", "--json"))
+    with_archive = as_json(invoke(runner, workspace, "list", "--include-archived", "--json"))[
+        "entries"
+    ]
     assert "l7f1b3d5" in [e["id"] for e in with_archive]
-    restored = as_json(invoke(runner, workspace, "restore", "l7f1b3d5", "--json"))["restored"]
+    restored = as_json(invoke(runner, workspace, "restore", "l7f1b3d5", "--json"))["entry"]
     assert restored["type"] == "skill" and restored["file"] == "learnings.md"
     text = (workspace / "learnings.md").read_text()
     assert "py-spy record -o profile.svg" in text and "reason=" not in text
@@ -181,11 +186,11 @@ def test_forget_and_restore(runner: CliRunner, workspace: Path) -> None:
 def test_forget_hand_written_entry_can_be_restored(runner: CliRunner, workspace: Path) -> None:
     entry = [
         e
-        for e in as_json(invoke(runner, workspace, "list", "--json"))
+        for e in as_json(invoke(runner, workspace, "list", "--json"))["entries"]
         if e["text"] == "Has a cat named Miso"
     ][0]
     as_json(invoke(runner, workspace, "forget", entry["id"], "--json"))
-    as_json(invoke(runner, workspace, "restore", entry["id"], "--json"))
+    as_json(invoke(runner, workspace, "restore", entry["id"], "--json"))["entry"]
     assert "Has a cat named Miso" in (workspace / "memory.md").read_text()
 
 
@@ -210,12 +215,12 @@ def test_stats(runner: CliRunner, workspace: Path) -> None:
         (["edit", "nope", "-i", "0.5"], 1, "no entry with id 'nope'"),
         (["forget", "nope"], 1, "no entry with id 'nope'"),
         (["restore", "nope"], 1, "no archived entry with id 'nope'"),
-        (["add", "x", "--importance", "2"], 2, "Invalid value for '--importance'"),
-        (["add", "x", "--confidence", "-0.1"], 2, "Invalid value for '--confidence'"),
-        (["add", "x", "--importance", "abc"], 2, "Invalid value for '--importance'"),
+        (["add", "x", "--importance", "2"], 2, "error: --importance: '2' is not valid"),
+        (["add", "x", "--confidence", "-0.1"], 2, "error: --confidence: '-0.1' is not valid"),
+        (["add", "x", "--importance", "abc"], 2, "error: --importance: 'abc' is not valid"),
         (["add", "   "], 1, "the entry text is empty"),
-        (["add"], 2, "Missing argument"),
-        (["frobnicate"], 2, "No such command"),
+        (["add"], 2, "error: TEXT: missing argument"),
+        (["frobnicate"], 2, "error: no such command 'frobnicate'"),
     ],
 )
 def test_errors(
@@ -253,7 +258,7 @@ def test_malformed_metadata_blocks_writes_with_file_line(
     assert path.read_bytes() == before
     listed = invoke(runner, workspace, "list", "--json")  # reads warn and go on
     assert listed.exit_code == 0 and f"memory.md:{line}" in listed.stderr
-    assert len(json.loads(listed.stdout)) == 36
+    assert len(envelope(listed.stdout)["entries"]) == 36
 
 
 @pytest.mark.slow
@@ -268,7 +273,7 @@ def test_unreadable_and_binary_files(runner: CliRunner, workspace: Path) -> None
 
 def test_json_output_is_only_json_on_stdout(runner: CliRunner, workspace: Path) -> None:
     for args in (["list", "--json"], ["stats", "--json"], ["get", "m8f3a2c1", "--json"]):
-        json.loads(invoke(runner, workspace, *args).stdout)
+        envelope(invoke(runner, workspace, *args).stdout)
 
 
 def test_help_and_usage_exit_codes(runner: CliRunner) -> None:

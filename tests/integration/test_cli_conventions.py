@@ -4,7 +4,6 @@ completion, relative dates, the editor."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,14 +13,14 @@ import pytest
 from typer.testing import CliRunner
 
 from memcli.surfaces.cli.app import app
-from tests.support.cli import invoke
+from tests.support.cli import envelope, invoke
 
 
 def test_init_without_path_inside_a_workspace_keeps_it(runner: CliRunner, workspace: Path) -> None:
     cwd = Path.cwd()
     try:
         os.chdir(workspace)
-        data = json.loads(runner.invoke(app, ["init", "--json"]).stdout)
+        data = envelope(runner.invoke(app, ["init", "--json"]).stdout)
     finally:
         os.chdir(cwd)
     assert data["workspace"] == str(workspace)
@@ -69,13 +68,13 @@ def test_missing_input_files_are_data_errors(runner: CliRunner, workspace: Path)
 
 
 def test_list_since_relative_dates(runner: CliRunner, workspace: Path) -> None:
-    new = json.loads(invoke(runner, workspace, "add", "Started learning Rust", "--json").stdout)
+    new = envelope(invoke(runner, workspace, "add", "Started learning Rust", "--json").stdout)
     new_id = new["entry"]["id"]
 
     def ids(*args: str) -> set[str]:
         result = invoke(runner, workspace, "list", "--json", *args)
         assert result.exit_code == 0, result.output
-        return {e["id"] for e in json.loads(result.stdout)}
+        return {e["id"] for e in envelope(result.stdout)["entries"]}
 
     everything = ids()
     for since in ("today", "yesterday", "7d", "2w"):
@@ -93,10 +92,10 @@ def test_add_accepts_plural_and_heading_forms(runner: CliRunner, workspace: Path
     for name in ("preferences", "Preferences", "User Preferences", "preference"):
         result = invoke(runner, workspace, "add", f"Likes {name} tea", "-t", name, "--json")
         assert result.exit_code == 0, result.output
-        assert json.loads(result.stdout)["entry"]["type"] == "preference"
+        assert envelope(result.stdout)["entry"]["type"] == "preference"
     assert memory.read_text().count("## Preferences") == 1
     skill = invoke(runner, workspace, "add", "Run ruff first", "-t", "Skills", "--json")
-    assert json.loads(skill.stdout)["entry"]["file"] == "learnings.md"
+    assert envelope(skill.stdout)["entry"]["file"] == "learnings.md"
 
 
 def test_add_unknown_type_needs_new_type(runner: CliRunner, workspace: Path) -> None:
@@ -111,10 +110,10 @@ def test_add_unknown_type_needs_new_type(runner: CliRunner, workspace: Path) -> 
     assert new.exit_code == 0, new.output
     assert "## Projects" in memory.read_text()
     again = invoke(runner, workspace, "add", "Website redesign", "-t", "projects", "--json")
-    assert again.exit_code == 0 and json.loads(again.stdout)["entry"]["type"] == "projects"
+    assert again.exit_code == 0 and envelope(again.stdout)["entry"]["type"] == "projects"
     assert memory.read_text().count("## Projects") == 1
     listed = invoke(runner, workspace, "list", "--type", "Projects", "--json")
-    assert len(json.loads(listed.stdout)) == 2
+    assert len(envelope(listed.stdout)["entries"]) == 2
 
 
 def test_add_to_an_empty_section_of_ones_own(runner: CliRunner, workspace: Path) -> None:
@@ -146,13 +145,13 @@ def test_filter_types_split_commas_and_accept_headings(runner: CliRunner, worksp
     def types(*args: str) -> set[str]:
         result = invoke(runner, workspace, "list", "--json", *args)
         assert result.exit_code == 0, result.output
-        return {e["type"] for e in json.loads(result.stdout)}
+        return {e["type"] for e in envelope(result.stdout)["entries"]}
 
     assert types("--type", "skill,lesson") == {"skill", "lesson"}
     assert types("-t", "Skills", "-t", "Corrections") == {"skill", "correction"}
     block = invoke(runner, workspace, "inject", "--types", "skill,lesson", "--json")
     assert block.exit_code == 0, block.output
-    chosen = json.loads(block.stdout)
+    chosen = envelope(block.stdout)
     assert chosen["entries"] and {e["type"] for e in chosen["entries"]} <= {"skill", "lesson"}
 
 
@@ -281,7 +280,7 @@ def test_list_limit_sort_pinned(runner: CliRunner, workspace: Path) -> None:
     def ids(*args: str) -> list[str]:
         result = invoke(runner, workspace, "list", "--json", *args)
         assert result.exit_code == 0, result.output
-        return [e["id"] for e in json.loads(result.stdout)]
+        return [e["id"] for e in envelope(result.stdout)["entries"]]
 
     everything = ids()
     assert ids("--limit", "3") == everything[:3]
@@ -341,7 +340,7 @@ def test_watch_install_service_writes_a_unit_and_a_plist(
 
     result = invoke(runner, workspace, "watch", "--install-service", "--json")
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    data = envelope(result.stdout)
     unit = Path(data["file"])
     assert unit.parent == tmp_path / "xdg-config" / "systemd" / "user"  # conftest's XDG
     assert "systemctl --user" in data["start"] and unit.name in data["start"]
@@ -351,12 +350,32 @@ def test_watch_install_service_writes_a_unit_and_a_plist(
     assert parsed["Service"]["Restart"] == "on-failure"
     assert parsed["Install"]["WantedBy"] == "default.target"
     again = invoke(runner, workspace, "watch", "--install-service", "--json")
-    assert json.loads(again.stdout)["file"] == str(unit)  # one file per workspace
+    assert envelope(again.stdout)["file"] == str(unit)  # one file per workspace
     removed = invoke(runner, workspace, "watch", "--uninstall-service", "--json")
-    assert json.loads(removed.stdout)["removed"] is True and not unit.exists()
+    assert envelope(removed.stdout)["removed"] is True and not unit.exists()
     path, text = service_file(workspace, "launchd", {"HOME": str(tmp_path)})
     plist = plistlib.loads(text.encode())
     assert path.parent == tmp_path / "Library" / "LaunchAgents"
-    assert plist["ProgramArguments"] == [sys.executable, "-m", "memcli", "-w", str(workspace),
-                                         "watch"]
+    assert plist["ProgramArguments"] == [
+        sys.executable,
+        "-m",
+        "memcli",
+        "-w",
+        str(workspace),
+        "watch",
+    ]
     assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
+
+
+def test_a_plain_text_transcript_from_stdin(runner: CliRunner, workspace: Path) -> None:
+    said = "user: I prefer tabs over spaces in Go code.\nassistant: Noted.\n"
+    result = invoke(
+        runner, workspace, "extract", "--messages", "-", "--dry-run", "--json", input=said
+    )
+    assert result.exit_code == 0, result.output
+    decisions = envelope(result.stdout)["decisions"]
+    assert [(d["action"], d["type"]) for d in decisions] == [("ADD", "preference")]
+    block = invoke(
+        runner, workspace, "inject", "--messages", "-", "--max-tokens", "300", input=said
+    )
+    assert block.exit_code == 0 and "<memory>" in block.stdout, block.output

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from memcli.store.config import CompressSettings, load_settings
 from memcli.store.markdown import parse
 from memcli.store.trust import trust
 from memcli.surfaces.cli.app import app
-from tests.support.cli import snapshot
+from tests.support.cli import envelope, snapshot
 from tests.support.llm_server import FakeLLM
 
 NOW = utc_now()
@@ -237,13 +236,13 @@ def test_cli_dry_run_pipe_and_yes(tmp_path: Path, runner: CliRunner) -> None:
     assert snapshot(root) == before
 
     as_json = runner.invoke(app, ["-w", str(root), "compress", "--dry-run", "--json"])
-    data = json.loads(as_json.stdout)
+    data = envelope(as_json.stdout)
     assert data["applied"] is None and data["diff"].startswith("--- a/")
     assert {a["kind"] for a in data["actions"]} >= {"merge", "supersede", "forget"}
 
     done = runner.invoke(app, ["-w", str(root), "compress", "--yes", "--json"])
     assert done.exit_code == 0, done.output
-    applied = json.loads(done.stdout)["applied"]
+    applied = envelope(done.stdout)["applied"]
     assert "mold1" in applied["archived"] and applied["skipped"] == []
     second = runner.invoke(app, ["-w", str(root), "compress", "--yes"])
     assert second.exit_code == 0 and "nothing to do" in second.output
@@ -335,15 +334,15 @@ def test_who_wrote_it_is_stamped(empty_workspace: Path, runner: CliRunner) -> No
     by=extract; a CLI edit (text or importance) of a program's entry confirms it."""
     root = empty_workspace
     result = runner.invoke(app, ["-w", str(root), "add", "Prefers tea over coffee", "--json"])
-    assert json.loads(result.stdout)["entry"]["meta"]["by"] == "person"
+    assert envelope(result.stdout)["entry"]["meta"]["by"] == "person"
     mem = Memory(root)
     api = mem.add("The build server is ci-7", importance=0.3).entry
     assert api.meta["by"] == "agent" and api.provenance == "machine"
     again = runner.invoke(app, ["-w", str(root), "add", "the build server is ci-7.", "--json"])
-    assert json.loads(again.stdout)["entry"]["meta"]["by"] == "person"  # said again: confirmed
+    assert envelope(again.stdout)["entry"]["meta"]["by"] == "person"  # said again: confirmed
     other = mem.add("The deploy window is Tuesday afternoon").entry
     edited = runner.invoke(app, ["-w", str(root), "edit", other.id, "-i", "0.7", "--json"])
-    assert json.loads(edited.stdout)["meta"]["by"] == "person"
+    assert envelope(edited.stdout)["entry"]["meta"]["by"] == "person"
     assert mem.edit(other.id, importance=0.2).meta["by"] == "person"  # the API keeps it
     decisions = mem.extract([{"role": "user", "content": "Remember that my desk is in room 4.12"}])
     added = [d for d in decisions if d.action == "ADD"]

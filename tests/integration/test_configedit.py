@@ -3,12 +3,12 @@ file's comments, values checked before anything is written."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 
 
 def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path)
     def run(*args: str):  # noqa: ANN202
         return runner.invoke(app, ["-w", str(workspace), "config", *args])
 
-    listed = json.loads(run("list", "--json").stdout)
+    listed = envelope(run("list", "--json").stdout)
     assert listed["search.limit"] == 7 and "inject.max_tokens" in listed
     assert run("get", "search.limit").stdout.strip() == "7"
     assert run("set", "search.limit", "12").exit_code == 0
@@ -38,8 +38,11 @@ def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path)
     assert run("get", "bogus.key").exit_code == 2
     user = run("set", "inject.max_tokens", "900", "--user")
     assert user.exit_code == 0, user.output
-    assert (tmp_path / "xdg-config" / "memcli" / "config.toml").read_text().strip().endswith(
-        "max_tokens = 900"
+    assert (
+        (tmp_path / "xdg-config" / "memcli" / "config.toml")
+        .read_text()
+        .strip()
+        .endswith("max_tokens = 900")
     )
     assert run("get", "inject.max_tokens").stdout.strip() == "900"  # the workspace sets none
     assert run("set", "inject.max_tokens", "1500").exit_code == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.support.cli import envelope
 from tests.support.cli import invoke as run
 from tests.support.fakes import use_fake_memory
 
@@ -31,7 +32,7 @@ def test_add_refuses_a_credential_unless_allowed(runner: CliRunner, empty_worksp
         assert "--allow-secret" in result.stderr and KEY not in result.stderr
     assert (ws / "memory.md").read_bytes() == before and not (ws / "episodes").exists()
     added = run(runner, ws, "add", f"CI token is {KEY}", "--allow-secret", "--json")
-    assert json.loads(added.stdout)["entry"]["meta"]["secret"] == "ok"
+    assert envelope(added.stdout)["entry"]["meta"]["secret"] == "ok"
     assert KEY in run(runner, ws, "inject").stdout  # allowed: it may be injected
 
 
@@ -42,7 +43,7 @@ def test_inject_withholds_unmarked_credentials(runner: CliRunner, empty_workspac
     for args in (["inject"], ["inject", "-q", "deploy token CI"], ["inject", "-f", "json"]):
         out = run(runner, ws, *args).stdout
         assert KEY not in out and "token budget" in out, args
-    entry_id = json.loads(run(runner, ws, "list", "--json").stdout)[0]["id"]
+    entry_id = envelope(run(runner, ws, "list", "--json").stdout)["entries"][0]["id"]
     refused = run(runner, ws, "edit", entry_id, "--text", f"Deploy token {KEY}!")
     assert refused.exit_code == 1 and "GitHub token" in refused.stderr
     assert run(runner, ws, "edit", entry_id, "--allow-secret").exit_code == 0
@@ -58,7 +59,7 @@ def test_extract_never_adds_a_credential(runner: CliRunner, empty_workspace: Pat
     path = ws.parent / "chat.json"
     path.write_text(json.dumps(said))
     result = run(runner, ws, "extract", "--messages", str(path), "--json")
-    decisions = json.loads(result.stdout)
+    decisions = envelope(result.stdout)["decisions"]
     assert [d["action"] for d in decisions] == ["SKIP", "ADD"]
     assert "GitHub token" in decisions[0]["reason"] and KEY not in result.stdout
     assert KEY not in (ws / "memory.md").read_text()

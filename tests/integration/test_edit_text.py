@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 from tests.support.fakes import HashingEmbedder
 
 
@@ -23,14 +24,16 @@ def fake(ws: Path) -> Memory:
 def test_edit_text_drops_stale_automatic_keywords(empty_workspace: Path) -> None:
     runner = CliRunner()
     base = ["-w", str(empty_workspace)]
-    added = json.loads(runner.invoke(app, [*base, "add", "Lives in Berlin", "--json"]).stdout)
+    added = envelope(runner.invoke(app, [*base, "add", "Lives in Berlin", "--json"]).stdout)
     entry_id = added["entry"]["id"]
     assert "berlin" in added["entry"]["keywords"]
     result = runner.invoke(app, [*base, "edit", entry_id, "--text", "Lives in Munich"])
     assert result.exit_code == 0, result.output
     berlin = runner.invoke(app, [*base, "list", "--keyword", "berlin", "--json"])
-    assert json.loads(berlin.stdout) == []
-    munich = json.loads(runner.invoke(app, [*base, "list", "--keyword", "munich", "--json"]).stdout)
+    assert envelope(berlin.stdout)["entries"] == []
+    munich = envelope(runner.invoke(app, [*base, "list", "--keyword", "munich", "--json"]).stdout)[
+        "entries"
+    ]
     assert [e["id"] for e in munich] == [entry_id]
 
     mem = fake(empty_workspace)
@@ -60,16 +63,16 @@ def test_text_round_trips_through_add_get_search_inject(empty_workspace: Path) -
     for text in TRICKY + ["Trailing spaces are trimmed   "]:
         result = runner.invoke(app, [*base, "add", text, "--json"])
         assert result.exit_code == 0, result.output
-        entry = json.loads(result.stdout)["entry"]
+        entry = envelope(result.stdout)["entry"]
         # add keeps the text as given, less trailing spaces at line ends (documented)
         assert entry["text"] == "\n".join(line.rstrip() for line in text.split("\n"))
         stored[entry["id"]] = entry["text"]
     for entry_id, text in stored.items():
-        got = json.loads(runner.invoke(app, [*base, "get", entry_id, "--json"]).stdout)
+        got = envelope(runner.invoke(app, [*base, "get", entry_id, "--json"]).stdout)["entry"]
         assert got["text"] == text
         found = runner.invoke(app, [*base, "search", text, "--json", "-n", "20"])
         assert found.exit_code == 0, found.output
-        hits = {h["id"]: h["entry"]["text"] for h in json.loads(found.stdout)}
+        hits = {h["id"]: h["entry"]["text"] for h in envelope(found.stdout)["hits"]}
         assert hits[entry_id] == text
     block = runner.invoke(app, [*base, "inject", "--format", "json", "--max-tokens", "4000"])
     injected = [t for texts in json.loads(block.stdout)["memory"].values() for t in texts]

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from memcli.services.memory import Memory
 from memcli.store.trust import trust
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 from tests.support.samples import EN, ZH
 
 
@@ -24,13 +25,13 @@ def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
         app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--dry-run", "--json"]
     )
     assert dry.exit_code == 0, dry.output
-    assert {d["action"] for d in json.loads(dry.stdout)} <= {"ADD", "NOOP", "UPDATE"}
+    assert {d["action"] for d in envelope(dry.stdout)["decisions"]} <= {"ADD", "NOOP", "UPDATE"}
     assert (workspace / "memory.md").read_bytes() == before  # dry run writes nothing
-    first = json.loads(
+    first = envelope(
         runner.invoke(
             app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
         ).stdout
-    )
+    )["decisions"]
     added = [d for d in first if d["action"] == "ADD"]
     assert len(added) >= 2
     on_call = next(d for d in first if d["text"] == "The on-call rotation is one week long")
@@ -42,19 +43,19 @@ def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
     mem = Memory(workspace)
     stored = mem.get(added[0]["id"]).entry
     assert stored.source == "conv-42" and stored.importance >= 0.7
-    second = json.loads(
+    second = envelope(
         runner.invoke(
             app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
         ).stdout
-    )
+    )["decisions"]
     assert {d["action"] for d in second} == {"NOOP"}
     zh = tmp_path / "zh.jsonl"
     zh.write_text("\n".join(json.dumps(m, ensure_ascii=False) for m in ZH))
-    result = json.loads(
+    result = envelope(
         runner.invoke(
             app, ["-w", str(workspace), "extract", "--messages", str(zh), "--json"]
         ).stdout
-    )
+    )["decisions"]
     by_text = {d["text"]: d["action"] for d in result}
     assert by_text["喜欢用中文讨论架构设计，代码注释用英文"] == "NOOP"  # already in the sample
     # corrected later in the same conversation: only the correction is remembered
@@ -91,7 +92,7 @@ def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
             app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
         )
         assert result.exit_code == 0, result.output
-        decisions = json.loads(result.stdout)
+        decisions = envelope(result.stdout)["decisions"]
         assert [(d["action"], d["text"]) for d in decisions] == [
             ("ADD", "Uses Helix as the main editor"),
             ("ADD", "Staging database host is db-stage-2"),
@@ -101,11 +102,11 @@ def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
         assert request["body"]["model"] == "test-model"
         assert "I prefer tool output" not in request["body"]["messages"][1]["content"]
         assert Memory(workspace).get(decisions[0]["id"]).entry.source == "conv-7"
-        again = json.loads(
+        again = envelope(
             runner.invoke(
                 app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
             ).stdout
-        )
+        )["decisions"]
         assert {d["action"] for d in again} == {"NOOP"}
 
         before = {p.name: p.read_bytes() for p in workspace.glob("*.md")}

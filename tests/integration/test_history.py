@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from memcli.services.memory import Memory
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 
 
 def stale_save(path: Path, content: bytes) -> None:
@@ -31,12 +32,10 @@ def test_stale_save_over_an_agent_add_is_noticed_and_restorable(
     added = mem.add("Deploys go out on Tuesdays after the standup").entry
     stale_save(memory, buffer + b"- A line the person typed\n")  # ...and saved it later
     removed = mem.removed()
-    assert [(r["id"], r["text"], r["kind"]) for r in removed] == [
-        (added.id, added.text, "removed")
-    ]
+    assert [(r["id"], r["text"], r["kind"]) for r in removed] == [(added.id, added.text, "removed")]
     result = runner.invoke(app, ["-w", str(workspace), "history", "--removed", "--json"])
     assert result.exit_code == 0
-    assert [r["id"] for r in json.loads(result.stdout)["removed"]] == [added.id]
+    assert [r["id"] for r in envelope(result.stdout)["removed"]] == [added.id]
     doctor = runner.invoke(app, ["-w", str(workspace), "doctor"])
     assert doctor.exit_code == 1 and f"memcli restore {added.id}" in doctor.stdout
     result = runner.invoke(app, ["-w", str(workspace), "restore", added.id])
@@ -84,7 +83,7 @@ def test_history_lists_versions_and_the_changes_of_one_entry(
     memory.write_text(memory.read_text().replace("on Thursdays", "on Wednesdays"))  # by hand
     result = runner.invoke(app, ["-w", str(workspace), "history", entry.id, "--json"])
     assert result.exit_code == 0, result.output
-    versions = json.loads(result.stdout)["versions"]
+    versions = envelope(result.stdout)["versions"]
     assert [(v["source"], v.get("op"), v["text"]) for v in versions] == [
         ("external", None, "Team lunch is on Wednesdays"),
         ("memcli", "edit", "Team lunch is on Thursdays"),
@@ -125,8 +124,9 @@ def test_undo_forget_brings_the_entry_back_and_empties_the_archive(workspace: Pa
     assert victim.id not in (workspace / "memory.md").read_text()
     mem.undo(mem.plan_undo())
     assert (workspace / "memory.md").read_text() == memory_before
-    assert victim.id not in {e.id for e in Memory(workspace).entries(include_archived=True)
-                             if e.file == "archive.md"}
+    assert victim.id not in {
+        e.id for e in Memory(workspace).entries(include_archived=True) if e.file == "archive.md"
+    }
 
 
 def test_write_waits_for_an_in_place_save_in_progress(workspace: Path) -> None:
@@ -246,7 +246,7 @@ def test_doctor_checks_model_index_watcher_and_git(
 
     result = runner.invoke(app, ["-w", str(workspace), "doctor", "--json"])
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    report = envelope(result.stdout)
     by_name = {c["name"]: c for c in report["checks"]}
     assert set(by_name) == {"model", "onnx", "index", "watcher"}  # not a git repository
     assert "not running" in by_name["watcher"]["detail"]
@@ -259,5 +259,7 @@ def test_doctor_checks_model_index_watcher_and_git(
     manifest.parent.mkdir(parents=True, exist_ok=True)
     manifest.write_text("{not json")
     result = runner.invoke(app, ["-w", str(workspace), "doctor", "--json"])
-    index = {c["name"]: c for c in json.loads(result.stdout)["checks"]}["index"]
+    failed = json.loads(result.stdout)  # exit 1: the envelope says so, with the report
+    assert failed["ok"] is False and failed["error"]["code"] == "unhealthy"
+    index = {c["name"]: c for c in failed["data"]["checks"]}["index"]
     assert result.exit_code == 1 and not index["ok"] and "--rebuild" in index["detail"]

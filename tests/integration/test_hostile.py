@@ -16,6 +16,7 @@ from memcli.core.validate import MAX_ENTRY_CHARS, MAX_INPUT_BYTES, MAX_QUERY_CHA
 from memcli.services.memory import Memory
 from memcli.store.markdown import format_meta, parse, parse_meta
 from memcli.surfaces.cli import quick
+from tests.support.cli import envelope
 from tests.support.cli import invoke as run
 from tests.support.fakes import HashingEmbedder, use_fake_memory
 
@@ -29,7 +30,6 @@ def _fake_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
 
     use_fake_memory(monkeypatch)
     monkeypatch.setenv("MEMCLI_INDEX_ONNX", "false")
-
 
 
 def snapshot(ws: Path) -> dict[str, bytes | None]:
@@ -54,7 +54,7 @@ def refused(result, *words: str, code: int = 1) -> str:  # noqa: ANN001
 
 def added_id(result) -> str:  # noqa: ANN001
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)["entry"]["id"]
+    return envelope(result.stdout)["entry"]["id"]
 
 
 # ----------------------------------------------------------------------------- metadata
@@ -72,7 +72,7 @@ def test_source_with_line_breaks_cannot_forge_entries(
     refused(run(runner, ws, "add", "hello", "-k", "ok,bad\rword"), "--keywords", "line break")
     refused(run(runner, ws, "add", "hello", "--source", "tab\there"), "--source", "tab")
     assert snapshot(ws) == before
-    listed = json.loads(run(runner, ws, "list", "--json").stdout)
+    listed = envelope(run(runner, ws, "list", "--json").stdout)["entries"]
     assert [e["id"] for e in listed] == [entry_id] and listed[0]["type"] == "fact"
 
 
@@ -104,7 +104,7 @@ def test_comment_delimiters_in_metadata_round_trip(
     assert text.count("\n") == (ws / "memory.md").read_text().count("\n")
     line = next(x for x in text.splitlines() if x.startswith("- Likes tea"))
     assert line.endswith("-->") and line.count("-->") == 1 and line.count("<!--") == 1
-    detail = json.loads(run(runner, ws, "get", entry_id, "--json").stdout)
+    detail = envelope(run(runner, ws, "get", entry_id, "--json").stdout)["entry"]
     assert detail["source"] == source and detail["keywords"] == ["a<!--b", "c-->"]
     assert not parse(text, "memory.md").problems
 
@@ -148,7 +148,7 @@ def test_control_characters_are_refused_and_nothing_is_written(
     assert snapshot(ws) == before
     # tabs and line breaks are text
     tabbed = added_id(run(runner, ws, "add", "col1\tcol2\r\nsecond line", "--json"))
-    detail = json.loads(run(runner, ws, "get", tabbed, "--json").stdout)
+    detail = envelope(run(runner, ws, "get", tabbed, "--json").stdout)["entry"]
     assert detail["text"] == "col1\tcol2\nsecond line"
     assert run(runner, ws, "list").exit_code == 0
 
@@ -167,7 +167,7 @@ def test_escape_sequences_in_files_are_escaped_on_output(
         "inject json": run(runner, ws, "inject", "--format", "json"),
         "inject context": run(runner, ws, "inject", "-q", "evil \x1b[31m title"),
     }
-    entry_id = json.loads(run(runner, ws, "list", "--json").stdout)[0]["id"]
+    entry_id = envelope(run(runner, ws, "list", "--json").stdout)["entries"][0]["id"]
     outputs["get"] = run(runner, ws, "get", entry_id)
     outputs["not found"] = run(runner, ws, "get", "no\x1b]0;x\x07id")
     for name, result in outputs.items():
@@ -182,7 +182,10 @@ def test_escape_sequences_in_files_are_escaped_on_output(
     # --json keeps the text exactly, JSON-escaped (C1 controls too)
     raw = run(runner, ws, "list", "--json").stdout
     assert not any(c in raw for c in "\x1b\x07\r\x9b")
-    assert json.loads(raw)[0]["text"] == "evil \x1b]0;pwned\x07 title \x1b[2J clear\r over \x9b1m"
+    assert (
+        envelope(raw)["entries"][0]["text"]
+        == "evil \x1b]0;pwned\x07 title \x1b[2J clear\r over \x9b1m"
+    )
 
 
 # ----------------------------------------------------------------------------- restore
@@ -241,7 +244,7 @@ def test_transcripts_must_be_bounded_regular_files(
     # - still reads stdin
     said = json.dumps([{"role": "user", "content": "Remember that the deploy day is Friday."}])
     result = run(runner, ws, "extract", "--messages", "-", "--json", input=said)
-    assert [d["action"] for d in json.loads(result.stdout)] == ["ADD"]
+    assert [d["action"] for d in envelope(result.stdout)["decisions"]] == ["ADD"]
 
 
 # ----------------------------------------------------------------------------- sizes
@@ -268,7 +271,7 @@ def test_oversized_hand_written_entry_is_reported_and_skipped(
     with (ws / "memory.md").open("a") as handle:
         handle.write("- Small entry about tea\n- " + "x" * (MAX_ENTRY_CHARS + 10) + "\n")
     result = run(runner, ws, "list", "--json")
-    assert [e["text"] for e in json.loads(result.stdout)] == ["Small entry about tea"]
+    assert [e["text"] for e in envelope(result.stdout)["entries"]] == ["Small entry about tea"]
     assert where in result.stderr and "characters long" in result.stderr
     assert run(runner, ws, "search", "tea", "--json").exit_code == 0
     before = snapshot(ws)

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from memcli.adapters.tokens import EstimateCounter, get_counter
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 
 COUNTER = get_counter("cl100k_base")
 
@@ -39,7 +40,7 @@ def test_seed_example_through_cli(runner: CliRunner, workspace: Path) -> None:
             app, ["-w", str(workspace), "inject", "-q", query, "--max-tokens", "150", "--json"]
         )
         assert result.exit_code == 0, result.output
-        data = json.loads(result.stdout)
+        data = envelope(result.stdout)
         assert data["tokens"] <= 150 and data["budget"] == 150
         return [e["id"] for e in data["entries"] if e["type"] != "correction"]
 
@@ -102,7 +103,7 @@ def test_injected_entries_count_as_accessed(workspace: Path) -> None:
     assert quiet.exit_code == 0, quiet.output
     assert stats.load() == {}
     result = runner.invoke(app, ["-w", str(workspace), "inject", "--max-tokens", "300", "--json"])
-    chosen = {e["id"] for e in json.loads(result.stdout)["entries"]}
+    chosen = {e["id"] for e in envelope(result.stdout)["entries"]}
     assert chosen and set(stats.load()) == chosen
     assert all(a.count == 1 for a in stats.load().values())
 
@@ -124,7 +125,7 @@ def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
     base = ["-w", str(workspace), "inject", "--json", "-q"]
     result = runner.invoke(app, [*base, "python tests", "--max-tokens", "120"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.stdout)
+    data = envelope(result.stdout)
     assert "cat" not in data["block"].lower() and data["tokens"] <= 120
     ids = [e["id"] for e in data["entries"]]
     assert "m8f3a2c1" in ids and "l2c8a4e1" in ids  # pytest preference, pytest skill
@@ -135,11 +136,11 @@ def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
     for context in ("what's the capital of Peru", "Give me a recipe for banana bread"):
         result = runner.invoke(app, [*base, context, "--max-tokens", "2000"])
         assert result.exit_code == 0, result.output
-        data = json.loads(result.stdout)
+        data = envelope(result.stdout)
         chosen = data["entries"]
         assert all(_profile_or_priority(e, meta) for e in chosen), chosen
         assert {e["id"] for e in chosen} == {"m3a6d0c9", "m5d1e7b3"}  # correction, profile
         assert data["tokens"] < 100
     # no context: the importance / confidence / recency fallback still fills the block
-    fallback = json.loads(runner.invoke(app, ["-w", str(workspace), "inject", "--json"]).stdout)
+    fallback = envelope(runner.invoke(app, ["-w", str(workspace), "inject", "--json"]).stdout)
     assert len(fallback["entries"]) == len(meta)

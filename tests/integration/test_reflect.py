@@ -5,7 +5,6 @@ trigger of DESIGN §6, clusters, statements): tests/unit/test_reflect.py."""
 from __future__ import annotations
 
 import datetime as dt
-import json
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from memcli.services.memory import Memory
 from memcli.store.markdown import parse
 from memcli.store.trust import trust
 from memcli.surfaces.cli.app import app
-from tests.support.cli import snapshot
+from tests.support.cli import envelope, snapshot
 from tests.support.llm_server import FakeLLM
 
 NOW = utc_now()
@@ -55,7 +54,7 @@ def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> Non
     before = snapshot(root)
     dry = runner.invoke(app, ["-w", str(root), "reflect", "--dry-run", "--json"])
     assert dry.exit_code == 0, dry.output
-    planned = json.loads(dry.stdout)
+    planned = envelope(dry.stdout)
     assert planned["trigger"]["due"] and planned["applied"] is None
     assert snapshot(root) == before
 
@@ -80,7 +79,7 @@ def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> Non
     assert again.exit_code == 0 and "no reflection due" in again.output
     assert "cooldown" in again.output
     forced = runner.invoke(app, ["-w", str(root), "reflect", "--force", "--json"])
-    assert json.loads(forced.stdout)["written"] == []  # the theme is already reflected
+    assert envelope(forced.stdout)["written"] == []  # the theme is already reflected
 
 
 def test_procedural_evidence_becomes_a_lesson(tmp_path: Path) -> None:

@@ -4,7 +4,6 @@ cannot send the memory or a secret anywhere until the user approves it with
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from memcli.services.memory import Memory
 from memcli.store import trust
 from memcli.store.config import load_settings
 from memcli.surfaces.cli.app import app
+from tests.support.cli import envelope
 from tests.support.llm_server import FakeLLM
 
 HOSTILE = """[llm]
@@ -149,7 +149,7 @@ def test_trust_records_path_and_digest(empty_workspace: Path) -> None:
     root = empty_workspace
     result = CliRunner().invoke(app, ["-w", str(root), "trust", "--json"])
     assert result.exit_code == 0, result.output
-    assert json.loads(result.stdout)["sha256"] == "absent"  # no memcli.toml yet
+    assert envelope(result.stdout)["sha256"] == "absent"  # no memcli.toml yet
     assert trust.is_trusted(root)
     (root / "memcli.toml").write_text("[search]\nlimit = 2\n")
     assert not trust.is_trusted(root)  # a memcli.toml that appeared later is new content

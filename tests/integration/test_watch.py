@@ -143,9 +143,9 @@ def test_observer_follows_create_edit_delete(watched) -> None:
             "Backups run nightly at 02:00 UTC", "Backups run hourly on the replica"
         )
     )
-    batches = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"]
+    batches = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["batches"]
     os.replace(tmp, memory)
-    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)  # noqa: E731
+    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]  # noqa: E731
     wait_for(lambda: status()["batches"] > batches)
     assert "mbackup1" in search_ids(ws, "hourly replica backups")[:1]
     # delete the entry
@@ -195,11 +195,11 @@ def test_bad_edit_a_stale_save_and_late_bytes_are_handled(watched) -> None:
     buffer = memory.read_text()  # an editor loads the file...
     added = memcli(ws, "add", "Deploys happen on Tuesdays after the standup", "--json")
     assert added.returncode == 0, added.stderr
-    entry_id = json.loads(added.stdout)["entry"]["id"]
+    entry_id = json.loads(added.stdout)["data"]["entry"]["id"]
     # ...and saves its stale buffer over the agent's add, with a bad line in it
     memory.write_text(buffer + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n")
     wait_for(lambda: "mtea" in search_ids(ws, "green tea"))
-    wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["batches"] >= 1)
+    wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["batches"] >= 1)
     proc.send_signal(signal.SIGINT)
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
@@ -225,7 +225,7 @@ def test_daemon_and_in_process_give_identical_results(served) -> None:
         assert via_daemon.stderr == in_process.stderr, args
     piped = memcli(ws, "inject", "-", "--max-tokens", "120", stdin="docker images")
     assert piped.returncode == 0 and "Docker" in piped.stdout
-    status = json.loads(memcli(ws, "watch", "--status", "--json").stdout)
+    status = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]
     assert status["requests"] >= 6
 
 
@@ -260,7 +260,7 @@ def test_served_and_in_process_outputs_are_byte_identical(served, tmp_path: Path
     messages = tmp_path / "messages.jsonl"
     messages.write_text(json.dumps({"role": "user", "content": "docker images"}) + "\n")
     no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
-    before = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    before = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["requests"]
     results = []
     for args, stdin in SERVED_CASES:
         args = [
@@ -276,7 +276,7 @@ def test_served_and_in_process_outputs_are_byte_identical(served, tmp_path: Path
         assert via_daemon.stdout == in_process.stdout, args
         assert via_daemon.stderr == in_process.stderr, args
         results.append(via_daemon)
-    after = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["requests"]
+    after = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["requests"]
     assert after - before >= len(SERVED_CASES)  # every case was served (and the status)
     # the cases show what they are meant to show
     codes = [r.returncode for r in results]
@@ -296,7 +296,7 @@ def test_daemon_writes_access_counts_after_answering(served) -> None:
         return json.loads(counts.read_text()).get(entry_id, {}).get("count", 0)
 
     result = memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")
-    hit = json.loads(result.stdout)[0]["id"]
+    hit = json.loads(result.stdout)["data"]["hits"][0]["id"]
     wait_for(lambda: count_of(hit) >= 1)  # written once the requests paused
     before = count_of(hit)
     memcli(ws, "search", "pytest fixtures", "--json", "-n", "1")

@@ -5,6 +5,7 @@ Typer paths, --version."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,6 +17,11 @@ from typer.testing import CliRunner
 from memcli.surfaces.cli.app import app
 
 
+def slow(*values: object) -> object:
+    """A parameter set of the whole suite only (child processes cost ≈ 1 s each)."""
+    return pytest.param(*values, marks=pytest.mark.slow)
+
+
 def fresh_env(home: Path) -> dict[str, str]:
     """A fresh shell's environment: HOME only, no XDG or MEMCLI variables."""
     return {
@@ -24,6 +30,7 @@ def fresh_env(home: Path) -> dict[str, str]:
         "HF_HUB_OFFLINE": "1",
         "MEMCLI_NO_DAEMON": "1",
         "XDG_CACHE_HOME": os.environ["XDG_CACHE_HOME"],  # the session's ONNX export
+        "PYTHONPATH": os.environ.get("PYTHONPATH", ""),  # this checkout's memcli
     }
 
 
@@ -107,13 +114,34 @@ def test_bad_search_values_exit_2_on_the_real_entry_point(
     assert option in result.stderr and result.stdout == ""
 
 
-def test_unknown_search_type_same_on_quick_and_typer_paths(tmp_path: Path, workspace: Path) -> None:
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--type", "skil"], "error: --type: unknown type 'skil' (did you mean skill?)"),
+        (["--limit", "0"], "error: --limit: '0' is not valid"),
+        slow(["--mode", "bogus", "--json"], "error: --mode: 'bogus' is not one of"),
+        slow(["--since", "garbage"], "error: --since: 'garbage' is not a date"),
+        slow(["--no-such-option"], "error: --no-such-option: no such option"),
+        slow(["--limit"], "error: --limit: needs a value"),
+    ],
+)
+def test_usage_errors_read_the_same_on_quick_and_typer_paths(
+    tmp_path: Path, workspace: Path, args: list[str], message: str
+) -> None:
+    """One style for every usage error, whichever path parses the command line: the
+    quick path (no Typer) and the Typer app print the same bytes and exit 2."""
     env = fresh_env(tmp_path)
-    args = ("-w", str(workspace), "search", "tests", "--type", "skil")
-    quick = memcli(*args, env=env, cwd=tmp_path)
-    typer_path = memcli(*args, env={**env, "MEMCLI_NO_QUICK": "1"}, cwd=tmp_path)
-    assert quick.returncode == typer_path.returncode == 2
-    assert quick.stderr == typer_path.stderr and "did you mean skill" in quick.stderr
+    full = ("-w", str(workspace), "search", "tests", *args)
+    quick = memcli(*full, env=env, cwd=tmp_path)
+    typer_path = memcli(*full, env={**env, "MEMCLI_NO_QUICK": "1"}, cwd=tmp_path)
+    assert quick.returncode == typer_path.returncode == 2, quick.stderr
+    assert (quick.stdout, quick.stderr) == (typer_path.stdout, typer_path.stderr)
+    assert quick.stderr.startswith(message), quick.stderr
+    assert "Usage:" not in quick.stderr and "\n  hint: " in quick.stderr
+    if "--json" in args:
+        assert json.loads(quick.stdout)["error"]["code"] == "usage"
+    else:
+        assert quick.stdout == ""
 
 
 def test_version(runner: CliRunner, tmp_path: Path) -> None:

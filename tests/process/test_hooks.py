@@ -154,10 +154,10 @@ def test_prompt_hook_goes_through_the_watcher(indexed: Path) -> None:
     proc = start_watch(workspace)
     try:
         status = [MEMCLI, "-w", str(workspace), "watch", "--status", "--json"]
-        before = json.loads(subprocess.run(status, capture_output=True, text=True).stdout)
+        before = json.loads(subprocess.run(status, capture_output=True, text=True).stdout)["data"]
         payload = prompt_payload(workspace, "How to optimize my Next.js app?")
         served = run_hook("user-prompt-submit", payload)
-        after = json.loads(subprocess.run(status, capture_output=True, text=True).stdout)
+        after = json.loads(subprocess.run(status, capture_output=True, text=True).stdout)["data"]
         assert served.returncode == 0, served.stderr
         assert after["requests"] == before["requests"] + 2  # the hook and this status call
         code = (

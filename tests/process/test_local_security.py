@@ -49,7 +49,7 @@ def test_daemon_serves_the_workspace_the_client_resolved(tmp_path: Path) -> None
         # MEMCLI_WORKSPACE names the served workspace; the directory holds another one
         found = client(["get", "mserved1", "--json"], cwd=other, env=env)
         assert found.returncode == 0, found.stderr
-        assert json.loads(found.stdout)["text"] == "Served workspace fact"
+        assert json.loads(found.stdout)["data"]["entry"]["text"] == "Served workspace fact"
         missing = client(["get", "mother1"], cwd=other, env=env)
         assert missing.returncode == 1
         assert server.requests == 2  # both answered by the daemon, from `served`
@@ -65,7 +65,7 @@ def test_daemon_serves_the_workspace_the_client_resolved(tmp_path: Path) -> None
         assert "another workspace" in handler(request)["refused"]
         request.update(workspace=str(ws))
         missing = handler(request)  # served: not in this workspace (exit code 1)
-        assert missing["code"] == 1 and "mother1" in missing["error"]
+        assert missing["exit"] == 1 and "mother1" in missing["error"]
     finally:
         server.stop()
 
@@ -152,17 +152,17 @@ def test_inject_messages_from_stdin_through_a_real_watcher(workspace: Path) -> N
         result = memcli(workspace, "inject", "--messages", "/dev/stdin", stdin=transcript)
         assert time.monotonic() - started < 30
         assert result.returncode in (0, 1) and "Traceback" not in result.stderr
-        before = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        before = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
         got = memcli(workspace, "get", "m8f3a2c1", "--json")
         assert got.returncode == 0
-        after = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        after = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
         assert after >= before + 2  # `get` (and the status call) were served by the daemon
         # a regular transcript file is still served by the daemon
         path = workspace.parent / "conversation.json"
         path.write_text(transcript)
         via_file = memcli(workspace, "inject", "--messages", str(path))
         assert via_file.returncode == 0 and "pytest" in via_file.stdout
-        final = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["requests"]
+        final = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
         assert final >= after + 2
     finally:
         watcher.terminate()

@@ -97,7 +97,7 @@ while subprocess.run(memcli + ["watch", "--status"], capture_output=True).return
     time.sleep(0.3)
 run("served_search", "search", "pytest fixtures", "--json", "--no-touch")
 status = subprocess.run(memcli + ["watch", "--status", "--json"], capture_output=True, text=True)
-results["status"] = json.loads(status.stdout or "{}")
+results["status"] = json.loads(status.stdout or '{"data": {}}')["data"]
 time.sleep(max(0.0, 12.0 - (time.time() - started)))  # past onnxruntime's first report
 watch.send_signal(signal.SIGINT)
 try:
@@ -140,7 +140,7 @@ def test_no_command_opens_a_network_connection(workspace: Path, tmp_path: Path) 
     results = json.loads(done.stdout.strip().splitlines()[-1])
     for name in ("index", "add", "search", "inject", "served_search"):
         assert results[name][0] == 0, (name, results[name])
-    assert json.loads(results["search"][1])[0]["id"] == "m8f3a2c1"
+    assert json.loads(results["search"][1])["data"]["hits"][0]["id"] == "m8f3a2c1"
     assert "pytest" in results["inject"][1]
     assert results["mcp_init"]["result"]["serverInfo"]
     assert not results["mcp_search"]["result"].get("isError"), results["mcp_search"]

@@ -33,7 +33,7 @@ def memcli(ws: Path, *args: str) -> subprocess.CompletedProcess:
 
 def status(ws: Path) -> dict | None:
     result = memcli(ws, "watch", "--status", "--json")
-    return json.loads(result.stdout) if result.returncode == 0 else None
+    return json.loads(result.stdout)["data"] if result.returncode == 0 else None
 
 
 def manifest(ws: Path) -> dict:

@@ -60,10 +60,10 @@ def test_killed_daemon_leaves_a_working_fallback(watched) -> None:
     proc.wait(timeout=10)
     assert socket_path(ws).exists()  # a stale socket is left behind
     result = memcli(ws, "search", "pytest fixtures", "--json", "--no-touch")
-    assert result.returncode == 0 and json.loads(result.stdout)[0]["id"] == "m8f3a2c1"
+    assert result.returncode == 0 and json.loads(result.stdout)["data"]["hits"][0]["id"] == "m8f3a2c1"
     again = start_watch(ws)  # a new watcher replaces the stale socket
     try:
-        assert json.loads(memcli(ws, "watch", "--status", "--json").stdout)["pid"] == again.pid
+        assert json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["pid"] == again.pid
     finally:
         again.send_signal(signal.SIGINT)
         assert again.wait(timeout=30) == 0
@@ -73,9 +73,9 @@ def test_killed_daemon_leaves_a_working_fallback(watched) -> None:
 def test_background_watcher_starts_refuses_a_second_and_stops(workspace: Path, exported) -> None:
     started = memcli(workspace, "watch", "--background", "--json")
     assert started.returncode == 0, started.stderr
-    pid = json.loads(started.stdout)["pid"]
+    pid = json.loads(started.stdout)["data"]["pid"]
     try:
-        assert json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["pid"] == pid
+        assert json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["pid"] == pid
         t = time.monotonic()
         second = memcli(workspace, "watch")  # says so at once, before indexing anything
         assert second.returncode == 1 and "already serves" in second.stderr
@@ -84,7 +84,7 @@ def test_background_watcher_starts_refuses_a_second_and_stops(workspace: Path, e
         assert again.returncode == 1 and "already serves" in again.stderr
     finally:
         stopped = memcli(workspace, "watch", "--stop", "--json")
-    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"] == pid
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["data"]["stopped"] == pid
     assert memcli(workspace, "watch", "--status").returncode == 1
     assert "stopped; the index is consistent" in (workspace / ".memcli" / "watch.log").read_text()
     assert memcli(workspace, "watch", "--stop").stdout.strip() == "none was running"

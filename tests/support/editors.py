@@ -306,6 +306,7 @@ def _removed_texts(stdout: str) -> Counter:
         data = json.loads(stdout)
     except ValueError:
         return Counter()
+    data = data.get("data", data) if isinstance(data, dict) else data  # the --json envelope
     items = data.get("removed", data) if isinstance(data, dict) else data
     return Counter(item.get("text", "") for item in items if isinstance(item, dict))
 

@@ -60,7 +60,7 @@ def stop_watch(proc: subprocess.Popen[str]) -> None:
 def search_ids(ws: Path, query: str, env: Mapping[str, str] | None = None) -> list[str]:
     result = memcli(ws, "search", query, "--json", "--no-touch", env=env)
     assert result.returncode == 0, result.stderr
-    return [h["id"] for h in json.loads(result.stdout)]
+    return [h["id"] for h in json.loads(result.stdout)["data"]["hits"]]
 
 
 def indexed_keys(ws: Path) -> dict[str, str]:

@@ -479,7 +479,7 @@ def derived_state(work: Path, queries: int = len(QUERIES)) -> DerivedResult:
             done = run("search", query, "--json", "--no-touch", "--limit", "5")
             if done.returncode != 0:
                 return [[f"exit {done.returncode}: {done.stderr.strip()[-200:]}"]]
-            out.append([h["id"] for h in json.loads(done.stdout)])
+            out.append([h["id"] for h in json.loads(done.stdout)["data"]["hits"]])
         return out
 
     run("search", "python testing")  # some access statistics
@@ -1201,7 +1201,7 @@ def _attack_metadata(case, refused, run, served: Path) -> None:  # noqa: ANN001
         code, out, err, _ = run("add", "Likes green tea", "--source", source, "--json",
                                 root=served)
         need(code == 0, f"exit {code}: {err.strip()[-200:]}")
-        new_id = json.loads(out)["entry"]["id"]
+        new_id = json.loads(out)["data"]["entry"]["id"]
         from memcli.store.files import read_text
         from memcli.store.markdown import parse
 
@@ -1211,7 +1211,7 @@ def _attack_metadata(case, refused, run, served: Path) -> None:  # noqa: ANN001
         need(set(ids_after) == {*ids_before, new_id} and len(ids_after) == len(ids_before) + 1,
              "other entries changed or vanished")
         code, out, err, _ = run("get", new_id, "--json", root=served)
-        need(code == 0 and json.loads(out)["source"] == source, "source not read back exactly")
+        need(code == 0 and json.loads(out)["data"]["entry"]["source"] == source, "source not read back exactly")
         return "stored quoted on one line, read back exactly, every other id intact"
 
     case("--source holding -->, <!--, id= and a fence on one line", one_line_delimiters)
@@ -1348,13 +1348,13 @@ def _attack_sizes(case, refused, run, served: Path) -> None:  # noqa: ANN001
                                               root=served, bound=20)
                 slowest = max(slowest, seconds)
                 need(code == 0, f"search exit {code}: {err.strip()[-200:]}")
-                need(all(len(h["entry"]["text"]) < 70_000 for h in json.loads(out)),
+                need(all(len(h["entry"]["text"]) < 70_000 for h in json.loads(out)["data"]["hits"]),
                      "the entry was found")
             need(slowest < 5, f"a search took {slowest:.1f} s")
             code, out, err, _ = run("list", "--json", root=served, bound=20)
             need(code == 0 and f"memory.md:{line}" in err and "characters long" in err,
                  f"list: not reported with file:line: {err.strip()[-200:]}")
-            need(all(len(e["text"]) < 70_000 for e in json.loads(out)), "the entry was listed")
+            need(all(len(e["text"]) < 70_000 for e in json.loads(out)["data"]["entries"]), "the entry was listed")
             message = refused("add", "Another fact", says=(f"memory.md:{line}", "split"))
             return (f"left out of search (2 daemon searches, slowest {slowest:.2f} s), list "
                     f"reports memory.md:{line}; add {message.split(': ', 1)[0]}")
@@ -1493,7 +1493,7 @@ def _attack_ids(case, run, served: Path) -> None:  # noqa: ANN001
             need(len(set(ids.values())) == 2, f"one id for two lines: {ids}")
             for text, entry_id in ids.items():
                 code, out, err, _ = run("get", entry_id, "--json", root=served)
-                need(code == 0 and json.loads(out)["text"] == text, f"get {entry_id}: {out}")
+                need(code == 0 and json.loads(out)["data"]["entry"]["text"] == text, f"get {entry_id}: {out}")
                 need("two entries" not in err and "used by" not in err, f"warned: {err}")
             return f"two ids ({', '.join(ids.values())}), each gets its own line"
         finally:
@@ -1515,7 +1515,7 @@ def _attack_freshness(case, run, plain: Path) -> None:  # noqa: ANN001
         need((after.st_size, after.st_mtime_ns) == (before.st_size, before.st_mtime_ns),
              "the edit did not keep size and mtime")
         code, out, err, _ = run("search", "zquuxy", "--json", "--no-touch", root=plain, bound=60)
-        hits = json.loads(out) if code == 0 else []
+        hits = json.loads(out)["data"]["hits"] if code == 0 else []
         need(hits and "zquuxy" in hits[0]["entry"]["text"], f"stale: {out.strip()[:200]}")
         return "the next search finds the new word (content hash, not size + mtime)"
 
@@ -1679,7 +1679,7 @@ def _attack_socket_directories(case, skip, run, work: Path) -> None:  # noqa: AN
             finally:
                 sent = _recorded(recorder)
             need(sent == 0, f"the client sent {sent} bytes to the socket")
-            need(code == 0 and json.loads(out)["id"] == entry_id, f"get exit {code}")
+            need(code == 0 and json.loads(out)["data"]["entry"]["id"] == entry_id, f"get exit {code}")
             need("not using the memcli watch socket" in err and problem in err,
                  f"no warning: {err.strip()[-200:]}")
             return f"watch refused ({seconds:.1f} s), client sent 0 bytes, warned, ran in-process"

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from memcli.core.errors import ConfigError, ValidationError
+
 # ----------------------------------------------------------------- 6. relative dates
 
 
@@ -44,3 +46,25 @@ def test_status_values_read_as_words(capsys: pytest.CaptureFixture[str]) -> None
         "pid: 7\nuptime (s): 2.5\nlast batch: never\nserving: yes\npaths: none\n"
         "last batch:\n  paths: memory.md, learnings.md\n  ms: 23\n  rebuilt: no\n"
     )
+
+
+def test_plain_text_transcripts_are_read() -> None:
+    from memcli.adapters.messages import load_messages
+
+    said = "User: I prefer tabs.\nAlso remember my cat is Miso.\nassistant: Noted!\n\nuser: thanks"
+    assert load_messages("-", said) == [
+        {"role": "user", "content": "I prefer tabs.\nAlso remember my cat is Miso."},
+        {"role": "assistant", "content": "Noted!"},
+        {"role": "user", "content": "thanks"},
+    ]
+    with pytest.raises(ValidationError, match="not JSON or JSONL"):  # prose is not a transcript
+        load_messages("-", "Dear diary,\nuser: not a turn at the start")
+
+
+def test_an_encoding_without_its_file_says_what_memcli_has() -> None:
+    from memcli.adapters.tokens import get_counter
+
+    with pytest.raises(ConfigError) as caught:
+        get_counter("o200k_base")
+    hint = caught.value.hint or ""
+    assert "cl100k_base" in hint and "never does" in hint and "install" not in hint

@@ -55,3 +55,41 @@ def test_chatgpt_memories_as_people_copy_them() -> None:
     ]
     # a document whose prose is not a list of memories gives none, not its paragraphs
     assert parse_import("# Notes\n\nSome prose here.\n", "notes.md") == []
+
+
+def test_the_dates_of_imported_memories_are_read_and_checked() -> None:
+    import json
+
+    import pytest
+
+    from memcli.core.errors import ValidationError
+
+    jsonl = "\n".join(
+        json.dumps(row)
+        for row in (
+            {"text": "Likes tea", "created": "2024-05-02"},
+            {"text": "Moved to Lisbon", "created": "2025-01-03T09:30:00+01:00"},
+            {"text": "Undated"},
+        )
+    )
+    assert [i.created for i in parse_import(jsonl, "m.jsonl")] == [
+        "2024-05-02",
+        "2025-01-03T08:30:00Z",  # a date-time is kept in UTC
+        None,
+    ]
+    mem0 = json.dumps({"results": [{"memory": "Has a cat", "created_at": "2024-06-11"}]})
+    assert parse_import(mem0, "mem0.json")[0].created == "2024-06-11"
+    cases = [
+        (
+            '{"text": "ok"}\n{"text": "Likes tea", "created": "2024-13-45"}\n',
+            "m.jsonl",
+            "m.jsonl:2",
+        ),
+        (json.dumps({"results": [{"memory": "x", "created_at": 17}]}), "e.json", "e.json: item 1"),
+        ("1. [2024-05-02]. Fine.\n2. [2024-02-30]. Not a day.\n", "chat.txt", "chat.txt:2"),
+        ('{"text": "Later", "created": "2999-01-01"}\n', "f.jsonl", "f.jsonl:1"),
+    ]
+    for text, name, where in cases:
+        with pytest.raises(ValidationError) as caught:
+            parse_import(text, name)
+        assert str(caught.value).startswith(f"{where}: created "), str(caught.value)

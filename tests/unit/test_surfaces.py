@@ -141,18 +141,32 @@ def test_a_served_answer_prints_as_the_in_process_one(capsys: pytest.CaptureFixt
         {"inject": {"exact": False, "block": "<memory>\n- x\n</memory>", "tokens": 3}},
         {"entry": {"id": "m1", "type": "fact", "file": "memory.md", "line": 1, "text": "t",
                    "importance": 0.5, "confidence": 1.0, "meta": {}}},
-        {"error": "no entry with id 'x'\n  hint: `memcli list` shows them", "code": 1},
-        {"error": "--since: 'soon' is not a date", "code": 2, "notices": "notice: hm\n"},
+        guard.describe(NotFoundError("no entry with id 'x'", hint="`memcli list` shows them")),
+        {**guard.describe(UsageError("--since: 'soon' is not a date")), "notices": "notice: hm\n"},
     ]
     for data in answers:
         for view in ({}, {"json": True}, {"json": True, "explain": True}, {"explain": True}):
-            direct = (served.show(data, view), *printed(capsys))
+            direct = (served.show(data, view, "search"), *printed(capsys))
             wired = text.loads(text.dumps_wire(data))
-            assert (served.show(wired, view), *printed(capsys)) == direct, (data, view)
-    served.show(answers[0], {"json": True, "explain": True})
+            assert (served.show(wired, view, "search"), *printed(capsys)) == direct, (data, view)
+    served.show(answers[0], {"json": True, "explain": True}, "search")
     shown = json.loads(capsys.readouterr().out)
-    assert shown[0]["score"] == 0.1235 and shown[0]["components"]["semantic"] == 0.5555
-    served.show(answers[0], {})
+    assert shown["ok"] is True and shown["command"] == "search"
+    hit = shown["data"]["hits"][0]
+    assert hit["score"] == 0.1235 and hit["components"]["semantic"] == 0.5555
+    assert served.show(answers[4], {"json": True}, "get") == 1
+    out, err = printed(capsys)
+    assert json.loads(out) == {
+        "ok": False,
+        "command": "get",
+        "error": {
+            "code": "not_found",
+            "message": "no entry with id 'x'",
+            "hint": "`memcli list` shows them",
+        },
+    }
+    assert err == "error: no entry with id 'x'\n  hint: `memcli list` shows them\n"
+    served.show(answers[0], {}, "search")
     assert capsys.readouterr().out.startswith("1. 0.123 m0 [fact] first\n")
 
 
@@ -280,11 +294,13 @@ def test_a_failing_served_call_answers_with_the_guards_code(tmp_path: Path) -> N
     from memcli.services.memory import Memory
 
     mem = Memory(tmp_path)
-    assert answer(mem, rq.GetRequest("nope"))["code"] == 1
+    missing = answer(mem, rq.GetRequest("nope"))
+    assert missing["exit"] == 1 and missing["code"] == "not_found"
     bad_type = answer(mem, rq.SearchQuery("q", types=("nonsense",)))
-    assert bad_type["code"] == 2 and bad_type["error"].startswith("--type: unknown type")
+    assert bad_type["exit"] == 2 and bad_type["error"].startswith("--type: unknown type")
+    assert bad_type["code"] == "usage" and bad_type["message"].startswith("--type:")
     bad_date = answer(mem, rq.SearchQuery("q", since="soon"))
-    assert bad_date["code"] == 2 and bad_date["error"].startswith("--since:")
+    assert bad_date["exit"] == 2 and bad_date["error"].startswith("--since:")
 
 
 # ------------------------------------------------------------------ the import graph

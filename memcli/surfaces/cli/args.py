@@ -45,7 +45,7 @@ def when(value: str, option: str, *, end: bool = False, now: dt.datetime | None 
     try:
         parse_time(value)
     except ValueError:
-        raise UsageError(f"{option}: {value!r} is not a date (use {DATE_FORMS})") from None
+        raise UsageError(f"{option}: {value!r} is not a date", hint=f"use {DATE_FORMS}") from None
     return value
 
 
@@ -111,8 +111,8 @@ def check_types(
         if type_ not in allowed:
             shown = sorted(allowed)
             raise UsageError(
-                f"{option}: unknown type {name!r}{_suggestion(type_, allowed)}; "
-                f"this workspace has {', '.join(shown)}"
+                f"{option}: unknown type {name!r}{_suggestion(type_, allowed)}",
+                hint=f"this workspace has {', '.join(shown)}",
             )
     return wanted
 

@@ -39,6 +39,7 @@ _SEARCH = {
     "--no-touch": ("touch", "flag"),
     "--explain": ("explain", "view"),
     "--json": ("json", "view"),
+    "--no-pager": ("no_pager", "view"),
 }
 _INJECT = {
     "--query": ("query", "str"),
@@ -55,7 +56,7 @@ _INJECT = {
     "--no-touch": ("touch", "flag"),
     "--json": ("json", "view"),
 }
-_GET = {"--json": ("json", "view")}
+_GET = {"--json": ("json", "view"), "--no-pager": ("no_pager", "view")}
 SPECS = {"search": _SEARCH, "inject": _INJECT, "get": _GET}
 
 

@@ -79,7 +79,7 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     from memcli.surfaces.cli import served
 
     try:
-        return served.show(answer, view)
+        return served.show(answer, view, command)
     except (BrokenPipeError, KeyboardInterrupt) as exc:  # the reader went away, or Ctrl-C
         from memcli.surfaces.guard import outcome
 

@@ -3,7 +3,7 @@
 Building Typer's parameters costs ≈ 100 ms per process (its value coercion imports
 pydantic), a quarter of the no-daemon budget. This module reads the search command's
 options with memcli.surfaces.cli.argv and runs the very same `served.answer` and
-`served.show` as memcli.surfaces.cli.app.search, with the errors mapped by
+`served.show` as memcli.surfaces.cli.commands.search, with the errors mapped by
 memcli.surfaces.guard, so output and exit codes are identical (a test compares them).
 Anything argv does not recognise returns None and the Typer app handles the call as
 usual. Standard library only at import time.
@@ -46,18 +46,21 @@ def _search(workspace: str | None, fields: dict[str, Any], view: dict[str, bool]
         if values["query"] == "-":
             values["query"] = read_stdin()
         data = served.answer(mem, SearchQuery(**values), progress=_progress)
-        return served.show(data, view)
     except BaseException as exc:  # noqa: BLE001 - the guard decides, as in the Typer app
         from memcli.surfaces import guard
 
-        result = guard.outcome(exc)
-        if result is None:
+        report = guard.describe(exc)
+        if report is None:
             raise
-        if result[1] is not None:
-            from memcli.surfaces.cli import render
+        data = report
+    from memcli.surfaces.cli import served
 
-            render.error(result[1])
-        return int(result[0])
+    try:
+        return served.show(data, view, "search")
+    except (BrokenPipeError, KeyboardInterrupt) as exc:
+        from memcli.surfaces import guard
+
+        return int(guard.outcome(exc)[0])  # type: ignore[index]
 
 
 _bar: list[Any] = []

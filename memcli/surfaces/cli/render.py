@@ -9,6 +9,11 @@ Rich is imported only when a stream is a terminal (or the environment asks for c
 in a pipe a line is written as Rich would write it (a test compares the two), so the
 daemon's client renders served answers with these very functions without paying for
 Rich. Builtin modules and memcli.core.text only at import time.
+
+Long output for a person (list, search, get, history, export, config list) goes through
+a pager (`paged`) when stdout is a terminal and the output is taller than it:
+$MEMCLI_PAGER, else $PAGER, else `less -FRX`; never in a pipe, for --json, or with
+--no-pager.
 """
 
 from __future__ import annotations
@@ -79,9 +84,168 @@ def _line(message: str, style: str = "", *, err: bool = False, label: str = "") 
     _console(err).print(line)
 
 
+#: the command being run and whether it was asked for --json (`start` sets them)
+_run: dict[str, Any] = {"command": "", "json": False}
+
+
+def start(command: str, json_out: bool) -> None:
+    """Name the command this process runs (`search`, `config set`) and whether its
+    output is the --json envelope; the envelope and error reports use them."""
+    _run["command"], _run["json"] = command, json_out
+
+
+def wants_json() -> bool:
+    return bool(_run["json"])
+
+
+def command() -> str:
+    return str(_run["command"])
+
+
+class _Screen:
+    """A terminal's stand-in while paged output is collected: Rich writes to it as to
+    the terminal (colours, the terminal's width), the pager gets its text."""
+
+    def __init__(self, real: Any) -> None:
+        import io
+
+        self._buffer = io.StringIO()
+        self.encoding = getattr(real, "encoding", "utf-8")
+        self._fileno = real.fileno
+
+    def write(self, text: str) -> int:
+        return self._buffer.write(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self._fileno()
+
+    def getvalue(self) -> str:
+        return self._buffer.getvalue()
+
+
+def pager_command() -> list[str] | None:
+    """The pager: $MEMCLI_PAGER, else $PAGER, else `less -FRX`; None when set to
+    nothing or `cat`."""
+    import shlex
+
+    raw = os.environ.get("MEMCLI_PAGER", os.environ.get("PAGER", "less -FRX"))
+    try:
+        parts = shlex.split(raw)
+    except ValueError:
+        return None
+    return None if not parts or parts == ["cat"] else parts
+
+
+class paged:  # noqa: N801 - used as `with render.paged(...)`
+    """Collect what a command prints on a terminal and, when it is taller than the
+    terminal, show it through the pager instead (stdout a terminal, no --json, not
+    turned off); otherwise print it as is."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.on = (
+            enabled
+            and not _run["json"]
+            and _isatty(sys.stdout)
+            and pager_command() is not None
+        )
+
+    def __enter__(self) -> paged:
+        global _out
+        if self.on:
+            self._real, self._console = sys.stdout, _out
+            self._screen = _Screen(self._real)
+            sys.stdout, _out = self._screen, None  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
+        global _out
+        if not self.on:
+            return
+        sys.stdout, _out = self._real, self._console
+        text = self._screen.getvalue()
+        if kind is not None or not text or text.count("\n") < _terminal_lines(self._real):
+            self._real.write(text)  # fits (or went wrong): as is
+            return
+        _page(text, self._real)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _terminal_lines(stream: Any) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).lines
+    except (AttributeError, OSError, ValueError):
+        return 24
+
+
+def _page(text: str, out: Any) -> None:
+    """Run the pager on `text`; if it cannot start, print the text."""
+    import subprocess
+
+    command = pager_command() or []
+    env = dict(os.environ)
+    env.setdefault("LESS", "FRX")  # as git: quit if one screen, colours, no clearing
+    try:
+        pager = subprocess.Popen(command, stdin=subprocess.PIPE, env=env)
+    except OSError:
+        out.write(text)
+        return
+    out.flush()
+    try:
+        assert pager.stdin is not None
+        pager.stdin.write(text.encode(getattr(out, "encoding", None) or "utf-8", "replace"))
+        pager.stdin.close()
+    except BrokenPipeError:  # the person quit the pager early
+        pass
+    while True:
+        try:
+            pager.wait()
+            return
+        except KeyboardInterrupt:  # Ctrl-C belongs to the pager (less ignores it)
+            continue
+
+
 def emit_json(data: Any) -> None:
-    """Machine-readable output: one JSON document on stdout, nothing else."""
-    sys.stdout.write(dumps(data) + "\n")
+    """A command's result as the one --json envelope: one JSON document on stdout,
+    `{"ok": true, "command": ..., "data": ...}`, nothing else."""
+    sys.stdout.write(dumps({"ok": True, "command": _run["command"], "data": data}) + "\n")
+
+
+def fail(report: dict[str, Any], data: Any = None) -> None:
+    """An error (memcli.surfaces.guard.describe's form) reported: `error: ...` on stderr
+    and, for --json, the envelope `{"ok": false, "command": ..., "error": {"code",
+    "message", "hint"}}` on stdout (with the command's `data` when it has some, as
+    doctor's report). Nothing to report (Ctrl-C, a closed pipe): nothing printed."""
+    if report.get("error") is None:
+        return
+    if _run["json"]:
+        emit_failure(report, data)
+    error(report["error"])
+
+
+def emit_failure(report: dict[str, Any], data: Any = None) -> None:
+    """The --json envelope of a failed command: its error's `code`, `message` and `hint`
+    (and the command's `data` when it has some)."""
+    envelope: dict[str, Any] = {"ok": False, "command": _run["command"]}
+    if data is not None:
+        envelope["data"] = data
+    envelope["error"] = {
+        "code": report["code"],
+        "message": report["message"],
+        "hint": report.get("hint"),
+    }
+    sys.stdout.write(dumps(envelope) + "\n")
 
 
 def _text(message: str, style: str = "") -> Text:
@@ -96,12 +260,12 @@ def info(message: str) -> None:
     _line(message)
 
 
-def pinned_info() -> Callable[[str], None]:
-    """`info` bound to the stdout of this moment (the watcher's log lines)."""
+def pinned_info(err: bool = False) -> Callable[[str], None]:
+    """`info` bound to the stdout (or stderr) of this moment (the watcher's log lines)."""
     from rich.console import Console
 
     # the file itself: a Console without one prints to whatever sys.stdout is then
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    console = Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
         console.print(_text(message))

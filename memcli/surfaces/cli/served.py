@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 #: how an answer is printed (not part of the request: the daemon never sees it)
-VIEW_OPTIONS = ("json", "explain")
+VIEW_OPTIONS = ("json", "explain", "no_pager")
 
 
 def answer(
@@ -71,23 +71,24 @@ def read_context(
     return None
 
 
-def show(data: dict[str, Any], view: dict[str, bool]) -> int:
-    """Print an `answer` (or an `error` answer: `{"error": message, "code": n}`) as the
-    command does; its exit code."""
+def show(data: dict[str, Any], view: dict[str, bool], command: str) -> int:
+    """Print an `answer` of `command` (or an error answer, memcli.surfaces.guard.describe's
+    form) as the command does, --json as the one envelope; its exit code."""
     from memcli.surfaces.cli import render
 
+    json_out = view.get("json", False)
+    render.start(command, json_out)
     if data.get("notices"):  # what the library said on stderr while answering
         sys.stderr.write(data["notices"])
     if "error" in data:
-        if data["error"] is not None:
-            render.error(data["error"])
-        return int(data["code"])
-    json_out = view.get("json", False)
+        render.fail(data)
+        return int(data["exit"])
     if "hits" in data:
         if json_out:
-            render.emit_json(render.hits_json(data["hits"], view.get("explain", False)))
+            render.emit_json({"hits": render.hits_json(data["hits"], view.get("explain", False))})
         else:
-            render.hits_table(data["hits"], view.get("explain", False))
+            with render.paged(not view.get("no_pager")):
+                render.hits_table(data["hits"], view.get("explain", False))
     elif "inject" in data:
         packed = data["inject"]
         if not packed["exact"]:
@@ -98,7 +99,8 @@ def show(data: dict[str, Any], view: dict[str, bool]) -> int:
             sys.stdout.write(packed["block"] + "\n")
     elif "entry" in data:
         if json_out:
-            render.emit_json(data["entry"])
+            render.emit_json({"entry": data["entry"]})
         else:
-            render.entry_detail(data["entry"])
+            with render.paged(not view.get("no_pager")):
+                render.entry_detail(data["entry"])
     return 0

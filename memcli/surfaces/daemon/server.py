@@ -207,9 +207,10 @@ class RequestHandler:
 
 
 def answer(mem: Any, request: Any) -> dict[str, Any]:
-    """The result data of `request`, or the error as the client prints it (message and
-    exit code, by memcli.surfaces.guard); an error the guard does not know propagates
-    (the client then runs the command in-process, where it shows)."""
+    """The result data of `request`, or the error as the client prints it
+    (memcli.surfaces.guard.describe: message, exit code, the --json error); an error
+    the guard does not know propagates (the client then runs the command in-process,
+    where it shows)."""
     from memcli.surfaces import guard
     from memcli.surfaces.cli import served
 
@@ -218,10 +219,10 @@ def answer(mem: Any, request: Any) -> dict[str, Any]:
         with contextlib.redirect_stderr(notices):
             data = served.answer(mem, request)
     except Exception as exc:
-        result = guard.outcome(exc)
-        if result is None:
+        report = guard.describe(exc)
+        if report is None:
             raise
-        data = {"error": result[1], "code": int(result[0])}
+        data = report
     if notices.getvalue():
         data["notices"] = notices.getvalue()
     return data

@@ -1,0 +1,259 @@
+"""What every command module of the Typer app shares: the app itself with its global
+options, the error handling of its group, the options several commands take, and the
+small helpers of a command (the workspace's Memory, stdin for `-`, a served answer
+printed, a confirmation).
+
+Errors become exit codes and messages in memcli.surfaces.guard (`_Group.invoke` asks
+it). Command modules (memcli.surfaces.cli.commands.*) register on `app`;
+memcli.surfaces.cli.app imports them all.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from memcli.core.errors import ExitCode, MemcliError
+from memcli.core.requests import (
+    FORMATS,
+    MODES,
+)
+from memcli.surfaces import guard
+from memcli.surfaces.cli import render, served
+
+
+class Mode(StrEnum):  # core.requests.MODES: choices in --help, exit code 2 for others
+    hybrid = "hybrid"
+    semantic = "semantic"
+    keyword = "keyword"
+
+
+class Format(StrEnum):  # core.requests.FORMATS
+    markdown = "markdown"
+    xml = "xml"
+    json = "json"
+
+
+assert tuple(Mode) == MODES and tuple(Format) == FORMATS
+
+
+class _State:
+    workspace: str | None = None
+    traceback: bool = False
+
+
+state = _State()
+
+
+class _Group(TyperGroup):
+    """Every error becomes one message and exit code (memcli.surfaces.guard): domain
+    errors and Ctrl-C in `invoke`, Click's usage errors in `main` (in memcli's words,
+    memcli.surfaces.cli.usage); with --json, also the envelope's error on stdout."""
+
+    def main(self, args: Any = None, *pos: Any, standalone_mode: bool = True, **kw: Any) -> Any:
+        from memcli.surfaces.cli import usage
+        from memcli.surfaces.cli.usage import click
+
+        args = list(sys.argv[1:] if args is None else args)
+        command = usage.command_of(args, _groups(self))
+        render.start(command, usage.wants_json(args))
+        try:
+            result = super().main(args, *pos, standalone_mode=False, **kw)
+            code = result if isinstance(result, int) else 0
+        except click.NoArgsIsHelpError as exc:  # `memcli`, `memcli config`
+            exc.show()
+            code = exc.exit_code
+        except click.ClickException as exc:
+            code = _report(usage.from_click(exc, command))
+        except typer.Abort:  # Ctrl-D at a prompt
+            render.error("aborted; nothing was changed")
+            code = ExitCode.ERROR
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+    def invoke(self, ctx: typer.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
+            if state.traceback and guard.shown(exc):
+                raise
+            raise typer.Exit(_report(exc)) from None
+
+
+def _report(exc: BaseException) -> int:
+    """Print a reported error (message; --json: the envelope too); its exit code."""
+    report = guard.describe(exc) or {"error": str(exc), "exit": 1, "code": "error",
+                                     "message": str(exc), "hint": None}  # fmt: skip
+    render.fail(report)
+    return int(report["exit"])  # type: ignore[call-overload]
+
+
+def _groups(group: Any) -> dict[str, list[str]]:
+    """The command groups of the app (config, git) with their subcommands' names."""
+    return {
+        name: list(sub.commands)
+        for name, sub in group.commands.items()
+        if isinstance(getattr(sub, "commands", None), dict)
+    }
+
+
+# Typer prints `NAME <str>` for every argument: its metavar and help say it better
+if hasattr(typer.core.TyperArgument, "display_type_rich"):
+    typer.core.TyperArgument.display_type_rich = lambda self, ctx: None  # type: ignore[method-assign]
+
+app = typer.Typer(
+    cls=_Group,
+    name="memcli",
+    help="Long-term memory for people and LLM agents, kept in plain Markdown.",
+    add_completion=True,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+JsonOpt = typer.Option(
+    False, "--json", help='One JSON document on stdout: {"ok": true, "command": …, "data": …}.'
+)
+NoPagerOpt = typer.Option(
+    False,
+    "--no-pager",
+    help="Print long output straight to the terminal ($MEMCLI_PAGER / $PAGER / less -FRX).",
+)
+
+
+class ListSort(StrEnum):
+    """Orders of `memcli list`."""
+
+    file = "file"
+    created = "created"
+    updated = "updated"
+    importance = "importance"
+
+
+def memory() -> Any:
+    from memcli.services.memory import shared_memory
+
+    return shared_memory(state.workspace)
+
+
+def usage_error(message: str, hint: str | None = None) -> None:
+    """Report a usage mistake the option parser cannot see (`OPTION: what is wrong`);
+    exit code 2. The hint defaults to the command's --help."""
+    from memcli.core.errors import UsageError
+
+    raise UsageError(message, hint=hint or f"`memcli {render.command()} --help` lists the options")
+
+
+def stdin_or(text: str) -> str:
+    from memcli.core.validate import read_stdin
+
+    return read_stdin() if text == "-" else text
+
+
+KeywordsOpt = typer.Option(
+    None, "--keywords", "-k", metavar="WORD,...", help="Keywords, comma-separated."
+)
+SourceOpt = typer.Option(None, "--source", metavar="ID", help="Conversation or session id.")
+TypeFilterOpt = typer.Option(
+    None,
+    "--type",
+    "-t",
+    metavar="TYPE",
+    help="Only this type (repeat it, or commas: skill,lesson).",
+)
+KeywordFilterOpt = typer.Option(
+    None, "--keyword", "-k", metavar="WORD", help="Has this keyword (repeat: all of them)."
+)
+_WHEN = "YYYY-MM-DD, an ISO time, today, yesterday, 7d or 2w"
+SinceOpt = typer.Option(None, "--since", metavar="WHEN", help=f"Created on or after: {_WHEN}.")
+UntilOpt = typer.Option(None, "--until", metavar="WHEN", help=f"Created on or before: {_WHEN}.")
+ImportanceOpt = typer.Option(
+    None,
+    "--importance",
+    "-i",
+    min=0.0,
+    max=1.0,
+    metavar="0..1",
+    help="How much it matters (default 0.5).",
+)
+ConfidenceOpt = typer.Option(
+    None,
+    "--confidence",
+    "-c",
+    min=0.0,
+    max=1.0,
+    metavar="0..1",
+    help="How sure it is (default 1).",
+)
+AllowSecretOpt = typer.Option(
+    False,
+    "--allow-secret",
+    help="Store text that looks like a credential (marked secret=ok: inject may use it).",
+)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("memcli")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            number = "unknown"
+        sys.stdout.write(f"memcli {number}\n")
+        raise typer.Exit(ExitCode.OK)
+
+
+@app.callback()
+def main_options(
+    workspace: str | None = typer.Option(
+        None,
+        "--workspace",
+        "-w",
+        metavar="PATH",
+        help="Workspace directory (default: $MEMCLI_WORKSPACE, the workspace this directory "
+        "is in, else ~/.local/share/memcli).",
+    ),
+    traceback: bool = typer.Option(False, "--traceback", help="Show the full stack on errors."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        expose_value=False,
+        callback=_print_version,
+        help="Print memcli's version and exit.",
+    ),
+) -> None:
+    """memcli: long-term memory in memory.md and learnings.md."""
+    state.workspace = workspace
+    state.traceback = traceback
+
+
+def show(data: dict[str, Any], json_out: bool, explain: bool = False, pager: bool = True) -> None:
+    """Print a served command's answer (memcli.surfaces.cli.served.show)."""
+    view = {"json": json_out, "explain": explain, "no_pager": not pager}
+    code = served.show(data, view, render.command())
+    if code:
+        raise typer.Exit(code)
+
+
+def confirmed(yes: bool, json_out: bool, what: str, question: str) -> bool:
+    """Whether to apply: --yes, or a person said so on a terminal; never silently in a
+    pipe or for --json (an error naming --yes)."""
+    if yes:
+        return True
+    if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
+        raise MemcliError(
+            f"{what} was not applied: pass --yes to apply it (nothing was changed)",
+            hint="--dry-run shows the plan without this message",
+        )
+    if typer.confirm(question, default=False):
+        return True
+    render.info("nothing was changed")
+    return False

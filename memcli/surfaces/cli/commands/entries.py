@@ -1,0 +1,276 @@
+"""Entries one at a time: init, add, list, get, edit, forget, open, restore, stats."""
+
+from __future__ import annotations
+
+import typer
+
+from memcli.core.errors import MemcliError
+from memcli.core.requests import (
+    AddRequest,
+    GetRequest,
+    ListRequest,
+)
+from memcli.surfaces import operations
+from memcli.surfaces.cli import render, served
+from memcli.surfaces.cli.args import check_new_type, resolve_list
+from memcli.surfaces.cli.base import (
+    AllowSecretOpt,
+    ConfidenceOpt,
+    ImportanceOpt,
+    JsonOpt,
+    KeywordFilterOpt,
+    KeywordsOpt,
+    ListSort,
+    NoPagerOpt,
+    SinceOpt,
+    SourceOpt,
+    TypeFilterOpt,
+    UntilOpt,
+    app,
+    memory,
+    show,
+    state,
+    stdin_or,
+    usage_error,
+)
+
+
+@app.command()
+def init(
+    path: str | None = typer.Argument(
+        None,
+        metavar="PATH",
+        help="Where to create it (default: the workspace other commands use here, "
+        "~/.local/share/memcli unless MEMCLI_WORKSPACE is set or this is a workspace).",
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Create a workspace with memory.md, learnings.md and a .gitignore."""
+    from memcli.services.memory import Memory
+    from memcli.store.workspace import resolve_workspace
+
+    mem = Memory(resolve_workspace(path or state.workspace))
+    created = mem.init()
+    if json_out:
+        render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
+        return
+    render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+    try:
+        default = resolve_workspace(None)
+    except MemcliError:
+        default = None
+    if default != mem.root:
+        import shlex
+
+        quoted = shlex.quote(str(mem.root))
+        render.note(
+            f"other commands run here use {default}; to use this workspace from anywhere, "
+            f"`export MEMCLI_WORKSPACE={quoted}` (or pass -w {quoted})"
+        )
+
+
+@app.command()
+def add(
+    text: str = typer.Argument(
+        ..., metavar="TEXT", help="The entry's text, or - to read it from stdin."
+    ),
+    type_: str = typer.Option(
+        "fact",
+        "--type",
+        "-t",
+        metavar="TYPE",
+        help="preference, fact, pattern, reflection, correction, skill, lesson, or the type "
+        "of a section of yours.",
+    ),
+    new_type: bool = typer.Option(
+        False, "--new-type", help="--type names a new type: start a `##` section for it."
+    ),
+    importance: float | None = ImportanceOpt,
+    confidence: float | None = ConfidenceOpt,
+    keywords: list[str] | None = KeywordsOpt,
+    source: str | None = SourceOpt,
+    pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
+    allow_secret: bool = AllowSecretOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Add an entry (an exact duplicate updates the existing entry instead)."""
+    mem = memory()
+    request = AddRequest(
+        stdin_or(text),
+        type=check_new_type(type_, mem, new_type),
+        importance=importance,
+        confidence=confidence,
+        keywords=None if keywords is None else tuple(keywords),
+        source=source,
+        pin=pin,
+        allow_secret=allow_secret,
+        by="person",
+    )
+    result = operations.add(mem, request)
+    if json_out:
+        render.emit_json(result.to_dict())
+    elif result.action == "added":
+        render.info(f"added {result.entry.id} to {result.entry.file} ({result.entry.type})")
+    else:
+        render.info(
+            f"updated {result.entry.id} in {result.entry.file}: the same text was already there"
+        )
+
+
+@app.command(name="list")
+def list_(
+    type_: list[str] | None = TypeFilterOpt,
+    since: str | None = SinceOpt,
+    until: str | None = UntilOpt,
+    keyword: list[str] | None = KeywordFilterOpt,
+    include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    pinned: bool = typer.Option(False, "--pinned", help="Only pinned entries."),
+    sort: ListSort = typer.Option(
+        ListSort.file, "--sort", help="file order, or newest created/updated, or importance."
+    ),
+    limit: int | None = typer.Option(
+        None, "--limit", "-n", min=1, metavar="N", help="At most this many entries."
+    ),
+    no_pager: bool = NoPagerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """List entries, optionally filtered."""
+    mem = memory()
+    request = ListRequest(
+        types=tuple(type_ or ()),
+        since=since,
+        until=until,
+        keywords=tuple(keyword or ()),
+        include_archived=include_archived,
+        pinned=pinned,
+        sort=sort.value,
+        limit=limit,
+    )
+    entries = operations.list_entries(mem, resolve_list(request, mem))
+    if json_out:
+        render.emit_json({"entries": [e.to_dict() for e in entries]})
+    else:
+        with render.paged(not no_pager):
+            render.entries_table(entries)
+
+
+@app.command()
+def get(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    no_pager: bool = NoPagerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Show one entry in full, with metadata and access statistics."""
+    show(served.answer(memory(), GetRequest(entry_id)), json_out, pager=not no_pager)
+
+
+@app.command()
+def edit(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    text: str | None = typer.Option(
+        None, "--text", metavar="TEXT", help="New text (- reads stdin)."
+    ),
+    importance: float | None = ImportanceOpt,
+    confidence: float | None = ConfidenceOpt,
+    keywords: list[str] | None = KeywordsOpt,
+    source: str | None = SourceOpt,
+    pin: bool | None = typer.Option(None, "--pin/--unpin", help="Never forget or compress it."),
+    allow_secret: bool = AllowSecretOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Change an entry's text and/or metadata; with no options, edit its text in
+    $VISUAL / $EDITOR."""
+    if not allow_secret and all(
+        v is None for v in (text, importance, confidence, keywords, source, pin)
+    ):
+        from memcli.surfaces.cli.editor import edit_text
+
+        mem = memory()
+        current = mem.get(entry_id).entry
+        text = edit_text(current.text, current.id)
+        if text is None:
+            render.note(f"{current.id}: the text is unchanged; nothing was written")
+            return
+        entry = mem.edit(current.id, text=text, by="person")
+        if json_out:
+            render.emit_json({"entry": entry.to_dict()})
+        else:
+            render.info(f"edited {entry.id} in {entry.file}")
+        return
+    entry = memory().edit(
+        entry_id,
+        text=stdin_or(text) if text is not None else None,
+        importance=importance,
+        confidence=confidence,
+        keywords=keywords,
+        source=source,
+        pin=pin,
+        allow_secret=allow_secret,
+        by="person",  # confirmed by a person: no longer fades with age (DESIGN §5.1)
+    )
+    if json_out:
+        render.emit_json({"entry": entry.to_dict()})
+    else:
+        render.info(f"edited {entry.id} in {entry.file}")
+
+
+@app.command()
+def forget(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    reason: str = typer.Option(
+        "forgotten", "--reason", metavar="TEXT", help="Why, kept in archive.md."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Move an entry to archive.md (restore brings it back)."""
+    entry = memory().forget(entry_id, reason=reason)
+    if json_out:
+        render.emit_json({"entry": entry.to_dict(), "reason": reason})
+    else:
+        render.info(f"moved {entry.id} from {entry.file} to archive.md")
+
+
+@app.command(name="open")
+def open_(
+    file: str = typer.Argument(
+        "memory.md", metavar="[FILE]", help="memory.md (default), learnings.md or archive.md."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Open a memory file of the workspace in $VISUAL / $EDITOR."""
+    from memcli.store.workspace import resolve_workspace
+    from memcli.surfaces.cli.editor import run_editor
+
+    allowed = ("memory.md", "learnings.md", "archive.md")
+    if file not in allowed:
+        usage_error(f"FILE: {file!r} is not one of {', '.join(allowed)}")
+    root = resolve_workspace(state.workspace)
+    path = root / file
+    if not path.exists():
+        raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")
+    run_editor(path)
+    if json_out:
+        render.emit_json({"file": str(path)})
+
+
+@app.command()
+def restore(
+    entry_id: str = typer.Argument(..., metavar="ID", help="The archived entry's id."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Bring an entry back from archive.md."""
+    entry = memory().restore(entry_id)
+    if json_out:
+        render.emit_json({"entry": entry.to_dict()})
+    else:
+        render.info(f"restored {entry.id} to {entry.file} ({entry.type})")
+
+
+@app.command()
+def stats(json_out: bool = JsonOpt) -> None:
+    """Counts by type and file."""
+    data = memory().stats()
+    if json_out:
+        render.emit_json(data)
+    else:
+        render.key_values(data.items())

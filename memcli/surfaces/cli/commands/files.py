@@ -1,0 +1,163 @@
+"""The files over time: history, undo, doctor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from memcli.core.errors import ExitCode
+from memcli.surfaces.cli import render
+from memcli.surfaces.cli.base import (
+    JsonOpt,
+    NoPagerOpt,
+    app,
+    confirmed,
+    memory,
+)
+
+
+@app.command()
+def history(
+    entry_id: str | None = typer.Argument(None, metavar="ID", help="Only this entry's changes."),
+    file: str | None = typer.Option(
+        None, "--file", "-f", metavar="FILE", help="Only this file (memory.md, …)."
+    ),
+    removed: bool = typer.Option(
+        False, "--removed", help="Entries an editor's save removed after memcli wrote them."
+    ),
+    limit: int = typer.Option(
+        20, "--limit", "-n", min=1, metavar="N", help="At most this many versions (default 20)."
+    ),
+    no_pager: bool = NoPagerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Past versions of the files (memcli's writes and changes made by others)."""
+    mem = memory()
+    if removed:
+        items = mem.removed()
+        if json_out:
+            render.emit_json({"removed": items})
+            return
+        with render.paged(not no_pager):
+            _removed_lines(items)
+        return
+    found = mem.history(entry_id, file=file, limit=limit)
+    if json_out:
+        render.emit_json({"versions": [v.to_dict() for v in found]})
+        return
+    with render.paged(not no_pager):
+        _version_lines(found, entry_id)
+
+
+def _removed_lines(items: list[dict[str, Any]]) -> None:
+    from memcli.services.recovery import when
+
+    if not items:
+        render.note("no entry memcli wrote was removed by someone else's save")
+    for item in items:
+        what = "edit reverted" if item.get("kind") == "reverted" else "removed"
+        render.info(f"{item['id']}  {item['file']}  {what} {when(item['t'])}: {item['text']}")
+    if items:
+        render.note("`memcli restore ID` brings one back")
+
+
+def _version_lines(found: list[Any], entry_id: str | None) -> None:
+    from memcli.services.recovery import when
+
+    if not found:
+        render.note("no versions in the history" + (f" change {entry_id}" if entry_id else ""))
+    for v in found:
+        who = f"memcli {v.op}" if v.source == "memcli" else v.source
+        if entry_id:
+            text = v.text if v.text is not None else "(removed)"
+            render.info(f"{when(v.t)}  {v.file}  {who}: {text}")
+        else:
+            render.info(
+                f"{when(v.t)}  {v.file}  {who}  +{len(v.added)} ~{len(v.changed)} "
+                f"-{len(v.removed)}  {v.sha[:10]}"
+            )
+
+
+@app.command()
+def undo(
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change, write nothing."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Take back memcli's last operation (later edits by anyone are kept)."""
+    from memcli.services.recovery import when
+
+    mem = memory()
+    plan = mem.plan_undo()
+    if not json_out:
+        import difflib
+
+        for name, (before, after) in plan.files.items():
+            render.diff(
+                "".join(
+                    difflib.unified_diff(
+                        before.splitlines(keepends=True),
+                        after.splitlines(keepends=True),
+                        f"a/{name}",
+                        f"b/{name}",
+                    )
+                )
+            )
+        render.info(f"undo {plan.op} of {when(plan.t)} ({len(plan.files)} file(s))")
+        if plan.conflicts:
+            render.note(f"{plan.conflicts} place(s) changed since: both versions kept")
+    if dry_run or not plan.files:
+        if json_out:
+            render.emit_json({**plan.to_dict(), "applied": False})
+        elif not plan.files:
+            render.note("its changes are no longer in the files: nothing to take back")
+        else:
+            render.note("dry run: nothing was written")
+        return
+    if not confirmed(yes, json_out, "undo", "apply?"):
+        return
+    mem.undo(plan)
+    if json_out:
+        render.emit_json({**plan.to_dict(), "applied": True})
+    else:
+        render.info(f"undid {plan.op}")
+
+
+@app.command()
+def doctor(json_out: bool = JsonOpt) -> None:
+    """Check the workspace: damaged entries, duplicate ids, entries an editor's save
+    removed, merge conflicts, editor bytes to merge back; the model, its ONNX export, the
+    index, the watcher's socket, the git merge driver. Exit 1 when something needs
+    attention."""
+    from memcli.surfaces.daemon.service import watcher_check
+
+    mem = memory()
+    report = mem.doctor(extra=[watcher_check(mem.root)])
+    if json_out and report["ok"]:
+        render.emit_json(report)
+    elif json_out:
+        message = "the workspace needs attention: see the report's problems"
+        render.emit_failure({"code": "unhealthy", "message": message}, report)
+    else:
+        for check in report["checks"]:
+            render.info(f"{check['name']}: {check['detail']}")
+        for problem in report["problems"]:
+            render.info(f"problem: {problem}")
+        for dup in report["duplicate_ids"]:
+            render.info(f"duplicate: {dup}")
+        for item in report["removed_entries"]:
+            render.info(
+                f"removed by an editor's save: {item['id']} ({item['file']}): {item['text']} "
+                f"— `memcli restore {item['id']}` brings it back"
+            )
+        for conflict in report["merge_conflicts"]:
+            render.info(f"merge conflict: {conflict}")
+        for item in report["merged_late_writes"]:
+            render.info(f"merged back bytes an editor wrote late into {item}")
+        if report["ok"]:
+            render.info(f"{report['workspace']}: ok")
+        else:
+            render.error(f"{report['workspace']}: needs attention (the problems above)")
+    if not report["ok"]:
+        raise typer.Exit(ExitCode.ERROR)

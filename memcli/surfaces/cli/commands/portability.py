@@ -1,0 +1,96 @@
+"""Bringing memory in and taking it out: import, export."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+
+import typer
+
+from memcli.surfaces.cli import render
+from memcli.surfaces.cli.base import (
+    JsonOpt,
+    NoPagerOpt,
+    app,
+    memory,
+)
+
+
+class ExportFormat(StrEnum):  # adapters.portability.EXPORT_FORMATS (a test keeps them equal)
+    jsonl = "jsonl"
+    markdown = "markdown"
+    mem0 = "mem0"
+
+
+class ImportFormat(StrEnum):  # adapters.portability.IMPORT_FORMATS
+    auto = "auto"
+    jsonl = "jsonl"
+    mem0 = "mem0"
+    markdown = "markdown"
+    chatgpt = "chatgpt"
+
+
+@app.command(name="export")
+def export_(
+    fmt: ExportFormat = typer.Option(ExportFormat.jsonl, "--format", "-f", help="Output format."),
+    include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
+    no_pager: bool = NoPagerOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Print every entry as JSON Lines, plain Markdown or mem0's export shape (with
+    --json, that text as the envelope's `data.content`)."""
+    from memcli.adapters.portability import export_entries
+
+    entries = memory().entries(include_archived=include_archived)
+    content = export_entries(entries, fmt.value)
+    if json_out:
+        render.emit_json({"format": fmt.value, "count": len(entries), "content": content})
+    else:
+        with render.paged(not no_pager):
+            sys.stdout.write(content)
+
+
+@app.command(name="import")
+def import_(
+    file: Path = typer.Argument(..., metavar="FILE", help="A JSONL, mem0 JSON or Markdown file."),
+    fmt: ImportFormat = typer.Option(
+        ImportFormat.auto, "--format", "-f", help="The file's format (auto: by its name and text)."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be added."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Bring memories in (CLAUDE.md / MEMORY.md, mem0's export, ChatGPT's memory list,
+    JSONL): each through `add`; an exact repeat of an entry is left alone."""
+    from memcli.adapters.portability import detect_format, parse_import
+    from memcli.core.validate import read_input_file
+
+    text = read_input_file(file, "FILE")
+    kind = detect_format(text, file.name) if fmt == ImportFormat.auto else fmt.value
+    items = parse_import(text, file.name, kind)
+    by = "agent" if kind == "mem0" else "person"  # mem0's memories were machine-extracted
+    done = memory().import_items(items, dry_run=dry_run, source=f"import:{file.name}", by=by)
+    if json_out:
+        render.emit_json(
+            {
+                "dry_run": dry_run,
+                "items": [
+                    {
+                        "action": action,
+                        "id": entry_id,
+                        "text": item.text,
+                        "type": item.type,
+                        "created": item.created,
+                    }
+                    for action, item, entry_id in done
+                ],
+            }
+        )
+        return
+    for action, item, entry_id in done:
+        render.info(f"{action.upper():6} {entry_id or '-':16} [{item.type}] {item.text}")
+    added = sum(1 for action, _, _ in done if action == "add")
+    render.note(
+        f"{added} to add, {len(done) - added} already there"
+        + (" (dry run: nothing was written)" if dry_run else "")
+    )

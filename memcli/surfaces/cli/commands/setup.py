@@ -1,0 +1,287 @@
+"""Settings and wiring: config, git, the merge driver, mcp, hook, install / uninstall, trust."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memcli.core.errors import MemcliError
+from memcli.surfaces.cli import render
+from memcli.surfaces.cli.base import (
+    JsonOpt,
+    NoPagerOpt,
+    app,
+    memory,
+    state,
+    usage_error,
+)
+
+config_app = typer.Typer(
+    help="The settings in effect; edit memcli.toml or your config.toml.", no_args_is_help=True
+)
+app.add_typer(config_app, name="config")
+
+
+def fresh_settings() -> Any:
+    """Settings read now (not a long-lived process's cached ones)."""
+    from memcli.services.memory import Memory
+    from memcli.store.workspace import resolve_workspace
+
+    return Memory(resolve_workspace(state.workspace)).settings
+
+
+@config_app.command("list")
+def config_list(no_pager: bool = NoPagerOpt, json_out: bool = JsonOpt) -> None:
+    """Every setting with the value in effect (defaults, config files, MEMCLI_*)."""
+    from memcli.services.configedit import effective
+
+    values = effective(fresh_settings())
+    if json_out:
+        render.emit_json(values)
+        return
+    with render.paged(not no_pager):
+        for key, value in values.items():
+            render.info(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+
+
+@config_app.command("get")
+def config_get(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"), json_out: bool = JsonOpt
+) -> None:
+    """One setting's value in effect."""
+    from memcli.services.configedit import effective, split_key
+
+    split_key(key)
+    value = effective(fresh_settings())[key]
+    if json_out:
+        render.emit_json({"key": key, "value": value})
+    else:
+        render.info(str(value).lower() if isinstance(value, bool) else str(value))
+
+
+@config_app.command("set")
+def config_set(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"),
+    value: str = typer.Argument(..., metavar="VALUE", help="A TOML value: 10, 0.5, true, text."),
+    user: bool = typer.Option(
+        False, "--user", help="In your own config.toml (every workspace), not memcli.toml."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Write one setting (comments in the file are kept); checked before it is written."""
+    from memcli.services.configedit import check, parse_value, split_key, with_value
+    from memcli.store.files import atomic_write
+    from memcli.store.trust import user_config_file
+    from memcli.store.workspace import resolve_workspace
+
+    section, name = split_key(key)
+    root = resolve_workspace(state.workspace)
+    path = user_config_file() if user else root / "memcli.toml"
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    new = with_value(old, section, name, parse_value(value))
+    check(root, None if user else new, new if user else None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, new)
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "value": parse_value(value)})
+    else:
+        render.info(f"{path}: {key} = {value}")
+    if not user:
+        import tomllib
+
+        table = tomllib.loads(new)
+        if table.get("llm") or "model" in table.get("index", {}):
+            render.note("memcli.toml changed: `memcli trust` approves its LLM and model settings")
+
+
+@app.command(name="merge-driver", hidden=True)
+def merge_driver(
+    base: Path = typer.Argument(..., help="%O: the common ancestor's version."),
+    ours: Path = typer.Argument(..., help="%A: our version; the result is written here."),
+    theirs: Path = typer.Argument(..., help="%B: their version."),
+    pathname: str | None = typer.Argument(None, help="%P: the file's path in the repo."),
+) -> None:
+    """The git merge driver `memcli git setup` registers (merges entries by id)."""
+    from memcli.store.gitmerge import run_driver
+
+    raise typer.Exit(run_driver(base, ours, theirs, pathname))
+
+
+git_app = typer.Typer(help="Keep a workspace in git: entry-aware merges.", no_args_is_help=True)
+app.add_typer(git_app, name="git")
+
+
+@git_app.command("setup")
+def git_setup(
+    path: str | None = typer.Argument(
+        None, metavar="PATH", help="The workspace (default: the current one)."
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Register the entry-aware merge driver: .gitattributes, git config, post-merge hook."""
+    from memcli.store.gitmerge import setup
+    from memcli.store.workspace import resolve_workspace
+
+    root = resolve_workspace(path or state.workspace)
+    done = setup(root)
+    if json_out:
+        render.emit_json({"workspace": str(root), "done": done})
+        return
+    for line in done:
+        render.info(line)
+    if not done:
+        render.info(f"{root}: already set up")
+
+
+@app.command()
+def mcp(
+    http: str | None = typer.Option(
+        None,
+        "--http",
+        metavar="HOST:PORT",
+        help="Serve over streamable HTTP at /mcp instead of stdio (host 127.0.0.1 "
+        "unless given). A bearer token is required: MEMCLI_MCP_TOKEN or --token-file.",
+    ),
+    token_file: Path | None = typer.Option(
+        None,
+        "--token-file",
+        metavar="FILE",
+        help="The token (one line), or [[grant]] tables naming each token's workspaces.",
+    ),
+) -> None:
+    """Serve memory to MCP hosts over stdio, or over HTTP with --http (search, get, add,
+    inject, forget)."""
+    if http is None:
+        if token_file is not None:
+            usage_error("--token-file: only with --http (stdio needs no token)")
+        from memcli.surfaces.mcp_server import serve
+
+        serve(state.workspace)
+        return
+    from memcli.surfaces.mcp_http import serve_http
+
+    serve_http(memory().root, http, token_file)
+
+
+@app.command()
+def hook(
+    event: str = typer.Argument(
+        ..., metavar="EVENT", help="session-start, user-prompt-submit, pre-compact or stop."
+    ),
+    max_tokens: int | None = typer.Option(
+        None,
+        "--max-tokens",
+        metavar="N",
+        help="Budget of the block (1500 at session start, 600 a prompt).",
+    ),
+    timeout: float | None = typer.Option(
+        None,
+        "--timeout",
+        metavar="SECONDS",
+        help="Seconds before giving up (8 for inject, 50 for extract).",
+    ),
+) -> None:
+    """Answer an agent host's hook (Claude Code: hook JSON on stdin). Session start and
+    each prompt get a memory block; pre-compact and stop remember what the transcript
+    says. Never blocks a prompt: a failure is one line on stderr and exit 0."""
+    from memcli.surfaces import hooks
+
+    args = [event]
+    if max_tokens is not None:
+        args += ["--max-tokens", str(max_tokens)]
+    if timeout is not None:
+        args += ["--timeout", str(timeout)]
+    raise typer.Exit(hooks.run(state.workspace, args))
+
+
+ScopeProjectOpt = typer.Option(False, "--project", help="This project's settings files.")
+ScopeUserOpt = typer.Option(False, "--user", help="Your own settings files (the default).")
+DryRunOpt = typer.Option(False, "--dry-run", help="Show the changes as a diff, write nothing.")
+
+
+def _install(
+    host: str, project: bool, user: bool, dry_run: bool, json_out: bool, remove: bool
+) -> None:
+    from memcli.surfaces import install as installer
+
+    if project and user:
+        usage_error("--project, --user: give one of them, not both")
+    plan = installer.plan(
+        host, "project" if project else "user", remove=remove, workspace=state.workspace
+    )
+    written = [] if dry_run else installer.apply(plan)
+    if json_out:
+        render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
+        return
+    for change in plan.changes:
+        if dry_run and change.changed:
+            render.diff(change.diff())
+        for line in change.did:
+            render.info(f"{change.path}: {line}")
+        if not change.did:
+            state_ = "nothing of memcli's there" if remove else "already set up"
+            render.info(f"{change.path}: {state_}")
+    for note in plan.notes:
+        render.note(note)
+    if dry_run:
+        render.note("dry run: nothing was written")
+
+
+@app.command()
+def install(
+    host: str = typer.Argument(..., metavar="HOST", help="claude-code, cursor or codex."),
+    project: bool = ScopeProjectOpt,
+    user: bool = ScopeUserOpt,
+    dry_run: bool = DryRunOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Wire memcli into an agent host: Claude Code hooks (+ MCP with --project), the MCP
+    server for Cursor and Codex. Merges into the settings files; running it again
+    changes nothing."""
+    _install(host, project, user, dry_run, json_out, remove=False)
+
+
+@app.command()
+def uninstall(
+    host: str = typer.Argument(..., metavar="HOST", help="claude-code, cursor or codex."),
+    project: bool = ScopeProjectOpt,
+    user: bool = ScopeUserOpt,
+    dry_run: bool = DryRunOpt,
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remove what `memcli install HOST` added (and nothing else)."""
+    _install(host, project, user, dry_run, json_out, remove=True)
+
+
+@app.command(name="trust")
+def trust_(
+    path: str | None = typer.Argument(
+        None, metavar="PATH", help="The workspace (default: the current one)."
+    ),
+    revoke: bool = typer.Option(False, "--revoke", help="Withdraw the approval."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Approve this workspace's memcli.toml as it is now: its [llm] endpoint, API key
+    variable and [index] model apply (until the file changes)."""
+    from memcli.store import trust
+    from memcli.store.workspace import resolve_workspace
+
+    root = resolve_workspace(path or state.workspace)
+    config = root / "memcli.toml"
+    if revoke:
+        done = trust.revoke(root)
+        if json_out:
+            render.emit_json({"workspace": str(root), "trusted": False, "revoked": done})
+        else:
+            render.info(f"{root}: " + ("approval withdrawn" if done else "was not trusted"))
+        return
+    if not root.is_dir():
+        raise MemcliError(f"{root}: no such directory", hint="`memcli init PATH` creates it")
+    digest = trust.trust(root)
+    if json_out:
+        render.emit_json({"workspace": str(root), "trusted": True, "sha256": digest})
+        return
+    what = f"{config} (sha256 {digest[:12]})" if config.is_file() else f"{root} (no memcli.toml)"
+    render.info(f"trusted {what}; a changed memcli.toml needs `memcli trust` again")
