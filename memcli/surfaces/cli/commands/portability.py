@@ -14,6 +14,7 @@ from memcli.surfaces.cli.base import (
     NoPagerOpt,
     app,
     memory,
+    usage_error,
 )
 
 
@@ -57,15 +58,27 @@ def import_(
     fmt: ImportFormat = typer.Option(
         ImportFormat.auto, "--format", "-f", help="The file's format (auto: by its name and text)."
     ),
+    conversation: bool = typer.Option(
+        False,
+        "--conversation",
+        help="FILE is a conversation (OpenAI-style messages, ChatGPT's conversations.json, "
+        "LoCoMo JSON): each becomes an ordered log conversations/<name>.md, one entry per turn.",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be added."),
     json_out: bool = JsonOpt,
 ) -> None:
     """Bring memories in (CLAUDE.md / MEMORY.md, mem0's export, ChatGPT's memory list,
-    JSONL): each through `add`; an exact repeat of an entry is left alone."""
+    JSONL): each through `add`; an exact repeat of an entry is left alone. With
+    --conversation, whole conversations as logs a search reads in order."""
     from memcli.adapters.portability import detect_format, parse_import
     from memcli.core.validate import read_input_file
 
+    if conversation and fmt != ImportFormat.auto:
+        usage_error("--format, --conversation: give one of them, not both")
     text = read_input_file(file, "FILE")
+    if conversation:
+        _import_conversation(text, file.name, dry_run, json_out)
+        return
     kind = detect_format(text, file.name) if fmt == ImportFormat.auto else fmt.value
     items = parse_import(text, file.name, kind)
     by = "agent" if kind == "mem0" else "person"  # mem0's memories were machine-extracted
@@ -92,5 +105,20 @@ def import_(
     added = sum(1 for action, _, _ in done if action == "add")
     render.note(
         f"{added} to add, {len(done) - added} already there"
+        + (" (dry run: nothing was written)" if dry_run else "")
+    )
+
+
+def _import_conversation(text: str, name: str, dry_run: bool, json_out: bool) -> None:
+    done = memory().import_conversation(text, name, dry_run=dry_run)
+    if json_out:
+        render.emit_json({"dry_run": dry_run, "conversations": [c.to_dict() for c in done]})
+        return
+    for c in done:
+        span = f"  {c.first[:10]} .. {c.last[:10]}" if c.first and c.last else ""
+        render.info(f"{c.file}  {c.turns} turns{span}  {c.title}")
+    turns = sum(c.turns for c in done)
+    render.note(
+        f"{len(done)} conversation(s), {turns} turns"
         + (" (dry run: nothing was written)" if dry_run else "")
     )
