@@ -296,7 +296,7 @@ def hook_context(event: str, payload: dict[str, Any]) -> str:
     if isinstance(path, str) and path:
         from memcli.surfaces import transcript
 
-        lines = transcript.tail_lines(path, TAIL_BYTES)
+        lines = transcript.tail_lines(os.path.expanduser(path), TAIL_BYTES)
         turns = transcript.recent_turns(transcript.transcript_messages(lines), RECENT_TURNS)
         if parts and turns and turns[-1] == parts[0]:
             turns.pop()  # the prompt may already be in the transcript

@@ -41,6 +41,16 @@ def test_context_puts_the_prompt_first() -> None:
     assert hooks.hook_context("session-start", {"transcript_path": "/nonexistent"}) == ""
 
 
+def test_a_transcript_path_under_home_as_the_docs_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's hooks reference shows transcript_path as ~/.claude/projects/…"""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "t.jsonl").write_text((FIXTURES / "claude_code_session.jsonl").read_text())
+    context = hooks.hook_context("session-start", {"transcript_path": "~/t.jsonl"})
+    assert "I prefer pytest fixtures" in context
+
+
 def test_args_and_json() -> None:
     assert hooks.parse_args(["stop"]) == ("stop", 0, 50.0)
     assert hooks.parse_args(["user-prompt-submit", "--max-tokens=300", "--timeout", "2"]) == (
