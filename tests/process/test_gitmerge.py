@@ -155,6 +155,9 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
         live = assert_clean(clone)
         assert both_forget not in live
         assert live[edited_and_forgotten].text == "Edited on the laptop while the desk forgot it"
+        archived = {e.id for e in Memory(clone).entries(include_archived=True)
+                    if e.file == "archive.md"}
+        assert {both_forget, edited_and_forgotten, restored_and_edited} <= archived
         assert restored_and_edited not in live
         assert desk_add.id in live and lap_add.id in live
     assert (desk_root / "memory.md").read_text() == (lap_root / "memory.md").read_text()
