@@ -6,8 +6,13 @@
   `inject` request over its socket), so a prompt waits tens of milliseconds; without one
   the block is computed in-process.
 - `pre-compact` and `stop` remember the explicit statements of the transcript
-  (`transcript_path`, Claude Code's JSONL) with the session id as `src=`, each part of a
-  transcript once: the byte offset reached per session is kept in `.memcli/hooks.json`.
+  (`transcript_path`, Claude Code's JSONL: memcli.surfaces.transcript) with the session id
+  as `src=`, each part of a transcript once (the offset reached per session:
+  memcli.surfaces.hook_positions).
+
+Claude Code takes a hook's output into the context only up to 10,000 characters (above
+that the model gets a 2 KB preview and a file path): a block that would make the answer
+longer leaves out its last entries (a line on stderr says how many).
 
 A hook must never hold up or block a person's prompt: whatever goes wrong (no workspace,
 a broken file, a dead daemon, the time limit) ends with exit 0, nothing on stdout and one
@@ -52,17 +57,8 @@ TAIL_BYTES = 256 * 1024
 RECENT_TURNS = 3
 TURN_CHARS = 1000
 CONTEXT_CHARS = 8000
-STATE_FILE = "hooks.json"
-MAX_SESSIONS = 500
-#: text a host puts into user turns that the user did not say
-_NOT_SAID = (
-    "<command-",
-    "<local-command-",
-    "<system-reminder>",
-    "<user-prompt-submit-hook>",
-    "Caveat:",
-    "This session is being continued from a previous conversation",
-)
+#: the most characters of a hook's output Claude Code puts into the context whole
+HOST_OUTPUT_CHARS = 10_000
 
 
 class HookError(Exception):
@@ -192,7 +188,13 @@ def answer(
         block = inject_block(root, event, payload, max_tokens, timeout)
         if not block:
             return "", ""
-        return hook_output(EVENTS[event], block), ""
+        out, left_out = fitted_output(EVENTS[event], block, HOST_OUTPUT_CHARS)
+        if left_out:
+            return out, (
+                f"memcli hook {event}: {left_out} memories left out to keep the block under "
+                f"{HOST_OUTPUT_CHARS} characters (--max-tokens sets a smaller budget)\n"
+            )
+        return out, ""
     return "", extract_new(root, payload) + "\n"
 
 
@@ -292,97 +294,15 @@ def hook_context(event: str, payload: dict[str, Any]) -> str:
         parts.append(prompt.strip())
     path = payload.get("transcript_path")
     if isinstance(path, str) and path:
-        lines = tail_lines(path, TAIL_BYTES)
-        turns = recent_turns(transcript_messages(lines), RECENT_TURNS)
+        from memcli.surfaces import transcript
+
+        lines = transcript.tail_lines(os.path.expanduser(path), TAIL_BYTES)
+        turns = transcript.recent_turns(transcript.transcript_messages(lines), RECENT_TURNS)
         if parts and turns and turns[-1] == parts[0]:
             turns.pop()  # the prompt may already be in the transcript
         parts.extend(t[:TURN_CHARS] for t in turns)
     text = "\n\n".join(parts)[:CONTEXT_CHARS]
     return "".join(c if c >= " " or c in "\n\t" else " " for c in text).strip()
-
-
-def tail_lines(path: str, size: int) -> list[str]:
-    """The complete lines among the last `size` bytes of a file ([] if unreadable)."""
-    try:
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            end = handle.tell()
-            start = max(0, end - size)
-            handle.seek(start)
-            data = handle.read(size)
-    except OSError:
-        return []
-    lines = data.decode("utf-8", "replace").splitlines()
-    return lines[1:] if start > 0 and lines else lines
-
-
-def recent_turns(messages: list[dict[str, str]], max_turns: int) -> list[str]:
-    """Seed 000's rule: the last `max_turns` user turns and the assistant replies between
-    them, oldest first."""
-    picked: list[str] = []
-    users = 0
-    for message in reversed(messages):
-        picked.append(message["content"])
-        if message["role"] == "user":
-            users += 1
-            if users >= max_turns:
-                break
-    return picked[::-1]
-
-
-# ------------------------------------------------------------------ transcripts
-
-
-def transcript_messages(lines: list[str]) -> list[dict[str, str]]:
-    """{role, content} messages of Claude Code transcript lines (JSONL: `type` user or
-    assistant, `message.content` a string or content blocks). Only what was said is
-    kept: text blocks; not tool calls, tool results, thinking, sidechains (subagents),
-    meta lines, compaction summaries, command echoes or memory blocks injected earlier."""
-    messages = []
-    for line in lines:
-        if not line.strip():
-            continue
-        try:
-            record = loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict) or record.get("type") not in ("user", "assistant"):
-            continue
-        if record.get("isSidechain") or record.get("isMeta") or record.get("isCompactSummary"):
-            continue
-        message = record.get("message")
-        if not isinstance(message, dict):
-            continue
-        text = said_text(message.get("content"))
-        if text:
-            messages.append({"role": record["type"], "content": text})
-    return messages
-
-
-def said_text(content: object) -> str:
-    parts: list[str] = []
-    if isinstance(content, str):
-        parts.append(content)
-    elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-    kept = []
-    for part in parts:
-        part = _without_memory_blocks(part).strip()
-        if part and not part.startswith(_NOT_SAID):
-            kept.append(part)
-    return "\n".join(kept)
-
-
-def _without_memory_blocks(text: str) -> str:
-    while "<memory>" in text:
-        start = text.index("<memory>")
-        end = text.find("</memory>", start)
-        text = text[:start] + (text[end + len("</memory>") :] if end >= 0 else "")
-    return text
 
 
 # ------------------------------------------------------------------ extract
@@ -397,92 +317,56 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     path = os.path.realpath(os.path.expanduser(path))
     if not os.path.isfile(path):
         raise HookError(f"{path}: no such transcript")
-    session = payload.get("session_id")
-    if not isinstance(session, str) or not session.strip():
-        session = os.path.splitext(os.path.basename(path))[0]
-    import json
-    import time
-
     from memcli.services.memory import Memory
+    from memcli.surfaces import transcript
+    from memcli.surfaces.hook_positions import Positions
 
-    state_dir = os.path.join(root, ".memcli")
-    os.makedirs(state_dir, exist_ok=True)
-    with _locked(os.path.join(state_dir, "hooks.lock")):
-        state_path = os.path.join(state_dir, STATE_FILE)
-        state = _load_state(state_path)
-        seen = state["sessions"].get(session) or {}
-        offset = seen.get("offset", 0) if seen.get("transcript") == path else 0
-        with open(path, "rb") as handle:
-            handle.seek(0, 2)
-            if handle.tell() < offset:  # the file was rewritten: start again
-                offset = 0
-            handle.seek(offset)
-            data = handle.read()
-        complete = data[: data.rfind(b"\n") + 1]  # a line being written waits for next time
-        messages = transcript_messages(complete.decode("utf-8", "replace").splitlines())
+    session = transcript.session_of(path, payload.get("session_id"))
+    with Positions(root) as positions:
+        lines, start, end = transcript.lines_after(path, positions.offset(session, path))
+        messages = transcript.transcript_messages(lines)
         decisions = Memory(root).extract(messages, source=session) if messages else []
-        state["sessions"][session] = {
-            "transcript": path,
-            "offset": offset + len(complete),
-            "t": time.time(),
-        }
-        if len(state["sessions"]) > MAX_SESSIONS:
-            oldest = sorted(state["sessions"], key=lambda k: state["sessions"][k].get("t", 0))
-            for key in oldest[: len(state["sessions"]) - MAX_SESSIONS]:
-                del state["sessions"][key]
-        tmp = f"{state_path}.{os.getpid()}.tmp"
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump(state, handle, indent=1)
-        os.replace(tmp, state_path)
+        positions.record(session, path, end)
     counts: dict[str, int] = {}
     for decision in decisions:
         counts[decision.action] = counts.get(decision.action, 0) + 1
     summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "nothing new"
-    return f"memcli: {summary} from {len(complete)} new bytes of session {session}"
+    return f"memcli: {summary} from {end - start} new bytes of session {session}"
 
 
-def _load_state(path: str) -> dict[str, Any]:
-    import json
-
-    try:
-        with open(path, encoding="utf-8") as handle:
-            state = json.load(handle)
-    except FileNotFoundError:
-        state = {}
-    except (OSError, ValueError):
-        state = {}  # a damaged state file: parts may be read again (extract NOOPs them)
-    if not isinstance(state, dict) or not isinstance(state.get("sessions"), dict):
-        state = {"sessions": {}}
-    return state
+# ------------------------------------------------------------------ the answer
 
 
-class _locked:
-    """An exclusive lock on a file (fcntl), for the read-extract-record sequence: a
-    PreCompact and a Stop of one session must not both read the same new lines."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.fd = -1
-
-    def __enter__(self) -> None:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            import fcntl
-
-            fcntl.flock(self.fd, fcntl.LOCK_EX)
-        except ImportError:  # no fcntl (Windows): the filelock package
-            from filelock import FileLock
-
-            os.close(self.fd)
-            self.fd = -1
-            self._filelock = FileLock(self.path + "x")
-            self._filelock.acquire()
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd >= 0:
-            os.close(self.fd)  # closing releases the flock
-        elif getattr(self, "_filelock", None) is not None:
-            self._filelock.release()
+def fitted_output(event_name: str, block: str, limit: int) -> tuple[str, int]:
+    """hook_output of `block`, or of the block without its last entries where that would
+    be longer than `limit` characters; and how many entries were left out. An entry is
+    a `- ` line and the indented lines under it; a heading left without entries goes."""
+    out = hook_output(event_name, block)
+    if len(out) <= limit:
+        return out, 0
+    lines = block.splitlines()
+    head, body, tail = lines[:1], lines[1:-1], lines[-1:]
+    units: list[list[str]] = []  # headings and entries, each with its continuation lines
+    for line in body:
+        if units and line[:1] in (" ", "\t") and units[-1][0].startswith("- "):
+            units[-1].append(line)
+        else:
+            units.append([line])
+    left_out = 0
+    while units:
+        while units and not units[-1][0].startswith("- "):
+            units.pop()  # a heading with nothing under it
+        if not units:
+            break
+        units.pop()
+        left_out += 1
+        while units and not units[-1][0].startswith("- "):
+            units.pop()
+        text = "\n".join(head + [line for unit in units for line in unit] + tail)
+        out = hook_output(event_name, text)
+        if len(out) <= limit:
+            return out, left_out
+    return "", left_out
 
 
 # ------------------------------------------------------------------ JSON without `json`

@@ -58,8 +58,8 @@ class Change:
             difflib.unified_diff(
                 (self.before or "").splitlines(keepends=True),
                 (self.after or "").splitlines(keepends=True),
-                f"a/{self.path}",
-                f"b/{self.path}",
+                str(self.path) if self.before is not None else "/dev/null",
+                str(self.path) if self.after is not None else "/dev/null",
             )
         )
 

@@ -26,16 +26,13 @@ def git(cwd: Path, *args: str) -> str:
     return result.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
-    workspace: Path, tmp_path: Path
-) -> None:
+def two_clones(workspace: Path, tmp_path: Path) -> tuple[Path, Path]:
+    """The workspace as a repository pushed to a bare origin, and a second clone of it
+    set up with `memcli git setup` (the desk and the laptop)."""
     origin = tmp_path / "origin.git"
     git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin))
     git(workspace, "init", "-q", "-b", "main")
-    Memory(workspace).init()  # writes .gitattributes and registers the driver
-    assert "memory.md merge=memcli" in (workspace / ".gitattributes").read_text()
+    Memory(workspace).init()
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "workspace")
     git(workspace, "remote", "add", "origin", str(origin))
@@ -47,6 +44,46 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
         capture_output=True, text=True,
     )
     assert result.returncode == 0, result.stderr
+    return workspace, laptop
+
+
+def sync(desk: Path, laptop: Path) -> None:
+    """Both commit; the desk pushes, the laptop merges and pushes, the desk pulls."""
+    for clone in (desk, laptop):
+        git(clone, "add", "-A")
+        if git(clone, "status", "--porcelain").strip():
+            git(clone, "commit", "-qm", clone.name)
+    git(desk, "push", "-q", "origin", "main")
+    git(laptop, "pull", "-q", "--no-rebase", "origin", "main")
+    git(laptop, "push", "-q", "origin", "HEAD:main")
+    git(desk, "pull", "-q", "--no-rebase", "origin", "main")
+
+
+def assert_clean(clone: Path) -> dict:
+    """No conflict left, no duplicate id in any file or across live and archived; the
+    live entries by id."""
+    status = git(clone, "status", "--porcelain")
+    assert not any(line[:2] in ("UU", "AA", "DU", "UD") for line in status.splitlines())
+    for name in ("memory.md", "learnings.md", "archive.md"):
+        path = clone / name
+        assert not path.exists() or "<<<<<<<" not in path.read_text(), name
+    mem = Memory(clone)
+    live = mem.entries()
+    everything = mem.entries(include_archived=True)
+    archived = Counter(e.id for e in everything if e.file == "archive.md")
+    assert all(n == 1 for n in Counter(e.id for e in live).values()), live
+    assert all(n == 1 for n in archived.values()), archived
+    assert mem.doctor()["ok"], mem.doctor()
+    return {e.id: e for e in live}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
+    workspace: Path, tmp_path: Path
+) -> None:
+    workspace, laptop = two_clones(workspace, tmp_path)
+    assert "memory.md merge=memcli" in (workspace / ".gitattributes").read_text()
     desk, lap = Memory(workspace), Memory(laptop)
     victim = next(e for e in desk.entries() if e.id_explicit and e.file == "memory.md")
     edited = next(e for e in desk.entries() if e.id_explicit and e.id != victim.id
@@ -89,3 +126,60 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
     git(laptop, "push", "-q", "origin", "HEAD:main")
     git(workspace, "pull", "-q", "--no-rebase", "origin", "main")
     assert victim.id in {e.id for e in Memory(workspace).entries()}
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The cases where both machines touch the same entry between two syncs: both forget
+    it, both restore it, one restores what the other edits, one forgets what the other
+    edits; each followed by a sync. No conflict, no duplicate id (live or archived),
+    nothing either side wrote lost, and both clones end with the same files."""
+    desk_root, lap_root = two_clones(workspace, tmp_path)
+    desk, lap = Memory(desk_root), Memory(lap_root)
+    ids = [e.id for e in desk.entries() if e.id_explicit and e.file == "memory.md"]
+    both_forget, edited_and_forgotten, restored_and_edited, plain = ids[:4]
+
+    # 1. both forget the same entry; the desk also forgets one the laptop edits
+    desk.forget(both_forget)
+    lap.forget(both_forget)
+    desk.forget(edited_and_forgotten)
+    lap.edit(edited_and_forgotten, text="Edited on the laptop while the desk forgot it")
+    desk.forget(restored_and_edited)
+    desk_add = desk.add("Desk: the VPN is vpn.techcorp.io").entry
+    lap_add = lap.add("Laptop: the VPN needs the hardware key").entry
+    sync(desk_root, lap_root)
+    for clone in (desk_root, lap_root):
+        live = assert_clean(clone)
+        assert both_forget not in live
+        assert live[edited_and_forgotten].text == "Edited on the laptop while the desk forgot it"
+        archived = {e.id for e in Memory(clone).entries(include_archived=True)
+                    if e.file == "archive.md"}
+        assert {both_forget, edited_and_forgotten, restored_and_edited} <= archived
+        assert restored_and_edited not in live
+        assert desk_add.id in live and lap_add.id in live
+    assert (desk_root / "memory.md").read_text() == (lap_root / "memory.md").read_text()
+    assert (desk_root / "archive.md").read_text() == (lap_root / "archive.md").read_text()
+
+    # 2. both restore the same entry; the desk restores one and the laptop restores it
+    #    and edits it; the laptop forgets one the desk edits
+    desk, lap = Memory(desk_root), Memory(lap_root)
+    desk.restore(both_forget)
+    lap.restore(both_forget)
+    desk.restore(restored_and_edited)
+    lap.restore(restored_and_edited)
+    lap.edit(restored_and_edited, importance=0.9)
+    desk.edit(plain, text="Edited on the desk while the laptop forgot it")
+    lap.forget(plain)
+    sync(desk_root, lap_root)
+    for clone in (desk_root, lap_root):
+        live = assert_clean(clone)
+        assert both_forget in live and restored_and_edited in live
+        assert live[restored_and_edited].importance == 0.9
+        assert live[plain].text == "Edited on the desk while the laptop forgot it"
+        archived = {e.id for e in Memory(clone).entries(include_archived=True)
+                    if e.file == "archive.md"}
+        assert both_forget not in archived and restored_and_edited not in archived
+    assert (desk_root / "memory.md").read_text() == (lap_root / "memory.md").read_text()

@@ -186,3 +186,36 @@ def test_prompt_hook_goes_through_the_watcher(indexed: Path) -> None:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
             proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_stop_and_a_pre_compact_at_once_read_each_part_once(
+    indexed: Path, tmp_path: Path
+) -> None:
+    """Two hooks of one session at the same moment (Claude Code may compact while a Stop
+    runs): the lock makes one of them read the new lines and the other find nothing new."""
+    workspace = indexed
+    transcript = tmp_path / f"{SESSION}.jsonl"
+    shutil.copy(FIXTURES / "claude_code_session.jsonl", transcript)
+    procs = [
+        subprocess.Popen(
+            [MEMCLI, "hook", event],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for event in ("stop", "pre-compact")
+    ]
+    for proc in procs:
+        proc.stdin.write(json.dumps(stop_payload(workspace, transcript)))
+        proc.stdin.close()
+    reports = []
+    for proc in procs:
+        assert proc.wait(timeout=120) == 0
+        assert proc.stdout.read() == ""
+        reports.append(proc.stderr.read())
+    size = len(transcript.read_bytes())
+    assert sorted("nothing new" in r for r in reports) == [False, True], reports
+    assert sum(f"from {size} new bytes" in r for r in reports) == 1, reports
+    assert (workspace / "memory.md").read_text().count("Prefers pytest fixtures over setUp") == 1

@@ -131,7 +131,10 @@ def test_broken_or_foreign_settings_are_refused(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_installed_claude_code_hooks_end_to_end(tmp_path: Path) -> None:
     """`memcli install claude-code --project` in a scratch project, then the settings'
-    own commands run as Claude Code runs them (sh -c, JSON on stdin, cwd the project)."""
+    own commands run as Claude Code runs them (sh -c, JSON on stdin, cwd the project):
+    a prompt gets the inject block as hookSpecificOutput, Stop/PreCompact extract with
+    src= the session id and never twice, a broken memory.md makes every hook exit 0 with
+    nothing on stdout and one stderr line, and the part it could not read is read later."""
     from memcli.services.memory import Memory
 
     project, home = tmp_path / "shop", tmp_path / "home"
@@ -189,6 +192,8 @@ def test_installed_claude_code_hooks_end_to_end(tmp_path: Path) -> None:
     texts = [e.text for e in Memory(project).entries() if e.source == session]
     assert any("setUp methods" in t for t in texts), texts
     memory_md = (project / "memory.md").read_text()
+    assert f"src={session}" in memory_md
+    assert "hunter2" not in memory_md  # a tool's output is not what the user said
     second = run("Stop", stop)
     assert second.returncode == 0 and "nothing new" in second.stderr
     assert (project / "memory.md").read_text() == memory_md  # the same transcript: nothing
@@ -198,3 +203,31 @@ def test_installed_claude_code_hooks_end_to_end(tmp_path: Path) -> None:
     compact = run("PreCompact", {**common, "hook_event_name": "PreCompact", "trigger": "auto"})
     assert compact.returncode == 0, compact.stderr
     assert any("Postgres 16" in e.text for e in Memory(project).entries() if e.source == session)
+
+    # a broken workspace: every hook exits 0, adds nothing, says why in one stderr line
+    turn = {
+        "type": "user",
+        "isSidechain": False,
+        "sessionId": session,
+        "message": {"role": "user", "content": "Remember that deploys go out on Tuesdays."},
+    }
+    with transcript.open("a") as handle:  # something new for PreCompact and Stop to read
+        handle.write(json.dumps(turn) + "\n")
+    good = (project / "memory.md").read_bytes()
+    (project / "memory.md").write_bytes(b"\xff\xfe not text\n" + good)
+    for event, payload in {
+        "SessionStart": {**common, "hook_event_name": "SessionStart", "source": "resume"},
+        "UserPromptSubmit": {**common, "hook_event_name": "UserPromptSubmit", "prompt": "hi"},
+        "PreCompact": {**common, "hook_event_name": "PreCompact", "trigger": "manual",
+                       "custom_instructions": ""},
+        "Stop": {**common, "hook_event_name": "Stop", "stop_hook_active": True},
+    }.items():
+        failed = run(event, payload)
+        assert failed.returncode == 0 and failed.stdout == "", (event, failed)
+        assert len(failed.stderr.strip().splitlines()) == 1, (event, failed.stderr)
+        assert "nothing was added" in failed.stderr and "memory.md" in failed.stderr, event
+    assert (project / "memory.md").read_bytes() == b"\xff\xfe not text\n" + good
+    # mended, the next Stop reads the turn the failed ones could not: nothing was skipped
+    (project / "memory.md").write_bytes(good)
+    assert run("Stop", {**common, "hook_event_name": "Stop"}).returncode == 0
+    assert any("Tuesdays" in e.text for e in Memory(project).entries() if e.source == session)

@@ -39,7 +39,6 @@ LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
     {
         "memcli.store.files",
         "memcli.store.markdown",
-        "memcli.surfaces.hooks",
     }
 )
 

@@ -1,6 +1,7 @@
-"""`memcli hook EVENT`, the pure parts: what is kept of a Claude Code transcript, the
-context a prompt gives, arguments and JSON, the workspace a hook resolves. The hooks run
-as the host runs them: tests/process/test_hooks.py."""
+"""`memcli hook EVENT`, the pure parts: what is kept of a Claude Code transcript and which
+part of it is new, the context a prompt gives, arguments and JSON, an answer kept under
+Claude Code's 10,000 characters, the workspace a hook resolves. The hooks run as the
+host runs them: tests/process/test_hooks.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcli.store.workspace import resolve_workspace
-from memcli.surfaces import hooks
+from memcli.surfaces import hook_positions, hooks, transcript
 from tests.support.env import FIXTURES
 
 # ------------------------------------------------------------------ pure parts
@@ -19,14 +20,14 @@ from tests.support.env import FIXTURES
 def test_transcript_keeps_only_what_was_said() -> None:
     lines = (FIXTURES / "claude_code_session.jsonl").read_text().splitlines()
     lines += (FIXTURES / "claude_code_session_more.jsonl").read_text().splitlines()
-    messages = hooks.transcript_messages(lines)
+    messages = transcript.transcript_messages(lines)
     assert [m["role"] for m in messages] == ["user", "assistant", "assistant", "user", "assistant"]
     said = " ".join(m["content"] for m in messages)
     assert "I prefer pytest fixtures" in said and "Postgres 16" in said
     for absent in ("hunter2", "<command-name>", "Caveat:", "thinking is not", "I prefer YAML"):
         assert absent not in said, absent  # tool output, commands, meta, thinking, subagents
     injected = '{"type":"user","message":{"role":"user","content":"<memory>\\n- Likes tea\\n</memory>\\nhi"}}'
-    assert hooks.transcript_messages([injected, "not json", "[1]", ""]) == [
+    assert transcript.transcript_messages([injected, "not json", "[1]", ""]) == [
         {"role": "user", "content": "hi"}
     ]
 
@@ -38,6 +39,16 @@ def test_context_puts_the_prompt_first() -> None:
     assert context.startswith("Which database does staging use?")
     assert "\x1b" not in context and "I prefer pytest fixtures" in context
     assert hooks.hook_context("session-start", {"transcript_path": "/nonexistent"}) == ""
+
+
+def test_a_transcript_path_under_home_as_the_docs_write_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's hooks reference shows transcript_path as ~/.claude/projects/…"""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "t.jsonl").write_text((FIXTURES / "claude_code_session.jsonl").read_text())
+    context = hooks.hook_context("session-start", {"transcript_path": "~/t.jsonl"})
+    assert "I prefer pytest fixtures" in context
 
 
 def test_args_and_json() -> None:
@@ -75,3 +86,58 @@ def test_workspace_resolution_matches_the_cli(tmp_path: Path) -> None:
     for flag, environ, cwd in cases:
         expected = resolve_workspace(flag, env=environ, cwd=cwd)
         assert hooks.resolve_root(flag, environ, str(cwd)) == str(expected), (flag, cwd)
+
+
+def test_new_lines_and_positions(tmp_path: Path) -> None:
+    """The complete lines after an offset (a line being written waits), the offset kept
+    per session and transcript, a rewritten transcript read again, a damaged state file
+    started afresh."""
+    path = tmp_path / "s1.jsonl"
+    path.write_bytes(b'{"a": 1}\n{"b": 2}\n{"c"')
+    lines, start, end = transcript.lines_after(str(path), 0)
+    assert lines == ['{"a": 1}', '{"b": 2}'] and (start, end) == (0, 18)
+    assert transcript.lines_after(str(path), end) == ([], 18, 18)
+    assert transcript.lines_after(str(path), 10_000)[1] == 0  # shorter than the offset
+    assert transcript.session_of(str(path), None) == "s1"
+    assert transcript.session_of(str(path), "abc") == "abc"
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    with hook_positions.Positions(str(root)) as positions:
+        assert positions.offset("abc", str(path)) == 0
+        positions.record("abc", str(path), end)
+    with hook_positions.Positions(str(root)) as positions:
+        assert positions.offset("abc", str(path)) == 18
+        assert positions.offset("abc", str(tmp_path / "moved.jsonl")) == 0
+        assert positions.offset("other", str(path)) == 0
+    (root / ".memcli" / "hooks.json").write_text('{"sessions": {"abc": 7, "x": {"offset": -3}}')
+    with hook_positions.Positions(str(root)) as positions:
+        assert positions.offset("abc", str(path)) == 0  # damaged: from the start
+    (root / ".memcli" / "hooks.json").write_text('{"sessions": {"abc": 7, "x": {"offset": -3}}}')
+    with hook_positions.Positions(str(root)) as positions:
+        assert positions.offset("abc", str(path)) == 0 and positions.offset("x", "") == 0
+
+
+def test_answer_stays_under_the_host_limit() -> None:
+    """A block whose answer would pass Claude Code's limit loses its last entries (whole,
+    with their continuation lines, and a heading left empty), never its wrapper."""
+    entries = [f"- Fact number {i} " + "x" * 80 for i in range(200)]
+    block = "\n".join(
+        ["<memory>", "## Known Facts", *entries[:150], "## Skills", *entries[150:],
+         "  a continuation line", "</memory>"]
+    )
+    out, left_out = hooks.fitted_output("SessionStart", block, hooks.HOST_OUTPUT_CHARS)
+    assert 0 < len(out) <= hooks.HOST_OUTPUT_CHARS and left_out > 50
+    context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("<memory>\n## Known Facts\n- Fact number 0 ")
+    assert context.endswith("</memory>") and "## Skills" not in context
+    kept = context.splitlines()[2:-1]
+    assert kept == entries[: len(kept)] and len(kept) + left_out == 200
+    small = "<memory>\n## Known Facts\n- Likes tea\n</memory>"
+    assert hooks.fitted_output("UserPromptSubmit", small, 10_000) == (
+        hooks.hook_output("UserPromptSubmit", small),
+        0,
+    )
+    cjk = "<memory>\n" + "\n".join(f"- 偏好第{i}条" + "记" * 40 for i in range(60)) + "\n</memory>"
+    out, left_out = hooks.fitted_output("UserPromptSubmit", cjk, hooks.HOST_OUTPUT_CHARS)
+    assert len(out) <= hooks.HOST_OUTPUT_CHARS and left_out and json.loads(out)

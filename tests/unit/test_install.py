@@ -70,3 +70,14 @@ def test_codex_toml_keeps_comments(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
     elsewhere = install.plan("codex", "user", home=home, command=["memcli"])
     assert elsewhere.changes[0].path == tmp_path / "codex-home" / "config.toml"
+
+
+def test_dry_run_diff_names_the_files(tmp_path: Path) -> None:
+    """The diff a dry run shows names each file as it is (a new one from /dev/null)."""
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"env": {"A": "1"}}\n')
+    result = install.plan("claude-code", "project", project_dir=tmp_path, command=["memcli"])
+    changed, created = result.changes
+    assert changed.diff().startswith(f"--- {settings}\n+++ {settings}\n")
+    assert created.diff().startswith(f"--- /dev/null\n+++ {tmp_path / '.mcp.json'}\n")
