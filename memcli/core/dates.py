@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,23 +32,30 @@ _NUMBER_WORDS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "fi
 _COUNT = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten)"
 
 #: (pattern, kind), tried in order; text a match covered is not matched again
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(rf"\b{_YEAR}-(\d\d)-(\d\d)\b"), "iso"),
-    (re.compile(rf"\b{_DAY}\s+{_MONTH},?\s*{_YEAR}\b", re.I), "dmy"),
-    (re.compile(rf"\b{_MONTH}\s+{_DAY},?\s*{_YEAR}\b", re.I), "mdy"),
-    (re.compile(rf"\b{_MONTH},?\s+{_YEAR}\b", re.I), "my"),
-    (re.compile(rf"\b{_YEAR}-(\d\d)\b"), "iso-month"),
-    (re.compile(r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]"), "zh-dmy"),
-    (re.compile(r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月"), "zh-my"),
-    (re.compile(r"((?:19|20)\d\d)\s*年"), "y"),
-    (re.compile(rf"\b{_YEAR}\b"), "y"),
-    (re.compile(rf"\blast\s+{_MONTH}(?!\w)", re.I), "last-month-name"),
-    (re.compile(rf"\b(?:in|during|of|this)\s+{_MONTH}(?!\w)", re.I), "month-name"),
-    (re.compile(rf"\b{_COUNT}\s+(day|week|month|year)s?\s+ago\b", re.I), "ago"),
-    (re.compile(r"\b(yesterday|today|tonight|this morning)\b", re.I), "day-word"),
-    (re.compile(r"\b(last|this|past)\s+(week|month|year)\b", re.I), "relative"),
-    (re.compile(r"(昨天|今天|前天|上周|本周|这周|上个月|这个月|本月|去年|今年)"), "zh-relative"),
+_SOURCES: list[tuple[str, int, str]] = [
+    (rf"\b{_YEAR}-(\d\d)-(\d\d)\b", 0, "iso"),
+    (rf"\b{_DAY}\s+{_MONTH},?\s*{_YEAR}\b", re.I, "dmy"),
+    (rf"\b{_MONTH}\s+{_DAY},?\s*{_YEAR}\b", re.I, "mdy"),
+    (rf"\b{_MONTH},?\s+{_YEAR}\b", re.I, "my"),
+    (rf"\b{_YEAR}-(\d\d)\b", 0, "iso-month"),
+    (r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]", 0, "zh-dmy"),
+    (r"((?:19|20)\d\d)\s*年\s*(\d{1,2})\s*月", 0, "zh-my"),
+    (r"((?:19|20)\d\d)\s*年", 0, "y"),
+    (rf"\b{_YEAR}\b", 0, "y"),
+    (rf"\blast\s+{_MONTH}(?!\w)", re.I, "last-month-name"),
+    (rf"\b(?:in|during|of|this)\s+{_MONTH}(?!\w)", re.I, "month-name"),
+    (rf"\b{_COUNT}\s+(day|week|month|year)s?\s+ago\b", re.I, "ago"),
+    (r"\b(yesterday|today|tonight|this morning)\b", re.I, "day-word"),
+    (r"\b(last|this|past)\s+(week|month|year)\b", re.I, "relative"),
+    (r"(昨天|今天|前天|上周|本周|这周|上个月|这个月|本月|去年|今年)", 0, "zh-relative"),
 ]
+
+
+@functools.cache
+def _patterns() -> list[tuple[re.Pattern[str], str]]:
+    """The patterns, compiled on the first query that needs them (not at import: a
+    one-off search pays for what it uses)."""
+    return [(re.compile(source, flags), kind) for source, flags, kind in _SOURCES]
 
 
 @dataclass(frozen=True)
@@ -88,7 +96,7 @@ def named_periods(query: str, now: dt.datetime) -> list[Period]:
     found: list[Period] = []
     taken: list[tuple[int, int]] = []
     today = now.date()
-    for pattern, kind in _PATTERNS:
+    for pattern, kind in _patterns():
         for match in pattern.finditer(query):
             if any(a < match.end() and match.start() < b for a, b in taken):
                 continue

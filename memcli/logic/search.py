@@ -27,6 +27,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -150,6 +151,14 @@ class EntryArrays:
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
         self._all: tuple[np.ndarray, ...] | None = None
         self._queries = 0
+
+    @cached_property
+    def created(self) -> np.ndarray:
+        """POSIX seconds of every entry's `created` (NaN: none), for the entries of a
+        period a query names (computed once per generation, only when one is named)."""
+        if self._all is not None:
+            return self._all[4]
+        return _converted([e.meta.get("created") for e in self.entries], _moment, float("nan"))
 
     def values(self, positions: np.ndarray) -> tuple[np.ndarray, ...]:
         """(importance, confidence, moment, episode, created) of the entries at

@@ -216,8 +216,7 @@ class SearchService:
         if mode != "semantic":
             chosen[kw_top] = True
         if periods:
-            _, _, _, _, created = view.arrays.values(np.flatnonzero(allowed))
-            dated = np.flatnonzero(allowed)[in_periods(created, periods) > 0]
+            dated = np.flatnonzero(allowed & (in_periods(view.arrays.created, periods) > 0))
             if len(dated) <= pool:
                 chosen[dated] = True
         if neighbours is not None:
