@@ -10,15 +10,17 @@ runs on every query.
 
 from __future__ import annotations
 
-import calendar
 import datetime as dt
 import functools
 import re
-from dataclasses import dataclass
 
-_MONTH_NAMES = [m for m in calendar.month_name if m]
-MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
-MONTHS |= {name.lower(): i for i, name in enumerate(calendar.month_abbr) if name}
+#: English month names, whatever the locale (the keyword side spells dates this way)
+MONTH_NAMES = (
+    "January", "February", "March", "April", "May", "June",
+    "July", "August", "September", "October", "November", "December",
+)  # fmt: skip
+MONTHS = {name.lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
+MONTHS |= {name[:3].lower(): i for i, name in enumerate(MONTH_NAMES, 1)}
 MONTHS["sept"] = 9
 
 _MONTH = (
@@ -58,14 +60,27 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
     return [(re.compile(source, flags), kind) for source, flags, kind in _SOURCES]
 
 
-@dataclass(frozen=True)
 class Period:
     """Days from `start` to `end` (inclusive), or, with `month` and no start, that month
     of any year ("in December")."""
 
-    start: dt.date | None
-    end: dt.date | None
-    month: int | None = None
+    __slots__ = ("start", "end", "month")
+
+    def __init__(self, start: dt.date | None, end: dt.date | None, month: int | None = None):
+        self.start, self.end, self.month = start, end, month
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Period) and (self.start, self.end, self.month) == (
+            other.start,
+            other.end,
+            other.month,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.start, self.end, self.month))
+
+    def __repr__(self) -> str:
+        return f"Period({self.describe()})"
 
     def contains(self, day: dt.date) -> bool:
         if self.start is None:
@@ -75,7 +90,7 @@ class Period:
 
     def describe(self) -> str:
         if self.start is None:
-            return calendar.month_name[self.month or 1]
+            return MONTH_NAMES[(self.month or 1) - 1]
         if self.start == self.end:
             return self.start.isoformat()
         return f"{self.start.isoformat()}..{self.end.isoformat() if self.end else ''}"
@@ -86,7 +101,7 @@ def date_spellings(moment: dt.datetime | dt.date | None) -> str:
     2023' (empty when undated)."""
     if moment is None:
         return ""
-    month = calendar.month_name[moment.month]
+    month = MONTH_NAMES[moment.month - 1]
     return f"{moment:%Y-%m-%d} {moment.day} {month} {moment.year} {month} {moment.year}"
 
 
@@ -155,8 +170,8 @@ def _day(day: dt.date) -> Period:
 
 
 def _month_of(year: int, month: int) -> Period:
-    last = calendar.monthrange(year, month)[1]
-    return Period(dt.date(year, month, 1), dt.date(year, month, last))
+    following = dt.date(year + month // 12, month % 12 + 1, 1)
+    return Period(dt.date(year, month, 1), following - dt.timedelta(days=1))
 
 
 def _ago(today: dt.date, count: int, unit: str) -> Period:
