@@ -183,6 +183,7 @@ def test_piped_list_keeps_whole_multiline_entries(runner: CliRunner, workspace: 
     assert "```bash" in texts
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_piped_search_keeps_whole_entries_and_no_matches_goes_to_stderr(
     runner: CliRunner, workspace: Path
 ) -> None:

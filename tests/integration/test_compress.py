@@ -271,6 +271,7 @@ def test_an_entry_edited_after_planning_is_left_alone(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- with an LLM
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_compress_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) -> None:
     root = planted(tmp_path / "ws")
     with FakeLLM() as llm:

@@ -70,6 +70,7 @@ def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
     assert (workspace / "memory.md").read_bytes() == before
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_extract_with_the_llm(tmp_path: Path, workspace: Path) -> None:
     import pytest
 

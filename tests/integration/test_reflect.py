@@ -102,6 +102,7 @@ def test_procedural_evidence_becomes_a_lesson(tmp_path: Path) -> None:
     assert stored.find(lesson.id).entry.source == lesson.source
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_reflect_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) -> None:
     root = themed(tmp_path / "ws")
     with FakeLLM() as llm:

@@ -78,6 +78,7 @@ def test_quick_start_works_verbatim_in_a_fresh_shell(tmp_path: Path) -> None:
     assert block.returncode == 0 and "Prefers pytest" in block.stdout
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_init_path_says_how_to_make_it_the_default(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

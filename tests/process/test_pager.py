@@ -80,6 +80,7 @@ def on_terminal(
     return code, shown.decode("utf-8", "replace")
 
 
+@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_a_long_listing_on_a_terminal_goes_through_the_pager(
     tmp_path: Path, workspace: Path
 ) -> None:
