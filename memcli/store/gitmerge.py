@@ -27,12 +27,14 @@ import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from memcli.core.models import Entry
+from memcli.core.models import SEQUENCE_DIRS, Entry
 from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
 from memcli.store.merge import merge_lines
 
 MERGED_FILES = ("memory.md", "learnings.md", "archive.md")
-ATTRIBUTES = [f"{name} merge=memcli" for name in MERGED_FILES]
+#: the ordered logs (episodes/, conversations/): both machines' notes of one day kept
+LOG_PATTERNS = tuple(f"{folder}/*.md" for folder in SEQUENCE_DIRS)
+ATTRIBUTES = [f"{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
 TOKEN = "\x00memcli-entry:"
 HOOK_MARK = "# memcli: re-index after a merge"
 
@@ -170,7 +172,10 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
     """What git runs: merge into `ours` in place; 0 when merged (always, unless a
     version cannot be read or parsed, when git's conflict handling takes over: 1)."""
     filename = os.path.basename(pathname or str(ours))
-    if filename not in MERGED_FILES:
+    folder = os.path.basename(os.path.dirname(pathname or ""))
+    if folder in SEQUENCE_DIRS:  # an episode file or a conversation: its own defaults
+        filename = f"{folder}/{filename}"
+    elif filename not in MERGED_FILES:
         filename = "memory.md" if "learn" not in filename else "learnings.md"
     try:
         texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]

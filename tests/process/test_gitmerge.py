@@ -183,3 +183,33 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
                     if e.file == "archive.md"}
         assert both_forget not in archived and restored_and_edited not in archived
     assert (desk_root / "memory.md").read_text() == (lap_root / "memory.md").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_two_machines_logging_the_same_day_keep_both_notes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Episode files are ordered logs written on every machine: two clones that `memcli
+    log` on the same day (the file new on both sides, then appended on both) merge by
+    entry id with no conflict, and every note of both sides is there once."""
+    desk_root, lap_root = two_clones(workspace, tmp_path)
+    assert "episodes/*.md merge=memcli" in (lap_root / ".gitattributes").read_text()
+    desk, lap = Memory(desk_root), Memory(lap_root)
+    notes = [desk.log("Desk: rotated the staging certificates").id,
+             lap.log("Laptop: reviewed the payments PR").id]
+    sync(desk_root, lap_root)  # the file was added on both sides
+    notes += [desk.log("Desk: the nightly build is green again").id,
+              lap.log("Laptop: paired with Ana on the importer").id]
+    sync(desk_root, lap_root)  # appended on both sides
+    for root in (desk_root, lap_root):
+        status = git(root, "status", "--porcelain")
+        assert "UU" not in status and "AA" not in status
+        [name] = [p.name for p in (root / "episodes").glob("*.md")]
+        text = (root / "episodes" / name).read_text()
+        assert "<<<<<<<" not in text
+        ids = Counter(e.id for e in Memory(root).entries() if e.file.startswith("episodes/"))
+        assert sorted(ids) == sorted(notes) and set(ids.values()) == {1}
+    desk_files = {p.name: p.read_bytes() for p in (desk_root / "episodes").glob("*.md")}
+    lap_files = {p.name: p.read_bytes() for p in (lap_root / "episodes").glob("*.md")}
+    assert desk_files == lap_files
