@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from bench.generate import generate  # noqa: E402
+from tests.support.generate import generate  # noqa: E402
 from bench.perf import QUERIES, edit_to_searchable, memcli_cmd, start_watch, timed_runs  # noqa: E402
 
 

@@ -18,6 +18,7 @@ conversation-like logs.
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,20 @@ class EntryArrays:
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
         self._all: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
         self._queries = 0
+
+    def edited(self, entries: Sequence[Entry], positions: np.ndarray) -> EntryArrays:
+        """These arrays for `entries`, which hold at each position an entry of the same
+        file and type as this generation's, in the same order (an edit in place, lines
+        moved at most): the neighbours and the tie-break order stay; the values are
+        read again at `positions` (where the metadata changed)."""
+        arrays = copy.copy(self)
+        arrays.entries = entries
+        if self._all is not None:
+            fresh = _values([entries[p] for p in positions.tolist()])
+            arrays._all = tuple(a.copy() for a in self._all)  # type: ignore[assignment]
+            for whole, part in zip(arrays._all, fresh, strict=True):
+                whole[positions] = part
+        return arrays
 
     def values(
         self, positions: np.ndarray

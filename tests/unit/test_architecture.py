@@ -40,7 +40,6 @@ LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
         "memcli.logic.compress",
         "memcli.logic.extract",
         "memcli.store.files",
-        "memcli.store.markdown",
         "memcli.surfaces.cli.app",
         "memcli.surfaces.hooks",
     }
