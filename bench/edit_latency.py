@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from tests.support.generate import generate  # noqa: E402
 from bench.perf import QUERIES, edit_to_searchable, memcli_cmd, start_watch, timed_runs  # noqa: E402
+from tests.support.generate import generate  # noqa: E402
 
 
 def fill_cache(ws: Path) -> int:

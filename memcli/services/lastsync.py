@@ -3,7 +3,7 @@ of a long-lived process (the watcher) compares only the entries that changed.
 
 memcli.store.reparse reuses the entry objects of a file's lines that did not change, so
 the entries of two syncs differ only in a stretch between a common head and tail of
-the same objects (found by comparing object ids as arrays, at C speed); the entries
+the same objects (found by comparing identities at C speed); the entries
 there are compared with the content keys this sync remembers. An edit of one entry of
 100k so costs that entry, not the workspace. memcli.services.indexing uses it only
 while the backend's revision is still the one this sync left and no two entries share
@@ -13,8 +13,8 @@ an id; otherwise it plans from the backend's fingerprint and every entry.
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from itertools import compress, count
+from operator import is_not
 
 from memcli.core.models import Entry
 from memcli.index.protocol import IndexBackend
@@ -26,7 +26,6 @@ from memcli.store.store import Store
 class _Synced:
     revision: str  # the backend's revision right after the sync
     entries: list[Entry]  # the unique entries it indexed, in file order
-    objects: np.ndarray  # id() of each of those entry objects (kept alive by `entries`)
     keys: dict[str, str]  # id -> content key of each
 
 
@@ -71,7 +70,7 @@ class LastSync:
             or not store.ids_distinct(include_archived=True)
         ):
             return None
-        before, now = changed_window(state.entries, state.objects, entries)
+        before, now = changed_window(state.entries, entries)
         keys = state.keys
         ids_now = {e.id for e in now}
         removed = [e.id for e in before if e.id not in ids_now and e.id in keys]
@@ -109,24 +108,17 @@ class LastSync:
             for entry in upsert:
                 keys[entry.id] = content_key(entry)
         self._full_keys = {}
-        objects = np.fromiter(map(id, unique), dtype=np.int64, count=len(unique))
-        self._state = _Synced(revision, list(unique), objects, keys)
+        self._state = _Synced(revision, list(unique), keys)
 
 
-def changed_window(
-    before: list[Entry], objects: np.ndarray, now: list[Entry]
-) -> tuple[list[Entry], list[Entry]]:
+def changed_window(before: list[Entry], now: list[Entry]) -> tuple[list[Entry], list[Entry]]:
     """The stretch of `before` and of `now` between their common head and tail: the
-    same objects at the same places from either end (compared as object ids, at C
-    speed), then, from the end, entries moved to another line with the same id, text
-    and metadata (what a reparse does to the entries after an inserted line)."""
-    current = np.fromiter(map(id, now), dtype=np.int64, count=len(now))
-    n = min(len(objects), len(current))
-    differ = objects[:n] != current[:n]
-    head = int(np.argmax(differ)) if differ.any() else n
-    rest = n - head
-    differ = objects[len(objects) - rest :][::-1] != current[len(current) - rest :][::-1]
-    tail = int(np.argmax(differ)) if differ.any() else rest
+    same objects at the same places from either end (compared by identity at C speed),
+    then, from the end, entries moved to another line with the same id, text and
+    metadata (what a reparse does to the entries after an inserted line)."""
+    head = first_difference(before, now)
+    rest = min(len(before), len(now)) - head
+    tail = first_difference(before[len(before) - rest :][::-1], now[len(now) - rest :][::-1])
     old, new = before[head : len(before) - tail], now[head : len(now) - tail]
     same = 0
     for a, b in zip(reversed(old), reversed(new), strict=False):
@@ -134,3 +126,10 @@ def changed_window(
             break
         same += 1
     return old[: len(old) - same], new[: len(new) - same]
+
+
+def first_difference(a: list[Entry], b: list[Entry]) -> int:
+    """The first index at which `a` and `b` hold different objects (else the shorter
+    length)."""
+    differ = compress(count(), map(is_not, a, b))
+    return next(differ, min(len(a), len(b)))

@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from functools import cached_property
+from itertools import compress, count
+from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -75,11 +77,6 @@ class SearchView:
         ties)."""
         return [e for e in self.by_confidence if is_priority(e)]
 
-    @cached_property
-    def objects(self) -> np.ndarray:
-        """id() of each entry object (alive as long as the view): what `after` compares."""
-        return np.fromiter(map(id, self.ordered), dtype=np.int64, count=len(self.ordered))
-
     @classmethod
     def after(cls, previous: SearchView, ordered: list[Entry]) -> SearchView:
         """The view of `ordered`, reusing what `previous` derived when every position
@@ -91,7 +88,7 @@ class SearchView:
         before = previous.ordered
         if len(before) != len(ordered):
             return view
-        changed = np.flatnonzero(previous.objects != view.objects).tolist()
+        changed = compress(count(), map(is_not, before, ordered))
         edited = []
         for position in changed:
             old, new = before[position], ordered[position]

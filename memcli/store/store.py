@@ -262,7 +262,8 @@ def repeated_ids(parses: list[Parsed], memo: _Merged | None = None) -> set[str]:
                 merged[entry_id] = merged.get(entry_id, 0) + count
         known = memo[len(others)] = (others, merged, {i for i, n in merged.items() if n > 1})
     _, merged, repeated = known
-    return biggest.repeated_ids() | repeated | (merged.keys() & biggest.id_counts().keys())
+    held = biggest.id_counts()
+    return biggest.repeated_ids() | repeated | {i for i in merged if i in held}
 
 
 #: the merged id counts of the files besides the biggest, by how many they are: the last

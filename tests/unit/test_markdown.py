@@ -338,7 +338,7 @@ def _same_parse(got: Parsed, want: Parsed) -> None:
     assert got.repeated_ids() == want.repeated_ids()
 
 
-@settings(max_examples=600, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.data())
 def test_reparse_after_edits_equals_a_full_parse(text: str, data: st.DataObject) -> None:
     """Edits that move lines, split or merge items, change sections, front matter, ids
@@ -398,3 +398,24 @@ def test_reparse_reads_only_around_the_change() -> None:
         i for i, (a, b) in enumerate(zip(prev.entries, got.entries, strict=True)) if a is not b
     ]
     assert fresh == [2500]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 300_000), st.integers(0, 300_000), st.text(max_size=3), st.text(max_size=3))
+def test_common_prefix_and_suffix_of_long_texts(size: int, at: int, x: str, y: str) -> None:
+    """The galloping comparison finds the same first and last difference as a plain
+    character loop, on texts long enough for its biggest slices."""
+    from memcli.store.reparse import _common_prefix, _common_suffix
+
+    base = ("abcdefghij" * (size // 10 + 1))[:size]
+    at = min(at, size)
+    a, b = base[:at] + x + base[at:], base[:at] + y + base[at:]
+    naive = 0
+    while naive < min(len(a), len(b)) and a[naive] == b[naive]:
+        naive += 1
+    assert _common_prefix(a, b) == naive
+    limit = min(len(a), len(b)) - naive
+    tail = 0
+    while tail < limit and a[len(a) - tail - 1] == b[len(b) - tail - 1]:
+        tail += 1
+    assert _common_suffix(a, b, limit) == tail
