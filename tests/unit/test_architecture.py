@@ -39,7 +39,6 @@ LONG_MODULES_BEING_SPLIT_IN_ISSUE_19 = frozenset(
     {
         "memcli.logic.compress",
         "memcli.logic.extract",
-        "memcli.store.files",
         "memcli.surfaces.cli.app",
         "memcli.surfaces.hooks",
     }
