@@ -338,7 +338,7 @@ def _same_parse(got: Parsed, want: Parsed) -> None:
     assert got.repeated_ids() == want.repeated_ids()
 
 
-@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(documents(), st.data())
 def test_reparse_after_edits_equals_a_full_parse(text: str, data: st.DataObject) -> None:
     """Edits that move lines, split or merge items, change sections, front matter, ids
