@@ -22,6 +22,7 @@ import copy
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -142,9 +143,13 @@ class EntryArrays:
         """These arrays for `entries`, which hold at each position an entry of the same
         file and type as this generation's, in the same order (an edit in place, lines
         moved at most): the neighbours and the tie-break order stay; the values are
-        read again at `positions` (where the metadata changed)."""
+        read again at `positions` (where the text or metadata changed), and whatever a
+        cached property derived from the entries is derived again when next asked."""
         arrays = copy.copy(self)
         arrays.entries = entries
+        for name in list(vars(arrays)):
+            if isinstance(getattr(type(self), name, None), cached_property):
+                del arrays.__dict__[name]
         if self._all is not None:
             fresh = _values([entries[p] for p in positions.tolist()])
             arrays._all = tuple(a.copy() for a in self._all)  # type: ignore[assignment]

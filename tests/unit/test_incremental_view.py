@@ -86,3 +86,23 @@ def test_values_are_read_again_where_the_metadata_changed() -> None:
     after = SearchView.after(view, changed)
     assert after.arrays.values(np.array([5]))[0][0] == 0.05
     assert view.arrays.values(np.array([5]))[0][0] != 0.05  # the old generation is untouched
+
+
+def test_edited_arrays_derive_cached_properties_again() -> None:
+    """Per-entry arrays a ranking feature caches on EntryArrays are not carried into
+    the edited generation (they would hold the old entry's values)."""
+    from functools import cached_property
+
+    from memcli.logic.search import EntryArrays
+
+    class WithTexts(EntryArrays):
+        @cached_property
+        def texts(self) -> list[str]:
+            return [e.text for e in self.entries]
+
+    _, before = _entries(TEXT)
+    arrays = WithTexts(before)
+    assert arrays.texts[5] == "fact 5"
+    changed = list(before)
+    changed[5] = Entry(before[5].id, "fact five", "fact", "memory.md", before[5].line, {})
+    assert arrays.edited(changed, np.array([5])).texts[5] == "fact five"
