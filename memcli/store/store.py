@@ -247,8 +247,8 @@ class Store:
 def repeated_ids(parses: list[Parsed], memo: _Merged | None = None) -> set[str]:
     """Ids more than one entry of these files carries, from each file's id counts: the
     files besides the biggest are merged (memoized while they stay the same parses) and
-    compared with it as sets, so an edit of a big file costs what the edit changed, not
-    what the file holds."""
+    looked up in its counts, so an edit of a big file costs what the edit changed and
+    the size of the other files, not what the big file holds."""
     if not parses:
         return set()
     biggest = max(parses, key=lambda p: len(p.entries))
