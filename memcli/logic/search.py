@@ -24,6 +24,7 @@ learnings.md adjacency means nothing and nothing is borrowed. Periods: "in Augus
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -159,6 +160,24 @@ class EntryArrays:
         if self._all is not None:
             return self._all[4]
         return _converted([e.meta.get("created") for e in self.entries], _moment, float("nan"))
+
+    def edited(self, entries: Sequence[Entry], positions: np.ndarray) -> EntryArrays:
+        """These arrays for `entries`, which hold at each position an entry of the same
+        file and type as this generation's, in the same order (an edit in place, lines
+        moved at most): the neighbours and the tie-break order stay; the values are
+        read again at `positions` (where the text or metadata changed), and whatever a
+        cached property derived from the entries is derived again when next asked."""
+        arrays = copy.copy(self)
+        arrays.entries = entries
+        for name in list(vars(arrays)):
+            if isinstance(getattr(type(self), name, None), cached_property):
+                del arrays.__dict__[name]
+        if self._all is not None:
+            fresh = _values([entries[p] for p in positions.tolist()])
+            arrays._all = tuple(a.copy() for a in self._all)  # type: ignore[assignment]
+            for whole, part in zip(arrays._all, fresh, strict=True):
+                whole[positions] = part
+        return arrays
 
     def values(self, positions: np.ndarray) -> tuple[np.ndarray, ...]:
         """(importance, confidence, moment, episode, created) of the entries at

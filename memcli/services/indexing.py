@@ -36,6 +36,7 @@ from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_h
 from memcli.index.protocol import IndexBackend, IndexDamaged
 from memcli.index.sync import (
     Progress,
+    SyncPlan,
     SyncReport,
     content_key,
     embed_text,
@@ -43,6 +44,7 @@ from memcli.index.sync import (
     plan_sync,
     unique_entries,
 )
+from memcli.services.lastsync import LastSync
 from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
@@ -87,6 +89,8 @@ class IndexManager:
         self.last_report: SyncReport | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
+        #: what this process's last sync left the backend holding
+        self._last = LastSync()
         #: a long-lived process (the watcher) sets this: new embeddings and the parsed-
         #: entries snapshot are written by flush(), not on every small update
         self.keep_cache_in_memory = False
@@ -247,40 +251,21 @@ class IndexManager:
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
             backend = self.backend
-            held = backend.fingerprint()
-            if manifest is None and self.dir.exists():
-                notice = notice or "the index was missing"
-            if manifest is not None and manifest.get("corrupt"):
-                notice = notice or (
-                    "the index was written by an older memcli"
-                    if manifest.get("old")
-                    else "the index manifest was unreadable"
-                )
-                rebuild = True
-            if held.damaged:
-                notice = notice or held.damaged
-                rebuild = True
-            for model in (held.model, (manifest or {}).get("model")):
-                if model is not None and model != self.model_id:
-                    notice = notice or f"the embedding model changed ({model} -> {self.model_id})"
-                    rebuild = True
-            full = rebuild or held.empty
-            old = {} if full else held.keys
-            unique = unique_entries(entries)
-            if getattr(backend, "shared", False) and not full:
-                # an index other clones write too: an entry this clone's files never held
-                # is another machine's (not pulled yet), never a deletion of ours
-                seen = self._seen_ids() | {e.id for e in unique}
-                old = {i: k for i, k in old.items() if i in seen}
-            keys = [content_key(e) for e in unique]
-            plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
             embedder = self.embedder  # identity only: the model loads when it embeds
+            quick = None  # planned from this process's last sync when it can
+            if not (rebuild or notice):
+                quick = self._last.plan(entries, manifest, self.model_id, backend, self.store)
+            if quick is not None:
+                (plan, upsert), unique, full = quick, entries, False
+            else:
+                unique, plan, upsert, full, notice = self._full_plan(
+                    entries, manifest, rebuild, notice
+                )
             if plan.is_noop and not full:
                 # same texts, but lines or metadata may have moved: a fresh snapshot
                 self._write_state(unique, signature)
+                self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
                 return SyncReport(0, 0, 0, len(unique), 0, False, None)
-            by_id = {e.id: e for e in unique}
-            upsert = [by_id[i] for i in plan.to_upsert] if not full else unique
             hashes = [text_hash(embed_text(e)) for e in upsert]
             cache = self._embedding_cache(embedder)
             plan = replace(plan, to_embed=cache.missing(hashes))
@@ -301,6 +286,7 @@ class IndexManager:
                     [content_key(e) for e in upsert],
                 )
             self._write_state(unique, signature)
+            self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
             if notice:
                 self.notify(f"{notice}; rebuilt it from the Markdown ({len(unique)} entries)")
             self.last_report = SyncReport(
@@ -313,6 +299,43 @@ class IndexManager:
                 notice,
             )
             return self.last_report
+
+    def _full_plan(
+        self, entries: list[Entry], manifest: dict | None, rebuild: bool, notice: str | None
+    ) -> tuple[list[Entry], SyncPlan, list[Entry], bool, str | None]:
+        """(unique entries, plan, upserts, built anew?, notice) from every entry."""
+        backend = self.backend
+        held = backend.fingerprint()
+        if manifest is None and self.dir.exists():
+            notice = notice or "the index was missing"
+        if manifest is not None and manifest.get("corrupt"):
+            notice = notice or (
+                "the index was written by an older memcli"
+                if manifest.get("old")
+                else "the index manifest was unreadable"
+            )
+            rebuild = True
+        if held.damaged:
+            notice = notice or held.damaged
+            rebuild = True
+        for model in (held.model, (manifest or {}).get("model")):
+            if model is not None and model != self.model_id:
+                notice = notice or f"the embedding model changed ({model} -> {self.model_id})"
+                rebuild = True
+        full = rebuild or held.empty
+        old = {} if full else held.keys
+        unique = unique_entries(entries)
+        if getattr(backend, "shared", False) and not full:
+            # an index other clones write too: an entry this clone's files never held
+            # is another machine's (not pulled yet), never a deletion of ours
+            seen = self._seen_ids() | {e.id for e in unique}
+            old = {i: k for i, k in old.items() if i in seen}
+        keys = [content_key(e) for e in unique]
+        plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
+        self._last.planned_full([e.id for e in unique], keys)
+        by_id = {} if full else {e.id: e for e in unique}
+        upsert = unique if full else [by_id[i] for i in plan.to_upsert]
+        return unique, plan, upsert, full, notice
 
     def _embedding_cache(self, embedder: Embedder) -> EmbeddingCache:
         key = (embedder.model_id, embedder.dim)
@@ -400,7 +423,7 @@ class IndexManager:
                 if not _settled(row[2], now):
                     # the store memoizes parses by stamp, which a write within the same
                     # timestamp tick keeps: parse a file that changed just now afresh
-                    self.store._parsed.pop(name, None)
+                    self.store.invalidate(name)
             entries = self.store.entries(include_archived=True, warn=lambda problem: None)
             after = self.files_signature()
             if {n: r[:5] for n, r in after.items()} == {n: r[:5] for n, r in signature.items()}:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from functools import cached_property
+from itertools import compress, count
+from operator import is_not
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -76,6 +78,34 @@ class SearchView:
         ties)."""
         return [e for e in self.by_confidence if is_priority(e)]
 
+    @classmethod
+    def after(cls, previous: SearchView, ordered: list[Entry]) -> SearchView:
+        """The view of `ordered`, reusing what `previous` derived when every position
+        holds an entry of the same id, file and type as before (edits in place, lines
+        moved at most): the id positions, the archive mask and the ranking arrays are
+        kept, their values read again where the text or metadata changed; otherwise built
+        anew."""
+        view = cls(ordered)
+        before = previous.ordered
+        if len(before) != len(ordered):
+            return view
+        changed = compress(count(), map(is_not, before, ordered))
+        edited = []
+        for position in changed:
+            old, new = before[position], ordered[position]
+            if old.id != new.id or old.file != new.file or old.type != new.type:
+                return view
+            if old.meta is not new.meta or old.text is not new.text:
+                edited.append(position)
+        kept = previous.__dict__
+        for name in ("position_of", "not_archived", "any_archived", "live_ids"):
+            if name in kept:
+                view.__dict__[name] = kept[name]
+        if "arrays" in kept:
+            positions = np.array(edited, dtype=np.int64)
+            view.__dict__["arrays"] = previous.arrays.edited(ordered, positions)
+        return view
+
     def positions(self, ids: list[str]) -> np.ndarray:
         """Positions of `ids` (ids not in view dropped)."""
         where = self.position_of
@@ -124,7 +154,7 @@ class SearchService:
                 break
         else:
             raise ConflictError("the workspace kept changing during the search; try again")
-        view = SearchView(ordered)
+        view = SearchView(ordered) if memo is None else SearchView.after(memo[1], ordered)
         self._view = ((revision, *objects), view)
         return view
 

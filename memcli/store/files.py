@@ -1,313 +1,34 @@
-"""Safe file I/O: strict UTF-8 reads, atomic writes, advisory locks, guarded updates.
+"""Guarded updates of one file: strict UTF-8 reads, atomic writes, advisory locks.
 
 A guarded update reads a file, applies a change to its text, and replaces the file
 atomically under a lock, but only if the file still holds what was read; otherwise it
 re-reads and re-applies the change to the fresh content. A person's edit made between
 two memcli reads is therefore never overwritten.
+
+The reads and atomic writes it builds on are memcli.store.atomic, the locks
+memcli.store.locks; their public names are re-exported here, where callers import them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from memcli.core.errors import ConflictError, MemcliError, WorkspaceError
+from memcli.core.errors import ConflictError, MemcliError
+from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir
+from memcli.store.atomic import atomic_write as atomic_write
+from memcli.store.atomic import decode_text as decode_text
+from memcli.store.atomic import read_text as read_text
+from memcli.store.locks import file_lock as file_lock
+from memcli.store.locks import lock_timeout as lock_timeout
 
 T = TypeVar("T")
 MAX_ATTEMPTS = 50
-
-
-def read_text(path: Path) -> str:
-    """Read a UTF-8 text file without newline translation ("" when it does not exist)."""
-    try:
-        data = _read_through_swap(path)
-    except FileNotFoundError:
-        return ""
-    except IsADirectoryError:
-        raise MemcliError(f"{path}: is a directory, expected a Markdown file") from None
-    except PermissionError:
-        raise MemcliError(
-            f"{path}: cannot read the file (permission denied)",
-            hint="check the file's permissions",
-        ) from None
-    return decode_text(data, path)
-
-
-SWAP_GAP = 0.05  # seconds a reader waits for a file that is missing during a swap
-
-
-def _read_through_swap(path: Path) -> bytes:
-    """The file's bytes. Where writes cannot exchange names atomically (not Linux), a
-    file is missing for an instant while memcli swaps it: a reader waits that out
-    instead of seeing an empty memory."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        if not _swaps_leave_gap():
-            raise
-    deadline = time.monotonic() + SWAP_GAP
-    while True:
-        time.sleep(0.002)
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            if time.monotonic() > deadline:
-                raise
-
-
-def _swaps_leave_gap() -> bool:
-    """Whether this platform's writes leave the gap (cheap: no ctypes lookup)."""
-    return not sys.platform.startswith("linux") or bool(os.environ.get("MEMCLI_NO_EXCHANGE"))
-
-
-def decode_text(data: bytes, path: Path) -> str:
-    """Decode file bytes as UTF-8, refusing binary content with a message naming the spot."""
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise MemcliError(
-            f"{path}:{line}: the file holds binary data (a NUL byte), not Markdown text",
-            hint="restore the file from a backup or git, or move it out of the workspace",
-        )
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise MemcliError(
-            f"{path}:{line}: the file is not valid UTF-8 (byte {exc.start})",
-            hint="re-save the file as UTF-8 in your editor",
-        ) from None
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Replace `path` with `text` in one rename; readers see the old or the new file."""
-    tmp = _prepare(path, text)
-    try:
-        os.replace(tmp, path)
-    except OSError as exc:
-        _discard(tmp)
-        raise MemcliError(
-            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
-        ) from None
-    _sync_dir(path.parent)
-
-
-def _prepare(path: Path, text: str) -> str:
-    """Write `text` to a synced temp file beside `path`; returns the temp file's path."""
-    data = text.encode("utf-8")
-    directory = path.parent
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    try:
-        import tempfile  # ≈ 4 ms (shutil, random): only processes that write pay it
-
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise MemcliError(
-            f"{path}: cannot write in {directory} ({exc.strerror})",
-            hint="is the workspace read-only or the disk full?",
-        ) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-    except OSError as exc:
-        _discard(tmp)
-        raise MemcliError(
-            f"{path}: the write failed ({exc.strerror}); the file is unchanged",
-            hint="free disk space or fix permissions, then run the command again",
-        ) from None
-    return tmp
-
-
-def _sync_dir(directory: Path) -> None:
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-@functools.cache
-def _umask() -> int:
-    """This process's umask (read once: setting it to read it is not thread-safe, so
-    the brief window uses the strictest mask)."""
-    mask = os.umask(0o077)
-    os.umask(mask)
-    return mask
-
-
-def _swap_in(tmp: str, path: Path) -> str | None:
-    """Put the temp file at `path`. Returns where the file it replaced now is (the
-    same inode, so bytes still being written into it are not lost), or None when
-    `path` did not exist. Linux exchanges the two names atomically (renameat2).
-    Elsewhere the current file is renamed aside (we get exactly the file that was
-    there) and ours is linked in without replacing anything: an editor that renamed
-    its save in between keeps it, and we get our own file back to start over on
-    theirs. For those microseconds the name is missing; `read_text` waits them out."""
-    if _exchange(tmp, path):
-        return tmp
-    aside = tmp + ".old"
-    try:
-        os.rename(path, aside)
-    except FileNotFoundError:
-        aside = ""
-    except OSError as exc:
-        _discard(tmp)
-        raise MemcliError(
-            f"{path}: the write failed ({exc.strerror}); the file is unchanged"
-        ) from None
-    try:
-        os.link(tmp, path)
-    except FileExistsError:  # someone saved in between: theirs stays, ours is dropped
-        _discard(tmp)
-        return aside or None
-    except OSError:  # no hard links here (some file systems): a plain rename
-        try:
-            os.rename(tmp, path) if sys.platform == "win32" else os.replace(tmp, path)
-        except OSError as exc:
-            _discard(tmp)
-            if aside:
-                with contextlib.suppress(OSError):
-                    os.rename(aside, path)
-            raise MemcliError(
-                f"{path}: the write failed ({exc.strerror}); the file is unchanged"
-            ) from None
-        return aside or None
-    _discard(tmp)
-    return aside or None
-
-
-@functools.cache
-def _renameat2() -> Callable[..., int] | None:
-    """libc's renameat2, looked up on the first write (ctypes and its library search
-    cost ≈ 25 ms: too much for every process, most of which only read)."""
-    if not sys.platform.startswith("linux") or os.environ.get("MEMCLI_NO_EXCHANGE"):
-        return None
-    import ctypes
-
-    try:
-        func = ctypes.CDLL(None, use_errno=True).renameat2  # the libc this process uses
-    except (OSError, AttributeError):
-        return None
-    func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    func.restype = ctypes.c_int
-    return func
-
-
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(tmp: str, path: Path) -> bool:
-    """Atomically swap `tmp` and `path` (Linux renameat2). False when unsupported or
-    when `path` does not exist yet."""
-    renameat2 = _renameat2()
-    if renameat2 is None:
-        return False
-    rc = renameat2(
-        _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(str(path)), _RENAME_EXCHANGE
-    )
-    return rc == 0
-
-
-def _discard(tmp: str) -> None:
-    with contextlib.suppress(OSError):
-        os.unlink(tmp)
-
-
-LOCK_NOTICE_AFTER = 1.0  # seconds before a waiting command says what it waits for
-
-
-def lock_timeout() -> float:
-    """Seconds a command waits for another memcli process's lock (MEMCLI_LOCK_TIMEOUT)."""
-    try:
-        return float(os.environ.get("MEMCLI_LOCK_TIMEOUT", "60"))
-    except ValueError:
-        return 60.0
-
-
-@contextlib.contextmanager
-def file_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
-    """Hold an exclusive lock on `lock_path` for the block. Says on stderr what it waits
-    for after a second, and gives up with a ConflictError naming the lock after `timeout`
-    seconds (MEMCLI_LOCK_TIMEOUT, default 60). POSIX: flock, polled without blocking (by
-    hand: the filelock package costs ≈ 30 ms of imports, too much for a search that
-    refreshes its index); elsewhere the filelock package."""
-    try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed in finally
-    except OSError as exc:
-        raise WorkspaceError(
-            f"{lock_path.parent}: cannot create the lock file ({exc.strerror})",
-            hint="is the workspace read-only? memcli needs to write in it",
-        ) from None
-    limit = lock_timeout() if timeout is None else timeout
-    try:
-        try:
-            import fcntl
-        except ImportError:  # Windows
-            with _portable_lock(lock_path, limit):
-                yield
-            return
-        started = time.monotonic()
-        told = False
-        delay = 0.001
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                waited = time.monotonic() - started
-                if waited >= limit:
-                    raise _lock_timeout_error(lock_path, limit) from None
-                if not told and waited >= LOCK_NOTICE_AFTER:
-                    told = True
-                    sys.stderr.write(
-                        f"memcli: waiting for another memcli process to finish ({lock_path})\n"
-                    )
-                time.sleep(delay)
-                delay = min(delay * 2, 0.05)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
-
-
-@contextlib.contextmanager
-def _portable_lock(lock_path: Path, limit: float) -> Iterator[None]:
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(lock_path) + ".portable")
-    try:
-        lock.acquire(timeout=limit)
-    except Timeout:
-        raise _lock_timeout_error(lock_path, limit) from None
-    try:
-        yield
-    finally:
-        lock.release()
-
-
-def _lock_timeout_error(lock_path: Path, limit: float) -> ConflictError:
-    return ConflictError(
-        f"{lock_path}: still held by another process after {limit:.0f} s; nothing was changed",
-        hint="is another memcli command stuck? stop it, or raise MEMCLI_LOCK_TIMEOUT",
-    )
 
 
 class Keeper(Protocol):

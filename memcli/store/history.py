@@ -115,6 +115,7 @@ class History:
     keep_days: float = KEEP_DAYS
     keep_mb: float = KEEP_MB
     _heads: dict[str, str] | None = field(default=None, repr=False)
+    _head_sources: dict[str, str] = field(default_factory=dict, repr=False)
     _log_stamp: tuple[int, int] | None = field(default=None, repr=False)
     _since_prune: int = field(default=0, repr=False)
 
@@ -191,10 +192,12 @@ class History:
             stamp = (0, 0)
         if self._heads is None or self._log_stamp != stamp:
             heads: dict[str, str] = {}
+            sources: dict[str, str] = {}
             for record in self.records():
                 if "sha" in record and record.get("event", "version") == "version":
                     heads[record["file"]] = record["sha"]
-            self._heads, self._log_stamp = heads, stamp
+                    sources[record["file"]] = record.get("source", "")
+            self._heads, self._head_sources, self._log_stamp = heads, sources, stamp
         return self._heads
 
     def _append(self, record: dict) -> None:
@@ -264,6 +267,8 @@ class History:
         metadata each."""
         from memcli.store.markdown import parse
 
+        if self.head(file) == previous and self._head_sources.get(file) == "external":
+            return []  # memcli wrote nothing since the last external version: nothing lost
         try:
             before = self.get(previous)
         except KeyError:

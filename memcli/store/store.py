@@ -23,7 +23,8 @@ from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
     from memcli.store.history import History
-from memcli.store.markdown import Document, parse
+from memcli.store.markdown import Document, Parsed, parse, parse_file
+from memcli.store.reparse import reparse
 from memcli.store.workspace import STATE_DIR
 
 T = TypeVar("T")
@@ -43,8 +44,12 @@ class Store:
     """Reads and writes the Markdown files of a workspace."""
 
     root: Path
-    _parsed: dict[str, tuple[tuple[int, ...], Document]] = field(default_factory=dict, repr=False)
+    #: name -> (the stat it was read under, None once invalidated; its parse)
+    _parsed: dict[str, tuple[tuple[int, ...] | None, Parsed]] = field(
+        default_factory=dict, repr=False
+    )
     _history: History | None = field(default=None, repr=False)
+    _merged: _Merged = field(default_factory=dict, repr=False)  # see repeated_ids
 
     @property
     def state_dir(self) -> Path:
@@ -71,6 +76,15 @@ class Store:
     def load(self, name: str, strict: bool = False) -> Document:
         """Parse one file (memoized while its size, mtime and inode stay the same; treat
         the result as read-only). strict: raise its first problem instead of skipping it."""
+        doc = self.parsed(name).doc
+        if strict and doc.problems:
+            raise doc.problems[0]
+        return doc
+
+    def parsed(self, name: str) -> Parsed:
+        """The parse of one file with its entries (memoized like `load`). A file that
+        changed is re-read from its previous parse (memcli.store.reparse): only the
+        lines around the change are parsed again."""
         path = self.root / name
         try:
             st = path.stat()
@@ -91,14 +105,22 @@ class Store:
             )
         cached = self._parsed.get(name)
         if signature is not None and cached is not None and cached[0] == signature:
-            doc = cached[1]
+            return cached[1]
+        text = self._read(path, name)
+        parsed = reparse(cached[1], text) if cached is not None else parse_file(text, name)
+        if signature is not None:
+            self._parsed[name] = (signature, parsed)
         else:
-            doc = parse(self._read(path, name), name)
-            if signature is not None:
-                self._parsed[name] = (signature, doc)
-        if strict and doc.problems:
-            raise doc.problems[0]
-        return doc
+            self._parsed.pop(name, None)
+        return parsed
+
+    def invalidate(self, name: str) -> None:
+        """Read file `name` again at its next load, even if its stat is unchanged (a
+        write within one timestamp tick keeps it); its parse stays the base to re-read
+        it from."""
+        cached = self._parsed.get(name)
+        if cached is not None:
+            self._parsed[name] = (None, cached[1])
 
     def _read(self, path: Path, name: str) -> str:
         """The file's text; one that fails to decode while it was just written (an
@@ -130,12 +152,18 @@ class Store:
         """Every entry of the workspace, in file order. Malformed entries are skipped
         and reported through `warn` (stderr by default)."""
         result: list[Entry] = []
+        parses = []
         for name in self.entry_files(include_archived):
-            doc = self.load(name)
-            for problem in doc.problems:
+            parsed = self.parsed(name)
+            for problem in parsed.doc.problems:
                 (warn or _warn_stderr)(problem)
-            result.extend(doc.entries())
-        for entry_id, places in duplicate_ids(result).items():
+            result.extend(parsed.entries)
+            if name != ARCHIVE_FILE:
+                parses.append(parsed)
+        repeated = repeated_ids(parses, self._merged)
+        if not repeated:
+            return result
+        for entry_id, places in duplicate_ids([e for e in result if e.id in repeated]).items():
             first = places[0]
             problem = ParseError(
                 first.file,
@@ -147,6 +175,12 @@ class Store:
             problem.skipped = False
             (warn or _warn_stderr)(problem)
         return result
+
+    def ids_distinct(self, include_archived: bool = False) -> bool:
+        """No two entries of the files (archive.md too, with include_archived) share an
+        id: their entries are then already unique (memcli.index.sync.unique_entries)."""
+        names = self.entry_files(include_archived)
+        return not repeated_ids([self.parsed(name) for name in names], self._merged)
 
     def update(self, name: str, change: Callable[[Document], T]) -> T:
         """Apply `change` to file `name` under the guarded-update protocol.
@@ -215,6 +249,33 @@ class Store:
 
             self._history = History(self.state_dir)
         return self._history
+
+
+def repeated_ids(parses: list[Parsed], memo: _Merged | None = None) -> set[str]:
+    """Ids more than one entry of these files carries, from each file's id counts: the
+    files besides the biggest are merged (memoized while they stay the same parses) and
+    looked up in its counts, so an edit of a big file costs what the edit changed and
+    the size of the other files, not what the big file holds."""
+    if not parses:
+        return set()
+    biggest = max(parses, key=lambda p: len(p.entries))
+    others = tuple(p for p in parses if p is not biggest)
+    memo = {} if memo is None else memo
+    known = memo.get(len(others))
+    if known is None or any(a is not b for a, b in zip(known[0], others, strict=True)):
+        merged: dict[str, int] = {}
+        for parsed in others:
+            for entry_id, count in parsed.id_counts().items():
+                merged[entry_id] = merged.get(entry_id, 0) + count
+        known = memo[len(others)] = (others, merged, {i for i, n in merged.items() if n > 1})
+    _, merged, repeated = known
+    held = biggest.id_counts()
+    return biggest.repeated_ids() | repeated | {i for i in merged if i in held}
+
+
+#: the merged id counts of the files besides the biggest, by how many they are: the last
+#: (files, counts, ids repeated among them) for each
+_Merged = dict[int, tuple[tuple[Parsed, ...], dict[str, int], set[str]]]
 
 
 def duplicate_ids(entries: list[Entry]) -> dict[str, list[Entry]]:

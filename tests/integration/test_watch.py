@@ -24,6 +24,7 @@ from memcli.surfaces.daemon.protocol import socket_path
 from tests.support.env import SAMPLE, isolate
 from tests.support.processes import (
     imports_of,
+    indexed_keys,
     manifest_ids,
     memcli,
     search_ids,
@@ -329,3 +330,71 @@ def test_embeddings_cache_is_used_by_watcher(served) -> None:
     ws, _ = served
     vectors = list((ws / ".memcli" / "cache").glob("*.npy"))
     assert vectors and np.load(vectors[0]).shape[1] == 384
+
+
+# edits a person makes by hand, each applied to memory.md as (old text, new text)
+INCREMENTAL_EDITS = [
+    # move a line to another section (a preference becomes a fact)
+    ("- Likes dark editor themes\n", ""),
+    ("## Facts\n", "## Facts\n- Likes dark editor themes\n"),
+    # split one item in two (a continuation line becomes an item), then merge them back
+    ("\n  Joined in 2024 as a backend engineer", "\n- Joined in 2024 as a backend engineer"),
+    ("\n- Joined in 2024 as a backend engineer", "\n  Joined in 2024 as a backend engineer"),
+    # metadata only: the ranking's values of one entry change in place
+    (
+        "imp=0.8 conf=0.9 created=2026-11-20T10:02:00Z",
+        "imp=0.1 conf=0.2 created=2026-11-20T10:02:00Z",
+    ),
+    # change a section header: every item below it changes type
+    ("## Preferences\n", "## Skills\n"),
+    # the front matter sets the type of items outside a section
+    (
+        "---\nmemcli: 1\n---\n",
+        "---\nmemcli: 1\ntype: lesson\n---\n- Always rebase before merging\n",
+    ),
+    # two entries with one id, then an id-less text repeated (derived ids renumber)
+    ("- Has a cat named Miso\n", "- Has a cat named Miso <!-- id=m3b8d6f1 -->\n"),
+    (
+        "- Has a cat named Miso <!-- id=m3b8d6f1 -->\n",
+        "- Has a dog named Miso\n- Has a dog named Miso\n",
+    ),
+    ("# Memory\n", "# Memory\n\n- Has a dog named Miso\n"),
+]
+
+
+def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
+    """After each hand edit, the watcher (which re-reads only what changed: memcli.store
+    .reparse, services/lastsync, SearchView.after) holds and answers what a fresh
+    process reading everything holds and answers: the index's ids and content keys are
+    the full parse's, and searches through it print what an in-process run prints."""
+    from memcli.index.sync import content_key, unique_entries
+    from memcli.store.store import Store
+
+    ws, _ = watched
+    memory = ws / "memory.md"
+    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)  # noqa: E731
+    for old, new in INCREMENTAL_EDITS:
+        text = memory.read_text()
+        assert old in text, old
+        batches = status()["batches"]
+        swap = ws / ".memory.md.swp"
+        swap.write_text(text.replace(old, new, 1))
+        os.replace(swap, memory)  # as an editor saves
+        wait_for(lambda batches=batches: status()["batches"] > batches)
+        fresh = unique_entries(Store(ws).entries(include_archived=True))
+        assert indexed_keys(ws) == {e.id: content_key(e) for e in fresh}, new
+        for args in (
+            ["search", "pets at home", "--json", "--explain", "--no-touch"],
+            ["search", "python tests", "--mode", "keyword", "--json", "--no-touch"],
+            ["search", "editor themes", "-t", "fact", "--json", "--no-touch"],
+            ["inject", "-q", "what should I know about the team?", "--json"],
+        ):
+            via_daemon, in_process = same_minute(
+                lambda args=args: memcli(ws, *args),
+                lambda args=args: memcli(ws, *args, env=no_daemon),
+            )
+            assert (via_daemon.returncode, via_daemon.stdout) == (
+                in_process.returncode,
+                in_process.stdout,
+            ), (new, args)

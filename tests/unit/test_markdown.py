@@ -9,7 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcli.store.markdown import derived_id, format_meta, parse, parse_meta
+from memcli.store.markdown import (
+    EntryBlock,
+    Parsed,
+    derived_id,
+    format_meta,
+    parse,
+    parse_file,
+    parse_meta,
+)
+from memcli.store.reparse import reparse
 
 SAMPLE = """---
 memcli: 1
@@ -249,4 +258,164 @@ def test_a_write_refuses_a_file_from_a_newer_memcli(tmp_path: Path) -> None:
     assert [e.text for e in mem.entries()] == ["Old entry"]
     with pytest.raises(ParseError, match="memcli format 9"):
         mem.add("New entry")
-    assert (tmp_path / "memory.md").read_text(encoding="utf-8") == "---\nmemcli: 9\n---\n- Old entry\n"
+    assert (tmp_path / "memory.md").read_text(
+        encoding="utf-8"
+    ) == "---\nmemcli: 9\n---\n- Old entry\n"
+
+
+# ----------------------------------------------------------------------------- reparse
+
+_few = st.sampled_from(["a", "b", "a b"])  # repeated texts: derived ids numbered by occurrence
+_edit_line = st.one_of(
+    _line,
+    st.builds(lambda w: f"- {w}", _few),
+    st.builds(lambda w: f"  {w}", _few),
+    st.just("## Skills"),
+    st.just("## Facts"),
+    st.just("- a <!-- id=mdup -->"),
+    st.just("- b <!-- id=mdup -->"),
+    st.just("---"),
+    st.just("type: lesson"),
+)
+
+
+@st.composite
+def edits(draw: st.DrawFn, text: str) -> str:
+    """`text` after a few line-level edits: replace, insert, delete, move or duplicate
+    lines, change characters inside a line, change a line ending."""
+    lines = text.split("\n")
+    for _ in range(draw(st.integers(1, 3))):
+        n = len(lines)
+        at = draw(st.integers(0, n))
+        kind = draw(st.sampled_from(["replace", "insert", "delete", "move", "dup", "chars", "eol"]))
+        if kind == "insert" or not n:
+            lines[at:at] = draw(st.lists(_edit_line, min_size=1, max_size=3))
+            continue
+        at = min(at, n - 1)
+        if kind == "replace":
+            lines[at] = draw(_edit_line)
+        elif kind == "delete":
+            del lines[at : at + draw(st.integers(1, 3))]
+        elif kind == "move":
+            moved = lines.pop(at)
+            lines.insert(draw(st.integers(0, len(lines))), moved)
+        elif kind == "dup":
+            lines.insert(draw(st.integers(0, n)), lines[at])
+        elif kind == "chars":
+            line = lines[at]
+            cut = draw(st.integers(0, len(line)))
+            end = draw(st.integers(cut, len(line)))
+            lines[at] = (
+                line[:cut]
+                + draw(st.sampled_from(["", " ", "x", "-", "<!-- id=q -->"]))
+                + line[end:]
+            )
+        else:
+            lines[at] = lines[at] + "\r" if not lines[at].endswith("\r") else lines[at][:-1]
+    return "\n".join(lines)
+
+
+def _same_parse(got: Parsed, want: Parsed) -> None:
+    """Everything a reader of a parse sees is the same."""
+    assert got.doc.serialize() == want.doc.serialize() == want.text
+    shape = lambda p: [  # noqa: E731
+        (type(b).__name__, b.lines, b.start_line, getattr(b, "entry", None))
+        + ((b.marker, b.section) if isinstance(b, EntryBlock) else ())
+        for b in p.doc.blocks
+    ]
+    assert shape(got) == shape(want)
+    assert got.entries == want.entries == got.doc.entries()
+    problems = lambda p: [(x.line, x.message, x.hint, x.skipped) for x in p.doc.problems]  # noqa: E731
+    assert problems(got) == problems(want)
+    assert (got.doc.front, got.doc.bom, got.doc.eol) == (want.doc.front, want.doc.bom, want.doc.eol)
+    assert (got.lines, got.default, got.front_end, got.eols) == (
+        want.lines,
+        want.default,
+        want.front_end,
+        want.eols,
+    )
+    assert got.id_counts() == want.id_counts()
+    assert got.repeated_ids() == want.repeated_ids()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(documents(), st.data())
+def test_reparse_after_edits_equals_a_full_parse(text: str, data: st.DataObject) -> None:
+    """Edits that move lines, split or merge items, change sections, front matter, ids
+    and line endings: the incremental reparse gives what a parse from scratch gives,
+    also after a chain of edits (each reparse starting from the previous one)."""
+    prev = parse_file(text, "memory.md")
+    if data.draw(st.booleans()):
+        prev.id_counts()  # counts carried from parse to parse from here on
+    for _ in range(data.draw(st.integers(1, 3))):
+        text = data.draw(edits(text))
+        got = reparse(prev, text)
+        _same_parse(got, parse_file(text, "memory.md"))
+        prev = got
+
+
+REPARSE_CASES = [
+    # (before, after): the seams reparse has to get right
+    ("- a\n- b\n- c\n", "- a\n  b\n- c\n"),  # an item becomes the previous one's continuation
+    ("- a\n  b\n- c\n", "- a\n- b\n- c\n"),  # ...and back: one item splits in two
+    ("- a\n\n  x\n- b\n", "- a\n\n- x\n- b\n"),
+    ("- a\n- a\n- a\n", "- a\n- a\n"),  # derived ids of repeated texts renumber
+    ("- a\n- b\n- a\n- a\n", "- b\n- a\n- a\n"),
+    ("- x\n- a\n- a\n", "- a\n- x\n- a\n- a\n"),
+    ("## Facts\n- a\n## Skills\n- b\n", "## Facts\n- a\n## Facts\n- b\n"),  # section header
+    ("- a\n```\n- b\n```\n- c\n", "- a\n```\n- b\n- c\n"),  # an unclosed fence swallows the rest
+    ("---\ntype: lesson\n---\n- a\n# T\n- b\n", "---\ntype: skill\n---\n- a\n# T\n- b\n"),
+    ("---\nmemcli: 1\n---\n- a\n---\n- b\n", "---\nmemcli: 1\n--\n- a\n---\n- b\n"),
+    ("- a <!-- id=m1 -->\n- b <!-- id=m2 -->\n", "- a <!-- id=m1 -->\n- b <!-- id=m1 -->\n"),
+    (
+        "- a <!-- imp=x -->\n- b\n- c <!-- imp=y -->\n",
+        "- z\n- a <!-- imp=x -->\n- b\n- c <!-- imp=y -->\n",
+    ),
+    ("- a\r\n- b\r\n", "- a\r\n- b\n- c\n- d\n"),
+    ("\ufeff- a\n- b\n", "- a\n- b\n"),
+    ("- a\n- b", "- a\n- b\n- c"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), REPARSE_CASES)
+def test_reparse_cases(before: str, after: str) -> None:
+    for name in ("memory.md", "learnings.md"):
+        prev = parse_file(before, name)
+        prev.id_counts()
+        _same_parse(reparse(prev, after), parse_file(after, name))
+        _same_parse(reparse(parse_file(after, name), before), parse_file(before, name))
+
+
+def test_reparse_reads_only_around_the_change() -> None:
+    """A one-entry edit in a big file re-reads that entry's lines, not the file: the
+    entries before and after it are the previous parse's own objects."""
+    text = "## Facts\n" + "".join(f"- fact number {i} <!-- id=m{i} -->\n" for i in range(5000))
+    prev = parse_file(text, "memory.md")
+    edited = text.replace("- fact number 2500 ", "- fact two thousand five hundred ")
+    got = reparse(prev, edited)
+    _same_parse(got, parse_file(edited, "memory.md"))
+    fresh = [
+        i for i, (a, b) in enumerate(zip(prev.entries, got.entries, strict=True)) if a is not b
+    ]
+    assert fresh == [2500]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 300_000), st.integers(0, 300_000), st.text(max_size=3), st.text(max_size=3))
+def test_common_prefix_and_suffix_of_long_texts(size: int, at: int, x: str, y: str) -> None:
+    """The galloping comparison finds the same first and last difference as a plain
+    character loop, on texts long enough for its biggest slices."""
+    from memcli.store.reparse import _common_prefix, _common_suffix
+
+    base = ("abcdefghij" * (size // 10 + 1))[:size]
+    at = min(at, size)
+    a, b = base[:at] + x + base[at:], base[:at] + y + base[at:]
+    naive = 0
+    while naive < min(len(a), len(b)) and a[naive] == b[naive]:
+        naive += 1
+    assert _common_prefix(a, b) == naive
+    limit = min(len(a), len(b)) - naive
+    tail = 0
+    while tail < limit and a[len(a) - tail - 1] == b[len(b) - tail - 1]:
+        tail += 1
+    assert _common_suffix(a, b, limit) == tail
