@@ -16,7 +16,7 @@ import pytest
 
 from memcli.core.errors import ConflictError
 from memcli.services.memory import Memory
-from memcli.store import files
+from memcli.store import atomic, files
 
 
 @pytest.mark.parametrize("exchange", [True, False])
@@ -30,8 +30,8 @@ def test_a_save_between_the_last_check_and_the_swap_is_put_back(
     memcli puts it back where it was and applies its change on top of it."""
     if not exchange:
         monkeypatch.setenv("MEMCLI_NO_EXCHANGE", "1")
-    fresh = functools.cache(files._renameat2.__wrapped__)  # looked up again, under this env
-    monkeypatch.setattr(files, "_renameat2", fresh)
+    fresh = functools.cache(atomic._renameat2.__wrapped__)  # looked up again, under this env
+    monkeypatch.setattr(atomic, "_renameat2", fresh)
     if exchange and fresh() is None:
         pytest.skip("no renameat2 on this platform")
     memory = workspace / "memory.md"
