@@ -373,7 +373,7 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
     ws, _ = watched
     memory = ws / "memory.md"
     no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
-    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)  # noqa: E731
+    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]  # noqa: E731
     for old, new in INCREMENTAL_EDITS:
         text = memory.read_text()
         assert old in text, old
