@@ -437,7 +437,11 @@ class IndexManager:
             return
         small = len(texts) <= SMALL_UPDATE
         embedder = self.query_embedder if small else self.embedder
-        batch = max(1, self.settings.batch_size) * 16  # big chunks: the model sorts by length
+        # chunks of about 2% of the job (a progress bar moves smoothly and can estimate
+        # what is left), at least one model batch, at most 16 (the model sorts each chunk
+        # by length: bigger chunks pad less)
+        size = max(1, self.settings.batch_size)
+        batch = min(size * 16, max(size, len(texts) // 50))
         done = 0
         for start in range(0, len(texts), batch):
             chunk = texts[start : start + batch]

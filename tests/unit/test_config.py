@@ -73,6 +73,9 @@ def test_progress_is_reported_for_big_indexes(empty_workspace: Path) -> None:
     mem = Memory(empty_workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
     report = mem.index(progress=lambda done, total: calls.append((done, total)))
     assert report.total == 700 and calls and calls[-1] == (700, 700)
+    # a bar that moves: steps of one model batch (64), not 0 -> 34 -> 68 -> 100 %
+    steps = [b[0] - a[0] for a, b in zip([(0, 700), *calls], calls, strict=False)]
+    assert len(calls) >= 10 and max(steps) <= 70
 
 
 def test_synonyms_expand_keyword_queries_and_filters(workspace: Path) -> None:
