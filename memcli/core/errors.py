@@ -45,6 +45,17 @@ class ParseError(MemcliError):
         self.skipped = True  # the entry is left out of reads (False: a warning only)
 
 
+class UnreadableFileError(MemcliError):
+    """A workspace file is not UTF-8 text (a byte that does not decode, a NUL): reads
+    report it and go on with the other files; writes to it are refused."""
+
+    def __init__(self, path: str, line: int, message: str, *, hint: str | None = None) -> None:
+        super().__init__(f"{path}:{line}: {message}", hint=hint)
+        self.path = path
+        self.line = line
+        self.reason = message
+
+
 class NotFoundError(MemcliError):
     """No entry has the given id."""
 

@@ -13,7 +13,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli.core.errors import MemcliError
+from memcli.core.errors import MemcliError, UnreadableFileError
 from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type
 from memcli.store.markdown import Document, parse
 from memcli.store.store import Store
@@ -31,10 +31,9 @@ def observe_all(store: Store) -> list[dict]:
 def _present(store: Store) -> tuple[dict[str, str], set[str]]:
     texts_by_id: dict[str, str] = {}
     texts: set[str] = set()
-    for name in store.entry_files(include_archived=True):
-        for entry in store.load(name).entries():
-            texts_by_id[entry.id] = entry.text
-            texts.add(entry.text)
+    for entry in store.entries(include_archived=True, warn=lambda problem: None):
+        texts_by_id[entry.id] = entry.text  # (a file that is not UTF-8 is left out)
+        texts.add(entry.text)
     return texts_by_id, texts
 
 
@@ -277,8 +276,14 @@ def diagnose(store: Store) -> dict[str, Any]:
 
     problems: list[str] = []
     entries: list[Entry] = []
+    unreadable = set()
     for name in store.entry_files(include_archived=True):
-        doc = store.load(name)
+        try:
+            doc = store.load(name)
+        except UnreadableFileError as exc:  # reported like a parse problem, with its line
+            problems.append(f"{name}:{exc.line}: {exc.reason}")
+            unreadable.add(name)
+            continue
         problems += [str(p) for p in doc.problems]
         if name != ARCHIVE_FILE:
             entries += doc.entries()
@@ -288,7 +293,7 @@ def diagnose(store: Store) -> dict[str, Any]:
     ]
     merged = []
     for name in store.entry_files(include_archived=True):
-        if store.history.late_writes(name) and not problems:
+        if name not in unreadable and store.history.late_writes(name) and not problems:
             store.update(name, lambda doc: None)  # a write merges them back
             merged.append(name)
     removed = removed_entries(store)

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memcli.core.errors import MemcliError
+from memcli.core.errors import MemcliError, UnreadableFileError
 
 
 def read_text(path: Path) -> str:
@@ -65,16 +65,20 @@ def decode_text(data: bytes, path: Path) -> str:
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
-        raise MemcliError(
-            f"{path}:{line}: the file holds binary data (a NUL byte), not Markdown text",
+        raise UnreadableFileError(
+            str(path),
+            line,
+            "the file holds binary data (a NUL byte), not Markdown text",
             hint="restore the file from a backup or git, or move it out of the workspace",
         )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise MemcliError(
-            f"{path}:{line}: the file is not valid UTF-8 (byte {exc.start})",
+        raise UnreadableFileError(
+            str(path),
+            line,
+            f"the file is not valid UTF-8 (byte {exc.start})",
             hint="re-save the file as UTF-8 in your editor",
         ) from None
 

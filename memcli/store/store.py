@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from memcli.core.errors import MemcliError, ParseError
+from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
 from memcli.core.models import (
     ARCHIVE_FILE,
     LEARNINGS_FILE,
@@ -50,6 +50,8 @@ class Store:
     )
     _history: History | None = field(default=None, repr=False)
     _merged: _Merged = field(default_factory=dict, repr=False)  # see repeated_ids
+    #: (file, problem) of files not UTF-8 already reported by this store
+    _unreadable: set[tuple[str, str]] = field(default_factory=set, repr=False)
 
     @property
     def state_dir(self) -> Path:
@@ -154,7 +156,19 @@ class Store:
         result: list[Entry] = []
         parses = []
         for name in self.entry_files(include_archived):
-            parsed = self.parsed(name)
+            try:
+                parsed = self.parsed(name)
+            except UnreadableFileError as exc:  # say where (once), go on with the others
+                problem = ParseError(
+                    name, exc.line, f"{exc.reason}; its entries are left out of reads and "
+                    "writes to it are refused until it is re-saved as UTF-8",
+                    hint=exc.hint,
+                )
+                problem.skipped = False
+                if (name, str(problem)) not in self._unreadable:
+                    self._unreadable.add((name, str(problem)))
+                    (warn or _warn_stderr)(problem)
+                continue
             for problem in parsed.doc.problems:
                 (warn or _warn_stderr)(problem)
             result.extend(parsed.entries)

@@ -276,7 +276,33 @@ def inject_block(
         raise HookError(lines[0] if lines else f"exit code {answer['code']}")
     else:
         text = answer["inject"]["block"]
-    return text if has_entries(text) else ""
+    if has_entries(text):
+        return text
+    problem = unreadable_file(root)
+    if problem:  # an empty block because a file cannot be read: say so
+        raise HookError(problem)
+    return ""
+
+
+def unreadable_file(root: str) -> str | None:
+    """Where memory.md or learnings.md is not UTF-8 text (reads leave such a file out),
+    or None."""
+    for name in ("memory.md", "learnings.md"):
+        try:
+            with open(os.path.join(root, name), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        try:
+            if b"\x00" in data:
+                raise ValueError("binary data (a NUL byte)")
+            data.decode("utf-8")
+        except (UnicodeDecodeError, ValueError) as exc:
+            at = exc.start if isinstance(exc, UnicodeDecodeError) else data.index(b"\x00")
+            line = data.count(b"\n", 0, at) + 1
+            what = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+            return f"{name}:{line}: the file is {what}; its memories were left out"
+    return None
 
 
 def has_entries(block: str) -> bool:
@@ -317,6 +343,9 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     path = os.path.realpath(os.path.expanduser(path))
     if not os.path.isfile(path):
         raise HookError(f"{path}: no such transcript")
+    problem = unreadable_file(root)
+    if problem:  # its memories cannot be compared or written: later, once it is mended
+        raise HookError(problem.replace("were left out", "cannot be updated"))
     from memcli.services.memory import Memory
     from memcli.surfaces import transcript
     from memcli.surfaces.hook_positions import Positions

@@ -264,11 +264,44 @@ def test_malformed_metadata_blocks_writes_with_file_line(
 @pytest.mark.slow
 def test_unreadable_and_binary_files(runner: CliRunner, workspace: Path) -> None:
     (workspace / "memory.md").write_bytes(b"# M\n\n- ok\n- bad \xff\xfe\n")
-    result = invoke(runner, workspace, "list")
+    result = invoke(runner, workspace, "list")  # says where, and goes on with the rest
+    assert result.exit_code == 0 and "memory.md:4: the file is not valid UTF-8" in result.stderr
+    assert "Python" in result.stdout  # learnings.md's entries are listed
+    before = (workspace / "memory.md").read_bytes()
+    result = invoke(runner, workspace, "add", "x")  # a write to it is refused
     assert result.exit_code == 1 and "memory.md:4: the file is not valid UTF-8" in result.stderr
+    assert (workspace / "memory.md").read_bytes() == before
     (workspace / "memory.md").write_bytes(b"# M\n\x00\x01")
     result = invoke(runner, workspace, "add", "x")
     assert result.exit_code == 1 and "binary data" in result.stderr
+
+
+def test_a_bad_byte_in_learnings_md_leaves_the_rest_working(
+    runner: CliRunner, workspace: Path
+) -> None:
+    """One byte that is not UTF-8 in learnings.md: reads say where (once) and go on with
+    memory.md, an add to memory.md works, a write to learnings.md is refused with nothing
+    written, doctor lists it."""
+    learnings = workspace / "learnings.md"
+    data = learnings.read_bytes()
+    cut = data.index(b"\n- ") + 3
+    learnings.write_bytes(data[:cut] + b"\xff" + data[cut:])
+    line = data[:cut].count(b"\n") + 1
+    where = f"learnings.md:{line}: the file is not valid UTF-8"
+    listed = invoke(runner, workspace, "list")
+    assert listed.exit_code == 0 and listed.stderr.count(where) == 1  # once, not per read
+    assert "Prefers pytest" in listed.stdout
+    for args in (["stats"], ["search", "pytest", "--mode", "keyword"]):
+        result = invoke(runner, workspace, *args)
+        assert result.exit_code == 0 and "Prefers pytest" in invoke(
+            runner, workspace, "search", "pytest"
+        ).stdout, (args, result.stderr)
+    assert invoke(runner, workspace, "add", "Fact added meanwhile").exit_code == 0
+    refused = invoke(runner, workspace, "add", "A lesson", "--type", "lesson")
+    assert refused.exit_code == 1 and where in refused.stderr
+    assert learnings.read_bytes() == data[:cut] + b"\xff" + data[cut:]
+    doctor = invoke(runner, workspace, "doctor")
+    assert doctor.exit_code == 1 and where in doctor.stdout + doctor.stderr
 
 
 def test_json_output_is_only_json_on_stdout(runner: CliRunner, workspace: Path) -> None:
