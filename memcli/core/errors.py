@@ -43,6 +43,7 @@ class ParseError(MemcliError):
         self.path = path
         self.line = line
         self.skipped = True  # the entry is left out of reads (False: a warning only)
+        self.whole_file = False  # True: the whole file is left out (not UTF-8 text)
 
 
 class UnreadableFileError(MemcliError):

@@ -5,15 +5,13 @@
 when it was hashed and which had not changed for RACY_NS before), plans the sync against
 the backend's fingerprint (memcli.index.sync.plan_sync: content hash + model identity
 decide what to re-embed), embeds only texts the embedding cache lacks and feeds the
-backend (memcli.index.backend). It never touches the backend's files.
-
-Its own state is `.memcli/index/manifest.json`: the file signature the index was built
-from, the model, the backend's revision after that sync and the name of a snapshot of
-the parsed entries (so a one-off process whose files are unchanged need not parse the
-Markdown). The backend is written first and the manifest last, under the index lock:
-a crash in between leaves a manifest that no longer matches the backend's revision, and
-the next search syncs again. A missing, damaged or foreign (other model) index is
-rebuilt with a notice.
+backend (memcli.index.backend), never its files. Its own state is
+`.memcli/index/manifest.json`: the file signature the index was built from, the model,
+the backend's revision after that sync and the name of a snapshot of the parsed entries
+(so a one-off process whose files are unchanged need not parse the Markdown). The
+backend is written first and the manifest last, under the index lock: a crash in between
+leaves a manifest that no longer matches the backend's revision, and the next search
+syncs again. A missing, damaged or foreign index is rebuilt, noticed.
 """
 
 from __future__ import annotations
@@ -424,7 +422,7 @@ class IndexManager:
                     # the store memoizes parses by stamp, which a write within the same
                     # timestamp tick keeps: parse a file that changed just now afresh
                     self.store.invalidate(name)
-            entries = self.store.entries(include_archived=True, warn=lambda problem: None)
+            entries = self.store.entries(include_archived=True, warn=self.store.left_out)
             after = self.files_signature()
             if {n: r[:5] for n, r in after.items()} == {n: r[:5] for n, r in signature.items()}:
                 break
@@ -437,9 +435,7 @@ class IndexManager:
             return
         small = len(texts) <= SMALL_UPDATE
         embedder = self.query_embedder if small else self.embedder
-        # chunks of about 2% of the job (a progress bar moves smoothly and can estimate
-        # what is left), at least one model batch, at most 16 (the model sorts each chunk
-        # by length: bigger chunks pad less)
+        # chunks of ~2% (a progress bar moves and estimates), 1 to 16 model batches
         size = max(1, self.settings.batch_size)
         batch = min(size * 16, max(size, len(texts) // 50))
         done = 0

@@ -50,8 +50,8 @@ class Store:
     )
     _history: History | None = field(default=None, repr=False)
     _merged: _Merged = field(default_factory=dict, repr=False)  # see repeated_ids
-    #: (file, problem) of files not UTF-8 already reported by this store
-    _unreadable: set[tuple[str, str]] = field(default_factory=set, repr=False)
+    #: files not UTF-8 (their problem) already reported by this store
+    _unreadable: set[str] = field(default_factory=set, repr=False)
 
     @property
     def state_dir(self) -> Path:
@@ -116,6 +116,14 @@ class Store:
             self._parsed.pop(name, None)
         return parsed
 
+    def left_out(self, problem: ParseError) -> None:
+        """A `warn` for reads that report only what they leave out whole: a file that is
+        not UTF-8 text, said on stderr once per store (a long-lived process, a search
+        that reads the index's snapshot afterwards)."""
+        if problem.whole_file and str(problem) not in self._unreadable:
+            self._unreadable.add(str(problem))
+            _warn_stderr(problem)
+
     def invalidate(self, name: str) -> None:
         """Read file `name` again at its next load, even if its stat is unchanged (a
         write within one timestamp tick keeps it); its parse stays the base to re-read
@@ -164,10 +172,8 @@ class Store:
                     "writes to it are refused until it is re-saved as UTF-8",
                     hint=exc.hint,
                 )
-                problem.skipped = False
-                if (name, str(problem)) not in self._unreadable:
-                    self._unreadable.add((name, str(problem)))
-                    (warn or _warn_stderr)(problem)
+                problem.skipped, problem.whole_file = False, True
+                (warn or self.left_out)(problem)
                 continue
             for problem in parsed.doc.problems:
                 (warn or _warn_stderr)(problem)

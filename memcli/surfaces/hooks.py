@@ -266,11 +266,15 @@ def inject_block(
 
         answer = ask(root, lambda: wire, timeout)
     if answer is None:  # no watcher: the same inject in this process
+        import contextlib
+        import io
+
         from memcli.core.requests import from_wire
         from memcli.services.memory import Memory
         from memcli.surfaces import operations
 
-        text = operations.inject(Memory(root), from_wire(wire)).text
+        with contextlib.redirect_stderr(io.StringIO()):  # the hook says one line itself
+            text = operations.inject(Memory(root), from_wire(wire)).text
     elif "error" in answer:
         lines = [line for line in (answer["error"] or "").splitlines() if line.strip()]
         raise HookError(lines[0] if lines else f"exit code {answer['code']}")

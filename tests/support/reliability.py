@@ -626,8 +626,12 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
             ),
             _append("learnings.md", "- Copied by hand <!-- id=m8f3a2c1 -->\n"),
         ),
+        (  # reads say where and go on with learnings.md; writes to it are refused
+            Case("binary memory.md: search", lambda r: _cli(r, "search", "python"), (0,), "binary"),
+            lambda r: (r / "memory.md").write_bytes(b"# M\n\x00\x01\x02binary"),
+        ),
         (
-            Case("binary memory.md", lambda r: _cli(r, "search", "python"), (1,), "binary"),
+            Case("binary memory.md: add", lambda r: _cli(r, "add", "x"), (1,), "binary"),
             lambda r: (r / "memory.md").write_bytes(b"# M\n\x00\x01\x02binary"),
         ),
         (
@@ -635,7 +639,16 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
             lambda r: _big(r / "memory.md"),
         ),
         (
-            Case("invalid UTF-8", lambda r: _cli(r, "list"), (1,), "UTF-8"),
+            Case("invalid UTF-8: list", lambda r: _cli(r, "list"), (0,), "learnings.md:2"),
+            lambda r: (r / "learnings.md").write_bytes(b"# L\n- caf\xe9 au lait\n"),
+        ),
+        (
+            Case(
+                "invalid UTF-8: add there",
+                lambda r: _cli(r, "add", "x", "--type", "lesson"),
+                (1,),
+                "UTF-8",
+            ),
             lambda r: (r / "learnings.md").write_bytes(b"# L\n- caf\xe9 au lait\n"),
         ),
         (Case("empty query", lambda r: _cli(r, "search", "  "), (1,), "empty"), None),
