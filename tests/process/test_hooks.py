@@ -109,6 +109,7 @@ def test_prompt_gets_a_block_and_failures_never_block(indexed: Path, tmp_path: P
     assert usage.returncode == 1 and "unknown event" in usage.stderr  # never 2: that blocks
 
 
+@pytest.mark.slow  # a second or more: the whole suite runs it, the fast tier stays under a minute
 def test_stop_extracts_each_part_of_a_transcript_once(indexed: Path, tmp_path: Path) -> None:
     workspace = indexed
     transcript = tmp_path / f"{SESSION}.jsonl"

@@ -102,9 +102,8 @@ def test_a_long_listing_on_a_terminal_goes_through_the_pager(
     assert code == 0  # (a workspace without history has nothing to page)
 
 
-@pytest.mark.parametrize(
-    "variable", ["MEMCLI_PAGER", pytest.param("PAGER", marks=pytest.mark.slow)]
-)
+@pytest.mark.slow  # a pty and a child per case: the whole suite runs it
+@pytest.mark.parametrize("variable", ["MEMCLI_PAGER", "PAGER"])
 def test_piped_output_never_starts_a_pager(
     tmp_path: Path, workspace: Path, variable: str
 ) -> None:

@@ -99,6 +99,7 @@ def test_rank_weights_recency_importance_not_access_nor_reflections() -> None:
     assert [h.entry.id for h in keyword_only] == ["m1"]
 
 
+@pytest.mark.slow  # a second or more: the whole suite runs it, the fast tier stays under a minute
 def test_hnsw_recall_against_exact() -> None:
     rng = np.random.default_rng(7)
     centers = rng.normal(size=(50, 64))
