@@ -3,9 +3,9 @@ which periods a query names ("on 14 August 2023", "in August 2023", "in 2022", "
 May", "yesterday", "2023年8月") relative to now.
 
 Hand-written on purpose: the grammar is small and fixed (English and Chinese day, month
-and year forms, a few relative words), it must not guess (dateparser's search_dates
-reads "may" and "second" in any sentence as dates and costs ≈ 100 ms to import), and it
-runs on every query.
+and year forms, a few relative words), it must not guess (a general date finder reads
+words such as "may" or "second" in any sentence as dates), and it runs on every query,
+so it costs a few regular expressions and no import beyond the standard library.
 """
 
 from __future__ import annotations
