@@ -435,16 +435,15 @@ class IndexManager:
             return
         small = len(texts) <= SMALL_UPDATE
         embedder = self.query_embedder if small else self.embedder
-        # chunks of ~2% (a progress bar moves and estimates), 1 to 16 model batches
+        # ~2% chunks (a bar that moves), 1-16 model batches, longest first (little padding)
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        texts, hashes = [texts[i] for i in order], [hashes[i] for i in order]
         size = max(1, self.settings.batch_size)
         batch = min(size * 16, max(size, len(texts) // 50))
-        done = 0
         for start in range(0, len(texts), batch):
-            chunk = texts[start : start + batch]
-            cache.add(hashes[start : start + batch], embedder.embed(chunk))
-            done += len(chunk)
+            cache.add(hashes[start : start + batch], embedder.embed(texts[start : start + batch]))
             if progress:
-                progress(done, len(texts))
+                progress(min(start + batch, len(texts)), len(texts))
         if embedder is self.embedder and self._after_bulk:
             self._after_bulk(embedder)
 
