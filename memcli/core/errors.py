@@ -44,6 +44,7 @@ class ParseError(MemcliError):
         self.line = line
         self.skipped = True  # the entry is left out of reads (False: a warning only)
         self.whole_file = False  # True: the whole file is left out (not UTF-8 text)
+        self.blocks_writes = True  # False: a value read with its default (imp=high)
 
 
 class UnreadableFileError(MemcliError):

@@ -96,6 +96,18 @@ def new_id(existing: Sequence[Entry], prefix: str) -> str:
             return candidate
 
 
+def unit_value(raw: str | None, default: float) -> float:
+    """An importance or confidence as read from metadata; `default` when it is missing or
+    is not a number from 0 to 1 (a hand-written "imp=high", reported by the parser)."""
+    if raw is None:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        return default
+    return value if 0.0 <= value <= 1.0 else default
+
+
 def fmt_unit(value: float) -> str:
     """An importance or confidence as written in metadata: `0.8`, `1`, `0`."""
     return f"{float(value):.2f}".rstrip("0").rstrip(".") if value not in (0, 1) else str(int(value))
@@ -188,11 +200,11 @@ class Entry:
 
     @cached_property
     def importance(self) -> float:
-        return float(self.meta.get("imp", DEFAULT_IMPORTANCE))
+        return unit_value(self.meta.get("imp"), DEFAULT_IMPORTANCE)
 
     @cached_property
     def confidence(self) -> float:
-        return float(self.meta.get("conf", DEFAULT_CONFIDENCE))
+        return unit_value(self.meta.get("conf"), DEFAULT_CONFIDENCE)
 
     @cached_property
     def keywords(self) -> list[str]:

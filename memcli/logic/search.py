@@ -40,6 +40,7 @@ from memcli.core.models import (
     Entry,
     is_sequence_file,
     parse_time,
+    unit_value,
     utc_now,
 )
 from memcli.core.requests import MODES
@@ -196,8 +197,8 @@ def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, ...]:
     # from the raw metadata strings, each distinct one converted once: the entries of a
     # new index generation are new objects, their cached properties not yet computed
     metas = [e.meta for e in entries]
-    imp = _converted([m.get("imp") for m in metas], float, DEFAULT_IMPORTANCE)
-    conf = _converted([m.get("conf") for m in metas], float, DEFAULT_CONFIDENCE)
+    imp = _converted([m.get("imp") for m in metas], _importance, DEFAULT_IMPORTANCE)
+    conf = _converted([m.get("conf") for m in metas], _confidence, DEFAULT_CONFIDENCE)
     dated = [m.get("updated") or m.get("created") for m in metas]
     moment = _converted(dated, _moment, float("nan"))
     episode = np.array([e.type == "episode" for e in entries], dtype=bool)
@@ -216,6 +217,14 @@ def _converted(
             found = memo[value] = convert(value)  # type: ignore[arg-type]
         out[i] = found
     return out
+
+
+def _importance(raw: str) -> float:
+    return unit_value(raw, DEFAULT_IMPORTANCE)
+
+
+def _confidence(raw: str) -> float:
+    return unit_value(raw, DEFAULT_CONFIDENCE)
 
 
 def _moment(raw: str) -> float:

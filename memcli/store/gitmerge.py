@@ -49,8 +49,9 @@ def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutc
     """Merge three versions of an entry file by entry id (see the module docstring)."""
     docs = [parse(text, filename) for text in (base, ours, theirs)]
     for doc, side in zip(docs, ("base", "ours", "theirs"), strict=True):
-        if doc.problems:
-            raise ValueError(f"{side} version of {filename}: {doc.problems[0]}")
+        blocking = [p for p in doc.problems if p.blocks_writes]
+        if blocking:
+            raise ValueError(f"{side} version of {filename}: {blocking[0]}")
         ids = [e.id for e in doc.entries()]
         if len(ids) != len(set(ids)):  # which one an id means is unclear: git decides
             twice = sorted({i for i in ids if ids.count(i) > 1})

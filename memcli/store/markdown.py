@@ -43,6 +43,7 @@ from memcli.store.metadata import (
     parse_meta,
     parse_meta_safe,
     render_entry_lines,
+    soft_meta_problem,
     validate_meta,
 )
 
@@ -255,7 +256,7 @@ class _Run:
             try:
                 if sum(map(len, entry_lines)) > MAX_ENTRY_CHARS:
                     _check_size(entry_lines, item.group("marker"))
-                text, meta = _text_and_meta(entry_lines, item.group("marker"))
+                text, meta, soft = _text_and_meta(entry_lines, item.group("marker"))
             except ValueError as exc:
                 self.problems.append(
                     ParseError(
@@ -272,6 +273,12 @@ class _Run:
                 raw.extend(entry_lines)
                 i = end
                 continue
+            if soft:  # read with the default; the comment stays as written
+                warning = ParseError(
+                    filename, line_no, soft, hint="write a number from 0 to 1, e.g. imp=0.8"
+                )
+                warning.skipped = warning.blocks_writes = False
+                self.problems.append(warning)
             if "id" in meta:
                 entry = Entry(meta["id"], text, current_type, filename, line_no, meta, True)
             else:
@@ -324,7 +331,7 @@ class _TooLong(ValueError):
 def _check_size(entry_lines: list[str], marker: str) -> None:
     """Raise _TooLong when the item's text is above MAX_ENTRY_CHARS (only asked for items
     whose lines are that long: the text is never longer than its lines)."""
-    text, _ = _read_text_and_meta(entry_lines, marker)
+    text, _, _ = _read_text_and_meta(entry_lines, marker)
     if len(text) > MAX_ENTRY_CHARS:
         raise _TooLong(
             f"this entry is {len(text):,} characters long, above the {MAX_ENTRY_CHARS:,} "
@@ -336,7 +343,9 @@ _MEMO: dict[tuple[str, ...], tuple[str, dict[str, str]]] = {}
 _MEMO_LIMIT = 300_000
 
 
-def _text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, str]]:
+def _text_and_meta(
+    entry_lines: list[str], marker: str
+) -> tuple[str, dict[str, str], str | None]:
     """An item's text and metadata, memoized by its lines: a long-lived watcher
     re-parsing a big file after a small edit re-reads only the changed entries. (The
     metadata dict is shared between equal entries; nothing changes it in place.)"""
@@ -350,16 +359,21 @@ def _text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, 
     return found
 
 
-def _read_text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[str, str]]:
-    """An item's text (continuation lines dedented) and its metadata comment, if any.
+def _read_text_and_meta(
+    entry_lines: list[str], marker: str
+) -> tuple[str, dict[str, str], str | None]:
+    """An item's text (continuation lines dedented), its metadata comment, if any, and
+    what is wrong with an importance or confidence it holds (read as the default).
     Raises ValueError for malformed metadata or an empty item."""
     first = _strip_eol(entry_lines[0])[len(marker) :]
     meta: dict[str, str] = {}
+    soft: str | None = None
     start, body = _trailing_comment(first)
     if body is not None:
         parsed = parse_meta(body)
         if parsed is not None:
             validate_meta(parsed)
+            soft = soft_meta_problem(parsed)
             meta = parsed
             first = first[:start]
     if len(entry_lines) == 1:
@@ -370,4 +384,4 @@ def _read_text_and_meta(entry_lines: list[str], marker: str) -> tuple[str, dict[
         text = "\n".join(text_lines).strip("\n")
     if not text.strip():
         raise ValueError("this list item has no text")
-    return text, meta
+    return text, meta, soft

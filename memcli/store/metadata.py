@@ -87,23 +87,31 @@ def parse_meta(body: str) -> dict[str, str] | None:
 
 
 def validate_meta(meta: dict[str, str]) -> None:
-    """Check the known keys' values; raises ValueError naming the key."""
+    """Check the id and the dates; raises ValueError naming the key. (Importance and
+    confidence: soft_meta_problem.)"""
     if "id" in meta and not is_valid_id(meta["id"]):
         raise ValueError(f"id={meta['id']!r} is not a valid id (letters, digits, _ . : -)")
-    for key, label in (("imp", "importance"), ("conf", "confidence")):
-        if key in meta:
-            try:
-                value = float(meta[key])
-            except ValueError:
-                raise ValueError(f"{key}={meta[key]!r}: {label} must be a number") from None
-            if not 0.0 <= value <= 1.0 or value != value:
-                raise ValueError(f"{key}={meta[key]}: {label} must be between 0 and 1")
     for key in ("created", "updated", "expires"):
         if key in meta:
             try:
                 parse_time(meta[key])
             except ValueError as exc:
                 raise ValueError(f"{key}: {exc}") from None
+
+
+def soft_meta_problem(meta: dict[str, str]) -> str | None:
+    """What is wrong with `imp=` / `conf=` (a hand-written "imp=high"), or None: such an
+    entry is still read, with the default for that value, and its comment stays as written
+    (Entry.importance / Entry.confidence read a bad value as the default)."""
+    for key, label in (("imp", "importance"), ("conf", "confidence")):
+        if key in meta:
+            try:
+                value = float(meta[key])
+            except ValueError:
+                return f"{key}={meta[key]!r}: {label} must be a number; read as the default"
+            if not 0.0 <= value <= 1.0:
+                return f"{key}={meta[key]}: {label} must be between 0 and 1; read as the default"
+    return None
 
 
 def format_meta(meta: dict[str, str]) -> str:

@@ -231,7 +231,8 @@ def _moved_problem(problem: ParseError, delta: int) -> ParseError:
     if message.startswith(where):
         message = message[len(where) :]
     moved = ParseError(problem.path, problem.line + delta, message, hint=problem.hint)
-    moved.skipped = problem.skipped
+    moved.skipped, moved.blocks_writes = problem.skipped, problem.blocks_writes
+    moved.whole_file = problem.whole_file
     return moved
 
 

@@ -79,8 +79,9 @@ class Store:
         """Parse one file (memoized while its size, mtime and inode stay the same; treat
         the result as read-only). strict: raise its first problem instead of skipping it."""
         doc = self.parsed(name).doc
-        if strict and doc.problems:
-            raise doc.problems[0]
+        blocking = [p for p in doc.problems if p.blocks_writes] if strict else []
+        if blocking:
+            raise blocking[0]
         return doc
 
     def parsed(self, name: str) -> Parsed:
@@ -218,8 +219,9 @@ class Store:
                     hint="split it, or set MEMCLI_MAX_FILE_MB higher",
                 )
             doc = parse(text, name)
-            if doc.problems:
-                raise doc.problems[0]
+            blocking = [p for p in doc.problems if p.blocks_writes]
+            if blocking:  # a value read as its default (imp=high) does not stop writes
+                raise blocking[0]
             before = doc.serialize()
             result = change(doc)
             after = doc.serialize()

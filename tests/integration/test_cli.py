@@ -247,18 +247,38 @@ def test_malformed_metadata_blocks_writes_with_file_line(
     runner: CliRunner, workspace: Path
 ) -> None:
     path = workspace / "memory.md"
-    path.write_text(
-        path.read_text().replace("- Has a cat named Miso", "- Has a cat <!-- imp=abc -->")
-    )
+    broken = "- Has a cat <!-- imp=0.5 imp=0.6 -->"  # a comment memcli cannot read
+    path.write_text(path.read_text().replace("- Has a cat named Miso", broken))
     before = path.read_bytes()
     result = invoke(runner, workspace, "add", "new fact")
     assert result.exit_code == 1
-    line = before.decode().split("\n").index("- Has a cat <!-- imp=abc -->") + 1
-    assert f"memory.md:{line}: imp='abc': importance must be a number" in result.stderr
+    line = before.decode().split("\n").index(broken) + 1
+    assert f"memory.md:{line}: metadata key 'imp' appears twice" in result.stderr
     assert path.read_bytes() == before
     listed = invoke(runner, workspace, "list", "--json")  # reads warn and go on
     assert listed.exit_code == 0 and f"memory.md:{line}" in listed.stderr
     assert len(envelope(listed.stdout)["entries"]) == 36
+
+
+def test_a_bad_importance_is_read_as_the_default_and_writes_go_on(
+    runner: CliRunner, workspace: Path
+) -> None:
+    """`imp=high` written by hand: the entry stays visible (importance 0.5, a warning
+    with file:line), adds to the file go on, and the comment stays as written."""
+    path = workspace / "memory.md"
+    odd = "- Has a cat named Miso <!-- imp=high -->"
+    path.write_text(path.read_text().replace("- Has a cat named Miso", odd))
+    line = path.read_text().split("\n").index(odd) + 1
+    listed = invoke(runner, workspace, "list", "--json")
+    assert listed.exit_code == 0
+    assert f"memory.md:{line}: imp='high': importance must be a number" in listed.stderr
+    [cat] = [e for e in envelope(listed.stdout)["entries"] if "Miso" in e["text"]]
+    assert cat["importance"] == 0.5 and len(envelope(listed.stdout)["entries"]) == 37
+    added = invoke(runner, workspace, "add", "Feeds the cat at seven")
+    assert added.exit_code == 0, added.stderr
+    assert odd + "\n" in path.read_text()  # byte for byte
+    found = invoke(runner, workspace, "search", "cat named Miso", "--limit", "1")
+    assert found.exit_code == 0 and "Has a cat named Miso" in found.stdout
 
 
 @pytest.mark.slow

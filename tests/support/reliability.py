@@ -600,7 +600,7 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
     return [
         (
             Case("malformed metadata: add", lambda r: _cli(r, "add", "x"), (1,), "memory.md:"),
-            _append("memory.md", "- Broken <!-- id=bad imp=abc -->\n"),
+            _append("memory.md", "- Broken <!-- id=bad imp=0.5 imp=0.6 -->\n"),
         ),
         (
             Case(
@@ -609,7 +609,7 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
                 (0,),
                 "memory.md:",
             ),
-            _append("memory.md", "- Broken <!-- id=bad imp=abc -->\n"),
+            _append("memory.md", "- Broken <!-- id=bad imp=0.1 imp=0.2 -->\n"),
         ),
         (
             Case(

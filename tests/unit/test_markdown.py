@@ -87,9 +87,6 @@ def test_derived_ids_distinct_for_repeated_text() -> None:
 @pytest.mark.parametrize(
     "line, problem",
     [
-        ("- x <!-- imp=abc -->", "importance must be a number"),
-        ("- x <!-- imp=1.5 -->", "between 0 and 1"),
-        ("- x <!-- conf=-1 -->", "between 0 and 1"),
         ("- x <!-- id=ok junk -->", "cannot read 'junk'"),
         ("- x <!-- created=yesterday -->", "not a date"),
         ("- x <!-- imp=0.1 imp=0.2 -->", "appears twice"),
@@ -102,6 +99,28 @@ def test_malformed_metadata_is_reported_with_line(line: str, problem: str) -> No
     assert doc.problems[0].line == 3 and problem in doc.problems[0].message
     assert doc.problems[0].message.startswith("memory.md:3:")
     assert [e.text for e in doc.entries()] == ["fine"]
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("- x <!-- imp=abc -->", "importance must be a number"),
+        ("- x <!-- imp=high kw=a -->", "importance must be a number"),
+        ("- x <!-- imp=1.5 -->", "between 0 and 1"),
+        ("- x <!-- conf=-1 -->", "between 0 and 1"),
+    ],
+)
+def test_a_bad_importance_or_confidence_is_read_as_the_default(line: str, problem: str) -> None:
+    """The entry is read (importance/confidence at their defaults), a warning names the
+    line and does not stop writes, and the file serializes byte for byte."""
+    text = f"# T\n\n{line}\n- fine\n"
+    doc = parse(text, "memory.md")
+    [warning] = doc.problems
+    assert warning.line == 3 and problem in warning.message
+    assert not warning.skipped and not warning.blocks_writes
+    first, _ = doc.entries()
+    assert first.text == "x" and first.importance == 0.5 and first.confidence == 1.0
+    assert doc.serialize() == text
 
 
 def test_meta_round_trip_with_quoting() -> None:
