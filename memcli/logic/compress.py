@@ -172,23 +172,6 @@ def _union_find(n: int) -> tuple[Callable[[int], int], Callable[[int, int], None
     return find, union
 
 
-def _union_find(n: int) -> tuple[Callable[[int], int], Callable[[int, int], None]]:
-    parent = list(range(n))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    def union(i: int, j: int) -> None:
-        a, b = find(i), find(j)
-        if a != b:
-            parent[max(a, b)] = min(a, b)
-
-    return find, union
-
-
 def components(n: int, pairs: Sequence[tuple[int, int]]) -> list[list[int]]:
     """Connected groups (size ≥ 2) of the similarity graph, each sorted, in order."""
     find, union = _union_find(n)
