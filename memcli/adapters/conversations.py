@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from memcli.adapters.messages import message_text
 from memcli.core.errors import ValidationError
 
 
@@ -153,17 +154,10 @@ def _locomo(data: dict, stem: str) -> Conversation:
 
 
 def _content(value: Any) -> str:
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, list):
-        parts = []
-        for part in value:
-            if isinstance(part, str):
-                parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "\n".join(p for p in parts if p.strip()).strip()
-    return ""
+    """A message's text (a string or text parts; blank parts left out), stripped."""
+    if isinstance(value, list):  # ChatGPT's parts are often [""] or hold blank ones
+        value = [p for p in value if message_text({"content": [p]}).strip()]
+    return message_text({"content": value}).strip()
 
 
 def _time(value: Any) -> dt.datetime | None:

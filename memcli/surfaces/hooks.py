@@ -291,21 +291,20 @@ def inject_block(
 def unreadable_file(root: str) -> str | None:
     """Where memory.md or learnings.md is not UTF-8 text (reads leave such a file out),
     or None."""
+    from pathlib import Path
+
+    from memcli.core.errors import UnreadableFileError
+    from memcli.store.atomic import decode_text
+
     for name in ("memory.md", "learnings.md"):
+        path = os.path.join(root, name)
         try:
-            with open(os.path.join(root, name), "rb") as handle:
-                data = handle.read()
+            with open(path, "rb") as handle:
+                decode_text(handle.read(), Path(path))
         except OSError:
             continue
-        try:
-            if b"\x00" in data:
-                raise ValueError("binary data (a NUL byte)")
-            data.decode("utf-8")
-        except (UnicodeDecodeError, ValueError) as exc:
-            at = exc.start if isinstance(exc, UnicodeDecodeError) else data.index(b"\x00")
-            line = data.count(b"\n", 0, at) + 1
-            what = "not valid UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
-            return f"{name}:{line}: the file is {what}; its memories were left out"
+        except UnreadableFileError as exc:
+            return f"{name}:{exc.line}: {exc.reason}; its memories were left out"
     return None
 
 
