@@ -79,9 +79,12 @@ def test_background_watcher_starts_refuses_a_second_and_stops(workspace: Path, e
         t = time.monotonic()
         second = memcli(workspace, "watch")  # says so at once, before indexing anything
         assert second.returncode == 1 and "already serves" in second.stderr
+        assert "memcli watch --stop" in second.stderr  # what to do about it
         assert time.monotonic() - t < 10
-        again = memcli(workspace, "watch", "--background")
-        assert again.returncode == 1 and "already serves" in again.stderr
+        again = memcli(workspace, "watch", "--background", "--json")  # idempotent: it runs
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["data"] | {"already": True} == json.loads(again.stdout)["data"]
+        assert json.loads(again.stdout)["data"]["pid"] == pid
     finally:
         stopped = memcli(workspace, "watch", "--stop", "--json")
     assert stopped.returncode == 0 and json.loads(stopped.stdout)["data"]["stopped"] == pid

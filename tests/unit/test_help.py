@@ -184,3 +184,16 @@ def test_completion_never_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("MEMCLI_WORKSPACE", str(tmp_path / "missing"))
     assert complete.ids(None, "") == []
     assert "fact" in complete.types(None, "")
+
+
+def test_a_warning_is_said_once_per_command(runner, workspace: Path) -> None:  # noqa: ANN001
+    """A bad value a person wrote is read by several parts of one command (the write
+    guard, the dedup check, the history): it is said once, and again by the next command."""
+    from memcli.surfaces.cli.app import app
+
+    memory = workspace / "memory.md"
+    memory.write_text(memory.read_text() + "- Likes tall trees <!-- id=mzz1 imp=high -->\n")
+    for argv in (["add", "Drinks green tea"], ["add", "Drinks black tea"], ["get", "mzz1"]):
+        result = runner.invoke(app, ["-w", str(workspace), *argv])
+        assert result.exit_code == 0, result.output
+        assert result.stderr.count("imp='high'") == 1, (argv, result.stderr)

@@ -114,6 +114,10 @@ class _Group(HelpGroup):
         return code
 
     def invoke(self, ctx: typer.Context) -> Any:
+        if getattr(ctx, "_protected_args", None):  # a command follows (not bare options)
+            from memcli.store.store import new_command
+
+            new_command()  # each warning once per command (CliRunner runs many in one process)
         try:
             return super().invoke(ctx)
         except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
