@@ -8,6 +8,7 @@ import json
 import marshal
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -173,3 +174,81 @@ def test_cli_search_and_inject_of_a_copied_workspace(workspace: Path, tmp_path: 
         result = memcli(copy, *args, env=victim)
         assert result.returncode == 0, result.stderr
         assert PLANTED not in result.stdout and "pytest" in result.stdout.lower()
+
+
+def test_a_copied_index_is_read_as_data_only(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Nothing of another user's `.memcli/index` goes through marshal (it is not safe
+    against crafted bytes): the backend's rows and log are JSON and raw floats."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "attacker"))
+    mem = fake_memory(workspace)
+    mem.index()
+    mem.add("one more fact, appended to the index log")
+    mem.index()
+    copy = tmp_path / "copy"
+    shutil.copytree(workspace, copy)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "victim"))
+    loaded: list[str] = []
+    real = marshal.loads
+
+    def spy(data: bytes, *args: object) -> object:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("memcli"):  # not the import system reading bytecode
+            loaded.append(caller)
+        return real(data, *args)
+
+    monkeypatch.setattr(marshal, "loads", spy)
+    victim = fake_memory(copy)
+    assert victim.index_manager.embedder.model_id
+    assert victim.search("pytest fixtures", limit=1, touch=False)[0].entry.id == "m8f3a2c1"
+    assert loaded == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "rows of the wrong types",
+        "rows as marshal",
+        "a manifest naming memory.md",
+        "a log record that is not JSON",
+        "an index of an older memcli",
+    ],
+)
+def test_a_tampered_backend_is_rebuilt_from_the_markdown(workspace: Path, damage: str) -> None:
+    mem = fake_memory(workspace)
+    mem.index()
+    mem.add("one more fact, appended to the index log")
+    mem.index()
+    folder = index_dir(workspace)
+    local = json.loads((folder / "local.json").read_text())
+    before = (workspace / "memory.md").read_bytes()
+    if damage == "rows of the wrong types":
+        (folder / local["rows"]).write_text(json.dumps([[1, 2], [{"a": 1}, None]]))
+    elif damage == "rows as marshal":
+        (folder / local["rows"]).write_bytes(marshal.dumps((["m8f3a2c1"], ["k"])))
+    elif damage == "a manifest naming memory.md":
+        local["rows"] = "../../memory.md"
+        (folder / "local.json").write_text(json.dumps(local))
+    elif damage == "a log record that is not JSON":
+        import struct
+        import zlib
+
+        payload = marshal.dumps(("u", ["m8f3a2c1"], ["k"], b"\0" * 256, ["x"]))
+        log = folder / local["log"]
+        log.write_bytes(struct.pack("<4sII", b"MLG1", len(payload), zlib.crc32(payload)) + payload)
+        local["log_size"] = log.stat().st_size
+        (folder / "local.json").write_text(json.dumps(local))
+    else:
+        local["version"] = 2
+        (folder / "local.json").write_text(json.dumps(local))
+    notices: list[str] = []
+    from memcli.services.memory import Memory
+    from tests.support.fakes import HashingEmbedder
+
+    again = Memory(workspace, embedder_factory=HashingEmbedder, notify=notices.append)
+    assert again.search("pytest fixtures", limit=1, touch=False)[0].entry.id == "m8f3a2c1"
+    assert notices and "rebuilt" in notices[0], notices
+    if damage == "an index of an older memcli":
+        assert "older memcli" in notices[0]
+    assert (workspace / "memory.md").read_bytes() == before
