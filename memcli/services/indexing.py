@@ -47,6 +47,7 @@ from memcli.services.lastsync import LastSync
 from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
+from memcli.store.locks import LockUnavailable
 from memcli.store.store import Store
 from memcli.store.trust import local_key
 
@@ -236,7 +237,10 @@ class IndexManager:
         with a notice when its files cannot be read)."""
         manifest = self.read_manifest()
         if not self.is_current(manifest):
-            self.sync(progress=progress)
+            try:
+                self.sync(progress=progress)
+            except LockUnavailable as exc:  # a read-only workspace: say so, clearly
+                raise exc.stale(f"{self.store.root}: the search index") from None
         elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
             # a snapshot this user did not write here (a copied workspace): a new one
             with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
