@@ -219,3 +219,16 @@ def test_another_owner_is_refused_even_for_root(tmp_path: Path) -> None:
     assert problem is not None and f"uid {OTHER_UID}" in problem
     os.chown(directory, 0, 0)
     assert unsafe_dir_problem(str(directory)) is None
+
+
+@pytest.mark.slow
+def test_the_round3_scenarios_find_no_harm(tmp_path: Path) -> None:
+    """tests/support/round3_discovery.py, as bench/reliability.py runs it."""
+    from tests.support.round3_discovery import scenarios
+
+    for n, (name, run) in enumerate(scenarios()):
+        scratch = tmp_path / str(n)
+        scratch.mkdir()
+        attempts, harmless = run(scratch)
+        assert attempts == harmless, (name, attempts, harmless)
+        assert attempts > 0 or "read-only" in name, name
