@@ -108,6 +108,36 @@ def test_a_second_watcher_through_a_bind_mount_is_refused(tmp_path: Path, export
         stop_watch(first)
 
 
+def test_in_process_a_read_only_workspace_is_searched_or_says_why_not(tmp_path: Path) -> None:
+    """The library on a read-only bind mount (the test embedder): reads work and create
+    nothing; a stale index is a clear WorkspaceError, not a lock-file error."""
+    from memcli.core.errors import WorkspaceError
+    from tests.support.fakes import fake_memory
+
+    ws = make_workspace(tmp_path / "ws", "m1", "Green tea every morning at seven")
+    mem = fake_memory(ws)
+    assert mem.index_manager.embedder.model_id
+    mem.index()
+    for lock in (ws / ".memcli" / "locks").glob("*"):
+        lock.unlink()
+    (ws / ".memcli" / "locks").rmdir()
+    before = sorted(str(p.relative_to(ws)) for p in ws.rglob("*"))
+    with bind_mount(ws, tmp_path / "ro", read_only=True) as ro:
+        reader = fake_memory(ro)
+        assert reader.index_manager.embedder.model_id
+        assert reader.search("green tea", limit=1, touch=False)[0].entry.id == "m1"
+        assert "Green tea" in reader.inject("tea", touch=False).text
+        assert reader.get("m1").entry.id == "m1"
+        assert sorted(str(p.relative_to(ws)) for p in ws.rglob("*")) == before
+        with (ws / "memory.md").open("a", encoding="utf-8") as handle:
+            handle.write("- Black coffee after lunch <!-- id=m2 -->\n")
+        stale = fake_memory(ro)
+        assert stale.index_manager.embedder.model_id
+        with pytest.raises(WorkspaceError, match="out of date.*cannot be updated"):
+            stale.search("coffee", limit=1, touch=False)
+
+
+@pytest.mark.slow
 def test_a_read_only_workspace_with_a_current_index_is_searched(tmp_path: Path) -> None:
     """A read-only bind mount (root ignores chmod) of an indexed workspace without its
     locks folder: search, inject, get, list, export work and create nothing; once the
