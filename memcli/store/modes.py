@@ -138,8 +138,10 @@ def _tighten_created(root: Path, bits: int) -> None:
             continue
         if st.st_uid != uid or not st.st_mode & bits or _is_link(st.st_mode):
             continue
-        with contextlib.suppress(OSError):
+        try:
             os.chmod(path, st.st_mode & 0o7777 & ~bits)
+        except OSError:  # a read-only workspace: nothing to take, and no walk each time
+            continue
         if stat.S_ISDIR(st.st_mode):
             _tighten_tree(path, bits, uid)
 
