@@ -53,6 +53,11 @@ class Store:
     #: files not UTF-8 (their problem) already reported by this store
     _unreadable: set[str] = field(default_factory=set, repr=False)
 
+    def __post_init__(self) -> None:
+        from memcli.store.modes import protect
+
+        protect(self.root)  # what memcli creates here: no more readable than memory.md
+
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR

@@ -212,9 +212,8 @@ def parse_payload(text: str) -> dict[str, Any]:
 
 def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
     """The workspace: --workspace, MEMCLI_WORKSPACE, the nearest ancestor of the hook's
-    `cwd` holding memory.md or memcli.toml, then the per-user default (the rules of
-    memcli.store.workspace.resolve_workspace, with os.path alone: importing that module
-    costs the settings parser); it must exist."""
+    `cwd` holding memory.md or memcli.toml, then the per-user default
+    (memcli.store.workspace.find_root); it must exist."""
     cwd = payload.get("cwd")
     if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
         cwd = os.getcwd()
@@ -223,31 +222,21 @@ def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
         os.path.isfile(os.path.join(root, "memory.md"))
         or os.path.isfile(os.path.join(root, "learnings.md"))
     ):
-        raise HookError(f"no memcli workspace at {root} (`memcli init {root}` creates one)")
+        from memcli.store.workspace import init_hint
+
+        raise HookError(f"no memcli workspace at {root} ({init_hint(root)})")
     return root
 
 
 def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
-    """resolve_workspace's answer as a string, without importing it."""
-    given = flag or env.get("MEMCLI_WORKSPACE")
-    if given:
-        root = os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
-        if os.path.exists(root) and not os.path.isdir(root):
-            raise HookError(f"{root}: the workspace is a file, not a directory")
-        return root
-    here = os.path.realpath(cwd)
-    while True:
-        if os.path.isfile(os.path.join(here, "memory.md")) or os.path.isfile(
-            os.path.join(here, "memcli.toml")
-        ):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    from memcli.core.paths import data_dir
+    """memcli.store.workspace.find_root (the one resolver: the walk up never takes a
+    directory that is not the user's alone), its error as a HookError."""
+    from memcli.store.workspace import find_root
 
-    return str(data_dir(env))
+    try:
+        return find_root(flag, env, cwd)
+    except Exception as exc:  # noqa: BLE001 - WorkspaceError, without importing errors
+        raise HookError(getattr(exc, "message", str(exc))) from None
 
 
 # ------------------------------------------------------------------ inject
