@@ -15,13 +15,16 @@ both machines comes out twice, or as a conflict. This driver merges the three ve
   removal; `forget` left a copy in archive.md anyway).
 
 `memcli git setup` registers it (`.gitattributes` plus `git config merge.memcli.*`) and a
-post-merge hook that re-indexes.
+post-merge hook that re-indexes. The attributes are anchored to the workspace
+(`/memory.md`: a `docs/memory.md` further down is not ours); the commands git runs
+through the shell quote every path (shlex), and the driver's `%` as git wants it (`%%`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -34,7 +37,9 @@ from memcli.store.merge import merge_lines
 MERGED_FILES = ("memory.md", "learnings.md", "archive.md")
 #: the ordered logs (episodes/, conversations/): both machines' notes of one day kept
 LOG_PATTERNS = tuple(f"{folder}/*.md" for folder in SEQUENCE_DIRS)
-ATTRIBUTES = [f"{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
+ATTRIBUTES = [f"/{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
+#: what earlier versions wrote (unanchored: it matched a memory.md in any folder)
+OLD_ATTRIBUTES = {line[1:]: line for line in ATTRIBUTES}
 TOKEN = "\x00memcli-entry:"
 HOOK_MARK = "# memcli: re-index after a merge"
 
@@ -196,36 +201,59 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
 def setup(root: Path) -> list[str]:
     """Register the driver for the git repository holding `root`: .gitattributes in
     `root`, `git config merge.memcli.*` and a post-merge hook. Returns what it did."""
-    done: list[str] = []
-    attributes = root / ".gitattributes"
-    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-    lines = existing.splitlines()
-    wanted = [line for line in ATTRIBUTES if line not in lines]
-    if wanted:
-        prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
-        attributes.write_text(prefix + "\n".join(wanted) + "\n", encoding="utf-8")
-        done.append(f"{attributes}: {', '.join(wanted)}")
+    done = _write_attributes(root / ".gitattributes")
     git_dir = _git(root, "rev-parse", "--git-dir")
     if git_dir is None:
         return done  # not in a repository (yet): the attributes wait for `git init`
-    command = f'"{sys.executable}" -m memcli merge-driver %O %A %B %P'
+    # git runs the driver through the shell after replacing %O %A %B %P (quoted) itself
+    program = shlex.join([sys.executable, "-m", "memcli", "merge-driver"])
+    command = program.replace("%", "%%") + " %O %A %B %P"
     if _git(root, "config", "--local", "merge.memcli.driver") != command:
         _git(root, "config", "--local", "merge.memcli.name", "memcli: merge entries by id")
         _git(root, "config", "--local", "merge.memcli.driver", command)
         done.append("git config merge.memcli.driver")
     hooks = Path(git_dir) if os.path.isabs(git_dir) else root / git_dir
     hook = hooks / "hooks" / "post-merge"
+    bad = next((c for c in str(root) if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:  # quoted it would span lines, which a later setup cannot replace
+        done.append(
+            f"{hook}: not written: the workspace path holds a control character "
+            f"({bad!r}); run `memcli index` after a merge"
+        )
+        return done
     current = hook.read_text(encoding="utf-8") if hook.exists() else ""
-    if HOOK_MARK not in current:
+    index = shlex.join([sys.executable, "-m", "memcli", "-w", str(root), "index"])
+    line = f"{index} >/dev/null 2>&1 || true  {HOOK_MARK}\n"
+    if line not in current:
         hook.parent.mkdir(parents=True, exist_ok=True)
         body = current or "#!/bin/sh\n"
         if not body.endswith("\n"):
             body += "\n"
-        line = f'"{sys.executable}" -m memcli -w "{root}" index >/dev/null 2>&1 || true'
-        hook.write_text(body + f"{line}  {HOOK_MARK}\n", encoding="utf-8")
+        # an earlier line of ours (paths in double quotes, open to `$(...)`) is replaced
+        kept = [old for old in body.splitlines(keepends=True) if HOOK_MARK not in old]
+        hook.write_text("".join(kept) + line, encoding="utf-8")
         hook.chmod(0o755)
         done.append(f"{hook}: re-index after a merge")
     return done
+
+
+def _write_attributes(attributes: Path) -> list[str]:
+    """Add the anchored driver lines to .gitattributes, replacing the unanchored ones
+    earlier versions wrote; what it did."""
+    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    lines: list[str] = []
+    for line in existing.splitlines():
+        line = OLD_ATTRIBUTES.get(line.strip(), line)
+        if not (line in ATTRIBUTES and line in lines):  # the old and the new line: once
+            lines.append(line)
+    migrated = lines != existing.splitlines()
+    wanted = [line for line in ATTRIBUTES if line not in lines]
+    if not wanted and not migrated:
+        return []
+    text = "".join(f"{line}\n" for line in lines + wanted)
+    attributes.write_text(text, encoding="utf-8")
+    what = ", ".join(wanted) if wanted else "anchored to the workspace"
+    return [f"{attributes}: {what}"]
 
 
 def _git(root: Path, *args: str) -> str | None:
