@@ -52,3 +52,15 @@ def test_an_earlier_hook_line_is_replaced_not_kept(tmp_path: Path) -> None:
 @pytest.mark.parametrize("migrate", [False, True])
 def test_a_docs_memory_md_conflict_is_left_to_git(tmp_path: Path, migrate: bool) -> None:
     assert attacks.unanchored_attributes(tmp_path, migrate) == []
+
+
+@pytest.mark.parametrize("fraction", [0.5, 1.0])  # the scenario tries more
+def test_a_driver_cut_off_while_writing_leaves_ours_whole(tmp_path: Path, fraction: float) -> None:
+    assert attacks.driver_write_cut(tmp_path, fraction) == []
+
+
+@pytest.mark.slow
+@needs_git
+@pytest.mark.parametrize(("where", "depth"), attacks.PLANTS[:2])
+def test_a_planted_conflict_id_is_never_used_twice(tmp_path: Path, where: str, depth: int) -> None:
+    assert attacks.planted_conflict_id(tmp_path, where, depth) == []

@@ -177,6 +177,125 @@ def unanchored_attributes(scratch: Path, migrate: bool = False) -> list[str]:
     return problems
 
 
+# ---------------------------------------------------------------------- finding 9
+
+
+def _big_memory(entries: int) -> str:
+    lines = [f"- Fact number {n} about the build farm <!-- id=mf{n:05d} -->" for n in range(entries)]
+    return "# Memory\n\n## Facts\n" + "\n".join(lines) + "\n"
+
+
+def _file_size_limit(limit: int) -> Callable[[], None]:
+    def apply() -> None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    return apply
+
+
+def driver_write_cut(scratch: Path, fraction: float) -> list[str]:
+    """The merge driver cut off while writing %A (a file size limit makes the write fail
+    at `fraction` of the result, as a kill or a full disk would): %A must hold ours,
+    whole, or the whole merge; never a part."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    base_text = _big_memory(3000)
+    versions = {
+        "base": base_text,
+        "ours": base_text + "- Ours: deploys on Fridays <!-- id=mours -->\n",
+        "theirs": base_text + "- Theirs: standups at 9:30 <!-- id=mtheirs -->\n",
+    }
+    paths = {}
+    for name, text in versions.items():
+        paths[name] = scratch / f".merge_file_{name}"
+        paths[name].write_text(text, encoding="utf-8")
+    paths["ours"].chmod(0o600)
+    whole = len(versions["ours"]) + len(versions["theirs"]) - len(base_text)
+    limit = int(whole * fraction)
+    done = subprocess.run(
+        [sys.executable, "-m", "memcli", "merge-driver",
+         *(str(paths[n]) for n in ("base", "ours", "theirs")), "memory.md"],
+        env=ENV, capture_output=True, text=True, timeout=120,
+        preexec_fn=_file_size_limit(limit) if fraction < 1 else None,  # noqa: PLW1509
+    )
+    result = paths["ours"].read_text(encoding="utf-8")
+    problems = []
+    if result == versions["ours"]:
+        if done.returncode == 0:
+            problems.append("the driver said merged but left ours unchanged")
+    elif not ("id=mours" in result and "id=mtheirs" in result and result.endswith("\n")):
+        problems.append(f"%A holds {len(result)} of {whole} bytes: a part of the merge")
+    elif done.returncode != 0:
+        problems.append(f"merged but exit {done.returncode}: {done.stderr}")
+    if paths["ours"].stat().st_mode & 0o777 != 0o600:
+        problems.append(f"%A's mode changed to {paths['ours'].stat().st_mode & 0o777:o}")
+    left = sorted(p.name for p in scratch.iterdir() if p not in paths.values())
+    if left:
+        problems.append(f"temp files left behind: {left}")
+    return problems
+
+
+# ---------------------------------------------------------------------- finding 17 (ids)
+
+CONFLICT_BASE = "# Memory\n\n## Facts\n- Works at TechCorp <!-- id=mwork -->\n"
+THEIR_TEXT = "Works at DataCorp"
+
+
+def _planted(where: str, depth: int) -> dict[str, str]:
+    """Base, ours and theirs of a both-sides text change of mwork, with entries planted
+    under the ids the conflict copy would get (`mwork-<6 hex>`, then 7, … `depth` of
+    them) in the version `where` names."""
+    import hashlib
+
+    digest = hashlib.sha256(THEIR_TEXT.encode("utf-8")).hexdigest()
+    planted = "".join(
+        f"- Planted {n} <!-- id=mwork-{digest[: 6 + n]} -->\n" for n in range(depth)
+    )
+    versions = {
+        "base": CONFLICT_BASE,
+        "ours": CONFLICT_BASE.replace("TechCorp", "TechCorp as a staff engineer"),
+        "theirs": CONFLICT_BASE.replace("Works at TechCorp", THEIR_TEXT),
+    }
+    names = ["base", "ours", "theirs"] if where == "all" else [where]
+    for name in names:
+        versions[name] += planted
+    return versions
+
+
+#: where the entries are planted, how many ids deep
+PLANTS = [("ours", 1), ("theirs", 2), ("all", 1), ("all", 3)]
+
+
+def planted_conflict_id(scratch: Path, where: str = "ours", depth: int = 1) -> list[str]:
+    """Real git: both sides change mwork's text (the driver keeps theirs under a new id)
+    while a planted entry already holds that id: the result has no id twice and both
+    texts."""
+    from collections import Counter
+
+    from memcli.store.markdown import parse
+
+    versions = _planted(where, depth)
+    root = scratch / "repo"
+    _repository(root, versions["base"])
+    for branch, name in (("side", "theirs"), ("main", "ours")):
+        git(root, "checkout", "-q", *(["-b"] if branch == "side" else []), branch)
+        (root / "memory.md").write_text(versions[name], encoding="utf-8")
+        git(root, "commit", "-qam", name)
+    merge = git(root, "merge", "--no-edit", "side", check=False)
+    text = (root / "memory.md").read_text(encoding="utf-8")
+    entries = parse(text, "memory.md").entries()
+    twice = [i for i, n in Counter(e.id for e in entries).items() if n > 1]
+    problems = []
+    if merge.returncode != 0:
+        problems.append(f"the merge failed: {merge.stdout}{merge.stderr}")
+    if twice:
+        problems.append(f"ids used twice: {twice}")
+    texts = {e.text for e in entries}
+    if not {"Works at TechCorp as a staff engineer", THEIR_TEXT} <= texts:
+        problems.append(f"a side's text was lost: {sorted(texts)}")
+    return problems
+
+
 # ---------------------------------------------------------------------- the scenarios
 
 
@@ -202,6 +321,14 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
         (
             "merge driver: `%A` and `$(…)` in memcli's own path (#7)",
             _count(lambda p, n: driver_injection(p), 1),
+        ),
+        (
+            "merge driver: the write of %A cut off part way (#9)",
+            _count(lambda p, n: driver_write_cut(p, (0.0, 0.3, 0.7, 0.999, 1.0)[n]), 5),
+        ),
+        (
+            "merge driver: a planted <id>-<sha6> entry (#17)",
+            _count(lambda p, n: planted_conflict_id(p, *PLANTS[n]), len(PLANTS)),
         ),
         (
             ".gitattributes: a docs/memory.md conflict reported by git (#8)",
