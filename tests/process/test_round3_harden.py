@@ -64,3 +64,29 @@ def test_a_driver_cut_off_while_writing_leaves_ours_whole(tmp_path: Path, fracti
 @pytest.mark.parametrize(("where", "depth"), attacks.PLANTS[:2])
 def test_a_planted_conflict_id_is_never_used_twice(tmp_path: Path, where: str, depth: int) -> None:
     assert attacks.planted_conflict_id(tmp_path, where, depth) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["deep content", "not JSON"])
+def test_a_transcript_line_that_cannot_be_read_is_passed_over_once(
+    tmp_path: Path, kind: str
+) -> None:
+    assert attacks.bad_transcript_line(tmp_path, kind) == []
+
+
+@pytest.mark.slow
+def test_a_40_mb_transcript_line_is_passed_over_in_bounded_memory(tmp_path: Path) -> None:
+    assert attacks.long_line_memory(tmp_path, megabytes=40, limit_mb=1.0) == []
+
+
+@pytest.mark.parametrize("event", ["user-prompt-submit", "stop"])
+def test_a_fifo_as_transcript_is_refused_at_once(tmp_path: Path, event: str) -> None:
+    assert attacks.fifo_transcript(tmp_path, event) == []
+
+
+@pytest.mark.slow  # the same inputs, in-process: tests/unit/test_hostile_readers.py
+@pytest.mark.parametrize(
+    "number", range(len(attacks.CLI_INPUTS)), ids=[c[0] for c in attacks.CLI_INPUTS]
+)
+def test_malformed_input_gets_a_clear_error_naming_the_place(tmp_path: Path, number: int) -> None:
+    assert attacks.cli_reader(tmp_path, number) == []

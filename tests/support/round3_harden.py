@@ -31,14 +31,15 @@ GIT_ENV = dict(
 MEMORY = "# Memory\n\n## Facts\n- Works at TechCorp <!-- id=mwork -->\n"
 
 
-def memcli(*args: str, env: dict[str, str] | None = None, **kw: object) -> subprocess.CompletedProcess:
+def memcli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "memcli", *args],
         env=env or ENV,
         capture_output=True,
         text=True,
-        timeout=120,
-        **kw,  # type: ignore[arg-type]
+        timeout=timeout,
     )
 
 
@@ -296,6 +297,241 @@ def planted_conflict_id(scratch: Path, where: str = "ours", depth: int = 1) -> l
     return problems
 
 
+# ---------------------------------------------------------------------- findings 10, 14, 17
+
+SESSION = "5b0d8c3e-7a41-4c6f-9f0e-2d7e5c1a9b10"
+STATEMENT = "Remember that I always use tabs for indentation."
+KNOWN = "- Deploys go out on Fridays <!-- id=mdeploy -->\n"
+DEPTH = 100_000
+
+
+def _line(role: str, text: str) -> str:
+    import json
+
+    return json.dumps({"type": role, "message": {"role": role, "content": text}}) + "\n"
+
+
+#: lines a transcript must survive: (name, the line without its newline)
+BAD_LINES = {
+    "a deep array": "[" * DEPTH + "]" * DEPTH,
+    "a deep object": '{"a":' * DEPTH + "1" + "}" * DEPTH,
+    "deep content": '{"type": "user", "message": {"role": "user", "content": '
+    + "[" * DEPTH + "]" * DEPTH + "}}",
+    "not JSON": '{"type": "user", "message": {"content": "cut',
+}
+
+
+def _workspace(scratch: Path) -> Path:
+    root = scratch / "ws"
+    root.mkdir(parents=True)
+    (root / "memory.md").write_text(MEMORY + KNOWN, encoding="utf-8")
+    (root / "learnings.md").write_text("# Learnings\n", encoding="utf-8")
+    return root
+
+
+def _hook(event: str, root: Path, transcript: Path, env: dict[str, str] | None = None,
+          timeout: float = 30) -> subprocess.CompletedProcess:
+    import json
+
+    payload = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(root),
+               "hook_event_name": event, "prompt": "when do deploys go out?"}
+    return subprocess.run(
+        [sys.executable, "-m", "memcli", "hook", event, "--timeout", str(timeout)],
+        input=json.dumps(payload), env=dict(env or ENV, MEMCLI_NO_DAEMON="1"),
+        capture_output=True, text=True, timeout=timeout + 60,
+    )
+
+
+def _offset(root: Path) -> int | None:
+    import json
+
+    try:
+        state = json.loads((root / ".memcli" / "hooks.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state["sessions"].get(SESSION, {}).get("offset")
+
+
+def bad_transcript_line(scratch: Path, kind: str = "deep content") -> list[str]:
+    """A transcript with one line that cannot be read (nested too deeply, not JSON) then a
+    statement: the Stop hook remembers the statement, moves past the line and names it
+    once; the prompt hook still injects."""
+    root = _workspace(scratch)
+    transcript = scratch / f"{SESSION}.jsonl"
+    transcript.write_text(
+        _line("user", "hello there") + BAD_LINES[kind] + "\n" + _line("user", STATEMENT),
+        encoding="utf-8",
+    )
+    problems = []
+    stop = _hook("stop", root, transcript)
+    if stop.returncode != 0 or "Traceback" in stop.stderr or "nothing was added" in stop.stderr:
+        problems.append(f"stop failed: {stop.stderr.strip()[-300:]}")
+    if "tabs for indentation" not in (root / "memory.md").read_text(encoding="utf-8"):
+        problems.append("the statement after the line was not remembered")
+    if _offset(root) != transcript.stat().st_size:
+        problems.append(f"the position stayed at {_offset(root)}")
+    if f"{transcript}:2: skipped a line" not in stop.stderr:
+        problems.append(f"no note naming line 2: {stop.stderr.strip()[-300:]}")
+    again = _hook("stop", root, transcript)
+    if "skipped" in again.stderr:
+        problems.append("the line was named again on the next Stop")
+    prompt = _hook("user-prompt-submit", root, transcript)
+    if "Deploys go out on Fridays" not in prompt.stdout:
+        problems.append(f"the prompt got no memory: {prompt.stderr.strip()[-300:]}")
+    return problems
+
+
+#: runs its arguments as a child, then says the child's peak resident memory (KB)
+_MEASURED = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[1:]).returncode\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "sys.stderr.write(f'\\npeak_kb={peak}\\n')\n"
+    "sys.exit(code)\n"
+)
+
+
+def _peak_rss_kb(
+    args: list[str], stdin: str, env: dict[str, str]
+) -> tuple[int, subprocess.CompletedProcess]:
+    """Run a process to its end; (its peak resident memory in KB, its result)."""
+    done = subprocess.run([sys.executable, "-c", _MEASURED, *args], input=stdin, env=env,
+                          capture_output=True, text=True, timeout=300)
+    head, _, peak = done.stderr.rpartition("\npeak_kb=")
+    done.stderr = head
+    return int(peak), done
+
+
+def long_line_memory(scratch: Path, megabytes: int = 40, limit_mb: float = 1.0) -> list[str]:
+    """A transcript line of `megabytes` MB (one huge message) with the line limit lowered
+    to `limit_mb`: the Stop hook holds no more than the limit and a chunk of it (peak
+    memory against the same hook on a short transcript), moves past it, names it once,
+    and still remembers the statement after it."""
+    import json
+
+    root = _workspace(scratch)
+    transcript = scratch / f"{SESSION}.jsonl"
+    big = json.dumps({"type": "user", "message": {"role": "user", "content": "x" * (megabytes << 20)}})
+    transcript.write_text(_line("user", "hello there") + big + "\n" + _line("user", STATEMENT))
+    small = scratch / "small.jsonl"
+    small.write_text(_line("user", "hello there") + _line("user", STATEMENT))
+    env = dict(ENV, MEMCLI_NO_DAEMON="1", MEMCLI_MAX_TRANSCRIPT_LINE_MB=str(limit_mb))
+    payload = {"session_id": SESSION, "cwd": str(root), "hook_event_name": "Stop"}
+    args = [sys.executable, "-m", "memcli", "hook", "stop", "--timeout", "120"]
+    base_peak, _ = _peak_rss_kb(
+        args, json.dumps(dict(payload, session_id="small", transcript_path=str(small))), env
+    )
+    peak, stop = _peak_rss_kb(args, json.dumps(dict(payload, transcript_path=str(transcript))), env)
+    problems = []
+    grown = (peak - base_peak) / 1024
+    if grown > 4 * limit_mb + 16:  # the limit, a chunk, their decoding: not the line
+        problems.append(f"the hook held {grown:.0f} MB more for a {megabytes} MB line")
+    if stop.returncode != 0 or f"{transcript}:2: skipped a line longer than" not in stop.stderr:
+        problems.append(f"no note naming line 2: {stop.stderr.strip()[-300:]}")
+    if _offset(root) != transcript.stat().st_size:
+        problems.append(f"the position stayed at {_offset(root)}")
+    return problems
+
+
+def fifo_transcript(scratch: Path, event: str = "user-prompt-submit") -> list[str]:
+    """A FIFO (nobody writing) as `transcript_path`: the hook must not wait on it (the
+    prompt gets its memory; no `no answer within`, no index started) and says why it
+    was not read. --timeout is long: a stall shows as that message, not as a time."""
+    root = _workspace(scratch)
+    fifo = scratch / "session.jsonl"
+    os.mkfifo(fifo)
+    done = _hook(event, root, fifo, timeout=20)
+    problems = []
+    if "no answer within" in done.stderr or "background" in done.stderr:
+        problems.append(f"the hook waited on the FIFO: {done.stderr.strip()}")
+    if "a FIFO, not a transcript file" not in done.stderr:
+        problems.append(f"no note saying the transcript is a FIFO: {done.stderr.strip()}")
+    if event == "user-prompt-submit" and "Deploys go out on Fridays" not in done.stdout:
+        problems.append("the prompt got no memory")
+    return problems
+
+
+#: malformed inputs of the CLI's readers: (name, file name, text, the line to name or a
+#: text the error must hold)
+DEEP = "[" * DEPTH + "]" * DEPTH
+
+
+def _chatgpt(mapping: dict, current: object = "missing") -> str:
+    import json
+
+    return json.dumps([{"title": "t", "mapping": mapping, "current_node": current}])
+
+
+CLI_INPUTS = [
+    ("extract --messages, JSON", ["extract", "--messages"], "t.json", DEEP, ":1:"),
+    ("extract --messages, JSONL", ["extract", "--messages"], "t.jsonl",
+     _line("user", "hi") + DEEP + "\n", ":2:"),
+    ("inject --messages", ["inject", "--messages"], "t.jsonl",
+     _line("user", "hi") + _line("user", "x") + DEEP + "\n", ":3:"),
+    ("extract --messages, pretty JSON", ["extract", "--messages"], "t.json",
+     "[\n" + _line("user", "hi").strip() + ",\n" + DEEP + "\n]\n", ":3:"),
+    ("import --conversation", ["import", "--conversation"], "c.json", DEEP, ":1:"),
+    ("import, JSONL", ["import"], "m.jsonl", '{"text": "a"}\n' + DEEP + "\n", ":2:"),
+    ("import --conversation, children loop", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": ["b"], "message": None},
+               "b": {"parent": "a", "children": ["a"], "message": None}}),
+     "node 'a': its children lead back to it"),
+    ("import --conversation, parents loop", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": "b", "children": [], "message": None},
+               "b": {"parent": "a", "children": [], "message": None}}, "a"),
+     "its parents lead back to it"),
+    ("import --conversation, a node that is a list", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": [1, 2]}), "node 'a' is a list"),
+    ("import --conversation, children not a list", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": 5}}), "node 'a': 'children' is a int"),
+    ("import --conversation, a child that is a list", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": [["b"]]}}), "node 'a': a child is not an id"),
+    ("import --conversation, current node a list", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": [], "message": {"author": {"role": "user"},
+               "content": {"parts": ["hi"]}}}}, ["a"]), None),
+    ("import --conversation, message a string", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": [], "message": "hi"}}),
+     "node 'a': 'message' is a str"),
+    ("import --conversation, author a string", ["import", "--conversation"], "c.json",
+     _chatgpt({"a": {"parent": None, "children": [], "message": {"author": "me"}}}),
+     "message 'author' is not an object"),
+    ("import --conversation, LoCoMo session a number", ["import", "--conversation"], "c.json",
+     '{"conversation": {"speaker_a": "A", "session_1": 5}}', "session_1 is a int"),
+]
+
+
+def cli_reader(scratch: Path, number: int) -> list[str]:
+    """One malformed input (CLI_INPUTS[number]) given to the command that reads it: a
+    clear error naming the file and the place (file:line or the node; exit 1, no
+    traceback, memory.md unchanged), or, for a file memcli can read, a clean import;
+    never a hang, never a traceback."""
+    name, command, filename, text, expected = CLI_INPUTS[number]
+    root = _workspace(scratch)
+    given = scratch / filename
+    given.write_text(text, encoding="utf-8")
+    before = (root / "memory.md").read_bytes()
+    try:
+        done = memcli("-w", str(root), *command, str(given), "--dry-run"
+                      if command[0] == "extract" else "--json", timeout=60)
+    except subprocess.TimeoutExpired:
+        return [f"{name}: still running after 60 s"]
+    problems = []
+    if "Traceback" in done.stderr or "RecursionError" in done.stderr:
+        problems.append(f"{name}: a traceback: {done.stderr.strip()[-300:]}")
+    if expected is None:
+        if done.returncode != 0:
+            problems.append(f"{name}: refused a file it can read: {done.stderr.strip()}")
+        return problems
+    if done.returncode == 0:
+        problems.append(f"{name}: accepted")
+    place = f"{given.name}{expected}" if expected.startswith(":") else expected
+    if place not in done.stderr + done.stdout:
+        problems.append(f"{name}: the error does not name {place!r}: {done.stderr.strip()[-300:]}")
+    if (root / "memory.md").read_bytes() != before:
+        problems.append(f"{name}: memory.md changed")
+    return problems
+
+
 # ---------------------------------------------------------------------- the scenarios
 
 
@@ -329,6 +565,22 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
         (
             "merge driver: a planted <id>-<sha6> entry (#17)",
             _count(lambda p, n: planted_conflict_id(p, *PLANTS[n]), len(PLANTS)),
+        ),
+        (
+            "transcript: a line nested too deeply or not JSON, Stop and prompt hooks (#10)",
+            _count(lambda p, n: bad_transcript_line(p, list(BAD_LINES)[n]), len(BAD_LINES)),
+        ),
+        (
+            "CLI readers: deep JSON, ChatGPT loops and malformed nodes (#10, #11)",
+            _count(cli_reader, len(CLI_INPUTS)),
+        ),
+        (
+            "Stop hook: a 40 MB transcript line, memory bounded (#14)",
+            _count(lambda p, n: long_line_memory(p, 40, 1.0), 1),
+        ),
+        (
+            "hooks: a FIFO as transcript_path (#17)",
+            _count(lambda p, n: fifo_transcript(p, ("user-prompt-submit", "stop")[n]), 2),
         ),
         (
             ".gitattributes: a docs/memory.md conflict reported by git (#8)",
