@@ -430,8 +430,8 @@ def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
         port=port,
         log_level="warning",
         lifespan="on",
-        http=guarded_protocol(limits),
-        limit_concurrency=limits.max_connections,
+        http=guarded_protocol(limits),  # the cap (uvicorn's limit_concurrency would 503
+        # every request once the cap is reached, those of connections already in too)
         backlog=min(2048, limits.max_connections),  # also how many are accepted at once
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=HEADER_BYTES,

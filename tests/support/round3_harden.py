@@ -65,6 +65,118 @@ def _repository(root: Path, memory: str = MEMORY) -> None:
     git(root, "commit", "-qm", "start")
 
 
+# ---------------------------------------------------------------------- finding 3
+
+TOKEN = "test-token-0123456789abcdef"
+
+
+def _few_descriptors() -> None:
+    """preexec_fn: the server may hold 128 descriptors (the attack then needs fewer
+    sockets than at the common 1,024)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+
+
+def _closed_by_server(sock: object) -> bool:
+    """Whether the server closed this connection (an error reply, then end of stream)."""
+    try:
+        while sock.recv(4096):  # type: ignore[attr-defined]
+            pass
+    except TimeoutError:
+        return False
+    except OSError:  # reset: closed as well
+        return True
+    return True
+
+
+def _initialize(url: str) -> str:
+    """An authenticated MCP `initialize`: '' when the server answers who it is."""
+    import httpx2
+
+    try:
+        response = httpx2.post(
+            url,
+            json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}},
+            headers={"Accept": "application/json, text/event-stream",
+                     "Authorization": f"Bearer {TOKEN}"},
+            timeout=30,
+        )
+    except Exception as exc:  # noqa: BLE001 - any failure to answer is the finding
+        return f"{type(exc).__name__}: {exc}"
+    if response.status_code != 200 or "serverInfo" not in response.text:
+        return f"{response.status_code}: {response.text[:200]}"
+    return ""
+
+
+#: ways to stop half way through a request: in a header, before the blank line that
+#: ends the headers, in the body
+HALF_REQUESTS = {
+    "in a header": b"Content-Le",
+    "before the end of the headers": b"Content-Length: 10\r\n",
+    "in the body": f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+    "Accept: application/json, text/event-stream\r\n"
+    'Content-Length: 100\r\n\r\n{"jsonrpc"'.encode(),
+}
+
+
+def half_sent_requests(scratch: Path, sockets: int = 200) -> list[str]:
+    """A real `memcli mcp --http` limited to 128 descriptors, sent `sockets` connections
+    that each stop half way through a request (each of HALF_REQUESTS in turn): the
+    server lives, closes every one (at once over its cap, after MEMCLI_MCP_READ_TIMEOUT
+    the rest) and answers a proper request afterwards. A problem names its kind."""
+    import socket
+    import time
+
+    root = _workspace(scratch)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(ENV, MEMCLI_MCP_TOKEN=TOKEN, MEMCLI_MCP_READ_TIMEOUT="2")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(root), "mcp", "--http", f"127.0.0.1:{port}"],
+        env=env, stderr=subprocess.PIPE, text=True,
+        preexec_fn=_few_descriptors,  # noqa: PLW1509 - the server's limit only
+    )
+    slow: list[tuple[str, socket.socket]] = []
+    problems = []
+    kinds = list(HALF_REQUESTS)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        for number in range(sockets):
+            kind = kinds[number % len(kinds)]
+            sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + HALF_REQUESTS[kind])
+            slow.append((kind, sock))
+        if proc.poll() is not None:
+            return [f"the server exited: {proc.stderr.read()[-500:] if proc.stderr else ''}"]
+        for kind in kinds:
+            held = sum(not _closed_by_server(sock) for k, sock in slow if k == kind)
+            if held:
+                problems.append(f"{kind}: {held} half-sent requests still held")
+        answer = _initialize(f"http://127.0.0.1:{port}/mcp")
+        if answer:
+            problems.append(f"a proper request failed: {answer}")
+        if proc.poll() is not None:
+            problems.append("the server exited")
+    finally:
+        for _, sock in slow:
+            sock.close()
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return problems
+
+
 # ---------------------------------------------------------------------- finding 7
 
 #: workspace folder names that ran a command through the post-merge hook's shell
@@ -500,6 +612,10 @@ CLI_INPUTS = [
 ]
 
 
+#: the first DEEP_INPUTS of CLI_INPUTS are JSON nested too deeply (finding 10)
+DEEP_INPUTS = 6
+
+
 def cli_reader(scratch: Path, number: int) -> list[str]:
     """One malformed input (CLI_INPUTS[number]) given to the command that reads it: a
     clear error naming the file and the place (file:line or the node; exit 1, no
@@ -547,9 +663,19 @@ def _count(attack: Callable[[Path], list[str]], variants: int) -> Callable[[Path
     return run
 
 
+def _http(scratch: Path) -> tuple[int, int]:
+    """Each kind of half-sent request is an attempt; all fail if the server died or no
+    longer answered."""
+    problems = half_sent_requests(scratch)
+    if any(problem.split(":")[0] not in HALF_REQUESTS for problem in problems):
+        return len(HALF_REQUESTS), 0
+    return len(HALF_REQUESTS), len(HALF_REQUESTS) - len(problems)
+
+
 def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
     """One scenario per finding fixed: (name, run(scratch) -> (attempts, harmless))."""
     return [
+        ("MCP over HTTP: 200 half-sent requests at a 128-descriptor limit (#3)", _http),
         (
             "post-merge hook: shell syntax in the workspace path (#7)",
             _count(lambda p, n: hook_injection(p, HOSTILE_NAMES[n]), len(HOSTILE_NAMES)),
@@ -571,8 +697,12 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
             _count(lambda p, n: bad_transcript_line(p, list(BAD_LINES)[n]), len(BAD_LINES)),
         ),
         (
-            "CLI readers: deep JSON, ChatGPT loops and malformed nodes (#10, #11)",
-            _count(cli_reader, len(CLI_INPUTS)),
+            "CLI readers: JSON nested too deeply (#10)",
+            _count(lambda p, n: cli_reader(p, n), DEEP_INPUTS),
+        ),
+        (
+            "import --conversation: ChatGPT nodes that loop or are malformed (#11)",
+            _count(lambda p, n: cli_reader(p, DEEP_INPUTS + n), len(CLI_INPUTS) - DEEP_INPUTS),
         ),
         (
             "Stop hook: a 40 MB transcript line, memory bounded (#14)",
