@@ -66,7 +66,8 @@ def too_deep(path: Path | str, text: str, first_line: int = 1) -> ValidationErro
     the line where the nesting is deepest."""
     return ValidationError(
         f"{path}:{first_line + deepest_line(text) - 1}: JSON nested too deeply to read",
-        hint="a transcript's messages are a few levels deep; this file is not one",
+        hint="transcripts, conversations and exports are a few levels deep: this file is "
+        "not one of them",
     )
 
 
