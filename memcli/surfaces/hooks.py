@@ -185,16 +185,18 @@ def answer(
     payload = parse_payload(stdin_text)
     root = workspace_for(workspace_flag, payload)
     if event in INJECT_EVENTS:
-        block = inject_block(root, event, payload, max_tokens, timeout)
+        notes: list[str] = []  # a transcript line skipped, a transcript not read
+        block = inject_block(root, event, payload, max_tokens, timeout, notes)
+        said = "".join(f"{note}\n" for note in notes)
         if not block:
-            return "", ""
+            return "", said
         out, left_out = fitted_output(EVENTS[event], block, HOST_OUTPUT_CHARS)
         if left_out:
-            return out, (
+            return out, said + (
                 f"memcli hook {event}: {left_out} memories left out to keep the block under "
                 f"{HOST_OUTPUT_CHARS} characters (--max-tokens sets a smaller budget)\n"
             )
-        return out, ""
+        return out, said
     return "", extract_new(root, payload) + "\n"
 
 
@@ -243,10 +245,16 @@ def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
 
 
 def inject_block(
-    root: str, event: str, payload: dict[str, Any], max_tokens: int, timeout: float
+    root: str,
+    event: str,
+    payload: dict[str, Any],
+    max_tokens: int,
+    timeout: float,
+    notes: list[str] | None = None,
 ) -> str:
-    """The memory block for the prompt and recent turns ('' when no memory fits)."""
-    context = hook_context(event, payload) or None
+    """The memory block for the prompt and recent turns ('' when no memory fits); what
+    the transcript's reading left out goes to `notes`."""
+    context = hook_context(event, payload, notes) or None
     # memcli.core.requests.InjectRequest in its wire form (that module costs dataclasses)
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
@@ -303,9 +311,10 @@ def has_entries(block: str) -> bool:
     return len(lines) > 2
 
 
-def hook_context(event: str, payload: dict[str, Any]) -> str:
+def hook_context(event: str, payload: dict[str, Any], notes: list[str] | None = None) -> str:
     """The prompt first (the embedding model reads the start of a query), then the recent
-    turns of the transcript, each cut to TURN_CHARS; control characters become spaces."""
+    turns of the transcript, each cut to TURN_CHARS; control characters become spaces.
+    Lines of the transcript that cannot be read are left out (said in `notes`)."""
     parts = []
     prompt = payload.get("prompt")
     if isinstance(prompt, str) and prompt.strip():
@@ -314,8 +323,11 @@ def hook_context(event: str, payload: dict[str, Any]) -> str:
     if isinstance(path, str) and path:
         from memcli.surfaces import transcript
 
-        lines = transcript.tail_lines(os.path.expanduser(path), TAIL_BYTES)
-        turns = transcript.recent_turns(transcript.transcript_messages(lines), RECENT_TURNS)
+        reading = transcript.tail_reading(os.path.expanduser(path), TAIL_BYTES)
+        messages = transcript.reading_messages(reading)
+        if reading.skipped.note() and notes is not None:
+            notes.append(reading.skipped.note())
+        turns = transcript.recent_turns(messages, RECENT_TURNS)
         if parts and turns and turns[-1] == parts[0]:
             turns.pop()  # the prompt may already be in the transcript
         parts.extend(t[:TURN_CHARS] for t in turns)
@@ -333,7 +345,7 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     if not isinstance(path, str) or not path:
         raise HookError("the hook input has no transcript_path")
     path = os.path.realpath(os.path.expanduser(path))
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise HookError(f"{path}: no such transcript")
     problem = unreadable_file(root)
     if problem:  # its memories cannot be compared or written: later, once it is mended
@@ -344,15 +356,24 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
 
     session = transcript.session_of(path, payload.get("session_id"))
     with Positions(root) as positions:
-        lines, start, end = transcript.lines_after(path, positions.offset(session, path))
-        messages = transcript.transcript_messages(lines)
+        try:  # only a regular file, in chunks: a line over the limit is passed over
+            reading = transcript.read_after(
+                path, positions.offset(session, path), positions.line(session, path)
+            )
+        except transcript.NotRegularFile as exc:
+            raise HookError(str(exc)) from None
+        messages = transcript.reading_messages(reading)  # a line that is not JSON: skipped
         decisions = Memory(root).extract(messages, source=session) if messages else []
-        positions.record(session, path, end)
+        positions.record(session, path, reading.end, reading.line)
     counts: dict[str, int] = {}
     for decision in decisions:
         counts[decision.action] = counts.get(decision.action, 0) + 1
     summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "nothing new"
-    return f"memcli: {summary} from {end - start} new bytes of session {session}"
+    new = reading.end - reading.start
+    note = reading.skipped.note()
+    return f"memcli: {summary} from {new} new bytes of session {session}" + (
+        f"\n{note}" if note else ""
+    )
 
 
 # ------------------------------------------------------------------ the answer
