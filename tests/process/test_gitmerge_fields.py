@@ -16,8 +16,13 @@ from tests.unit.test_gitmerge_fields import EDITED, FULL, OTHER, TEXT, _result, 
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env = dict(
+        os.environ,
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
     result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
@@ -38,16 +43,21 @@ ROWS = [
 
 
 @pytest.mark.slow  # a python process per merge
-@pytest.mark.parametrize(("base_meta", "field_meta", "side"),
-                         [pytest.param(*row[1:], id=row[0]) for row in ROWS])
+@pytest.mark.parametrize(
+    ("base_meta", "field_meta", "side"), [pytest.param(*row[1:], id=row[0]) for row in ROWS]
+)
 def test_real_git_merge_keeps_a_field_change_and_a_text_edit(
     tmp_path: Path, base_meta: dict, field_meta: dict, side: str
 ) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "merge.memcli.driver", f'"{sys.executable}" -m memcli merge-driver '
-        "%O %A %B %P")
+    git(
+        repo,
+        "config",
+        "merge.memcli.driver",
+        f'"{sys.executable}" -m memcli merge-driver %O %A %B %P',
+    )
     (repo / ".gitattributes").write_text("memory.md merge=memcli\n")
     memory = repo / "memory.md"
     memory.write_text(document(TEXT, base_meta))

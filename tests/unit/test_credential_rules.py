@@ -72,7 +72,11 @@ for word in ("password", "passwd", "passphrase", "pwd", "passcode", "PASSWORD"):
         (None, f"{word}: abc"),
         (PW, f"{word}=abcd"),
     ]
-CASES += [(None, "the password is stored"), (None, "password: required"), (PW, "password: requires")]
+CASES += [
+    (None, "the password is stored"),
+    (None, "password: required"),
+    (PW, "password: requires"),
+]
 for word in ("密码", "口令", "密钥"):
     for sep in ("是", "为", "：", ":", "="):
         CASES += [(PW, f"{word}{sep}ab1d"), (None, f"{word}{sep}ab1")]
@@ -91,7 +95,11 @@ for name in (
     "client_secret",
     "client secret",
 ):
-    CASES += [("token", f"{name}: abcdefg1"), (None, f"{name}: abcdef1"), (None, f"{name}: 1234567")]
+    CASES += [
+        ("token", f"{name}: abcdefg1"),
+        (None, f"{name}: abcdef1"),
+        (None, f"{name}: 1234567"),
+    ]
     CASES += [("token", f"{name}='abcdefg1'"), (None, f"{name} abcdefg1")]  # no : or =
 
 

@@ -79,9 +79,7 @@ def test_a_field_change_and_a_text_edit_both_survive(
     base = document(TEXT, base_meta)
     field_change = document(TEXT, changed_meta)
     text_edit = document(EDITED, base_meta)
-    ours, theirs = (
-        (field_change, text_edit) if field_side == "ours" else (text_edit, field_change)
-    )
+    ours, theirs = (field_change, text_edit) if field_side == "ours" else (text_edit, field_change)
     out, conflicts = merged(ours, theirs, base)
     assert conflicts == 0
     assert _result(out) == (EDITED, changed_meta), f"{key} {action} by {field_side}"
