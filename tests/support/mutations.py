@@ -115,9 +115,9 @@ def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, 
 
 def failed_tests(output: str) -> list[str]:
     return [
-        line.split(" ", 2)[1]
+        line.split(" ", 1)[1].split(" - ", 1)[0]
         for line in output.splitlines()
-        if line.startswith(("FAILED ", "ERROR ")) and " " in line
+        if line.startswith(("FAILED ", "ERROR "))
     ]
 
 
