@@ -18,7 +18,7 @@ import datetime as dt
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -53,6 +53,7 @@ _WRAPPER_TAG = re.compile(r"<(\s*/?\s*memory)", re.IGNORECASE)
 #: cost more time than the block is worth
 SCAN_BUDGETS = 4
 MAX_EXACT_TRIES = 16  # entries tried one by one, each counted with the whole block
+JOIN_SLACK = 8  # tokens an entry's estimate may exceed its exact cost in a block
 SCAN_AT_LEAST = 256  # candidates: a small budget still has small entries to fill gaps
 
 
@@ -280,7 +281,7 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
 
 
 def _leading_costs(
-    ranked: list[Candidate], counter: TokenCounter, fmt: str, scan_tokens: int
+    ranked: list[Candidate], counter: TokenCounter, fmt: str, scan_tokens: float
 ) -> list[int]:
     """Token costs of the leading candidates, until they add up to `scan_tokens` (and
     at least SCAN_AT_LEAST of them). Candidates that look like they hold a credential
@@ -331,18 +332,9 @@ def pack(
         )
     ranked = sorted(candidates, key=lambda c: (not c.priority, -c.score))
     costs = _leading_costs(ranked, counter, fmt, SCAN_BUDGETS * budget)
+    tail = ranked[len(costs) :]
     del ranked[len(costs) :]
-    if fmt == "json":
-        headers = {
-            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],")
-            for t in {c.entry.type for c in ranked}
-        }
-    else:
-        closing = 1 if fmt == "xml" else 0
-        headers = {
-            t: counter.count(render_header(t, fmt)) + closing
-            for t in {c.entry.type for c in ranked}
-        }
+    headers = _header_costs({c.entry.type for c in ranked}, counter, fmt)
 
     chosen: list[int] = []
     used = empty
@@ -415,7 +407,50 @@ def pack(
             chosen.append(i)
             taken.add(i)
             text, tokens = new_text, new_tokens
+    if not chosen:  # every try above was a near-fit: never an empty block when one fits
+        costs.extend(_leading_costs(tail, counter, fmt, float("inf")))  # the unscanned too
+        ranked.extend(tail)
+        headers = _header_costs({c.entry.type for c in ranked}, counter, fmt)
+        estimates = [costs[i] + headers[ranked[i].entry.type] for i in range(len(ranked))]
+        chosen = _fits_alone(ranked, estimates, budget, empty, exact)
+        if chosen:
+            text, tokens = exact(chosen)
     picked = [
         ranked[i] for i in sorted(chosen, key=lambda i: (not ranked[i].priority, -ranked[i].score))
     ]
     return Packed(picked, text, tokens, budget, counter.name, counter.exact, len(ranked))
+
+
+def _header_costs(types: set[str], counter: TokenCounter, fmt: str) -> dict[str, int]:
+    """Estimated tokens a section adds besides its entries (heading, closing tag)."""
+    if fmt == "json":
+        return {
+            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],") for t in types
+        }
+    closing = 1 if fmt == "xml" else 0
+    return {t: counter.count(render_header(t, fmt)) + closing for t in types}
+
+
+def _fits_alone(
+    ranked: list[Candidate],
+    estimates: list[int],
+    budget: int,
+    empty: int,
+    exact: Callable[[list[int]], tuple[str, int]],
+) -> list[int]:
+    """Greedy fallback for a block left empty: candidates by estimated cost (smallest
+    first, then rank), each counted exactly, taken while the block stays within budget.
+    Estimates of one entry are off by a few tokens at the joins (JSON merges quotes and
+    brackets), so those up to JOIN_SLACK over the room are still counted."""
+    chosen: list[int] = []
+    room = budget - empty
+    tries = 0
+    for i in sorted(range(len(ranked)), key=lambda i: (estimates[i], i)):
+        if estimates[i] > room + JOIN_SLACK or (chosen and tries >= MAX_EXACT_TRIES):
+            break
+        tries += 1 if chosen else 0
+        _, tokens = exact([*chosen, i])
+        if tokens <= budget:
+            chosen.append(i)
+            room = budget - tokens
+    return chosen
