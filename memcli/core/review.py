@@ -25,6 +25,9 @@ from dataclasses import dataclass
 from memcli.core.models import Entry, fmt_unit, unit_value
 
 REVIEW_KEY = "review"
+#: `AddRequest.by` of `memcli import` without --as-mine: stored as the person's
+#: (`by=person`: it does not fade), its corrections, pins and importance ≥ 0.9 held
+IMPORT_WRITER = "import"
 #: an importance at or above this is held for review when an agent asks for it (the
 #: importance of a profile entry, InjectSettings.profile_importance)
 ELEVATED_IMPORTANCE = 0.9

@@ -29,7 +29,7 @@ from memcli.core.models import (
     utc_now,
 )
 from memcli.core.requests import AddRequest, ListRequest
-from memcli.core.review import REVIEW_KEY, Held, held_of, hold
+from memcli.core.review import IMPORT_WRITER, REVIEW_KEY, Held, held_of, hold
 from memcli.core.validate import (
     check_created,
     check_keywords,
@@ -240,7 +240,9 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
             meta["pin"] = "true"
         if secret:
             meta["secret"] = "ok"
-        meta[BY_KEY] = by
+        # an import the person ran is theirs to keep (it never fades for age), but what
+        # it asks to lead waits for review like an agent's
+        meta[BY_KEY] = "person" if by == IMPORT_WRITER else by
         if held:
             meta[REVIEW_KEY] = held.format()
         entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
