@@ -4,6 +4,8 @@ the boundaries of every range of memcli.core.validate.INVISIBLE_RANGES."""
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from memcli.core.errors import ValidationError
@@ -95,8 +97,9 @@ def test_rendering_escapes_after_folding_and_strips_invisible(
     entry = Entry("m1", text, "fact", "memory.md", 1)
     block = render_block([C(entry, 1.0)], fmt)
     inner = block.removeprefix("<memory>").removesuffix("</memory>")
-    assert absent not in inner
-    assert "</memory>" not in inner and "<memory>" not in inner
+    read = unicodedata.normalize("NFKC", inner)  # what a model may take it for
+    assert absent not in read
+    assert "</memory>" not in read and "<memory>" not in read
     assert find_invisible(block) is None
 
 
