@@ -102,7 +102,7 @@ def test_each_cli_is_run_as_documented_and_its_answer_read(
     assert "Return JSON." in call["prompt"] and "--model" in call["argv"]
     assert SECRET not in call["prompt"] and "[redacted" in call["prompt"]
     assert SECRET not in " ".join(call["argv"])  # the prompt never on the command line
-    monkeypatch.setenv("STANDIN_ANSWER", "```json\n{\"fenced\": 1}\n```")
+    monkeypatch.setenv("STANDIN_ANSWER", '```json\n{"fenced": 1}\n```')
     assert client.chat_json("s", "u") == {"fenced": 1}
     monkeypatch.setenv("STANDIN_ANSWER", "Sure! Here it is")
     with pytest.raises(LLMError, match="not JSON"):
