@@ -10,7 +10,6 @@ import pytest
 
 from memcli.core.errors import ValidationError
 from memcli.core.models import Entry
-from memcli.core.review import Held, hold, is_pending, parse_held, vouched
 from memcli.core.validate import (
     INVISIBLE_RANGES,
     check_meta_value,
@@ -108,32 +107,3 @@ def test_plain_text_renders_unchanged_and_every_block_carries_the_note() -> None
     assert render_item(entry, "markdown") == f"- {entry.text}\n"  # no folding, no escape
     for fmt in ("markdown", "xml", "json"):
         assert NOTE in render_block([], fmt)
-
-
-@pytest.mark.parametrize(
-    ("asked", "stored", "held"),
-    [
-        (("correction", None, False), ("fact", None, False), "type:correction"),
-        (("fact", 0.9, False), ("fact", None, False), "imp:0.9"),
-        (("fact", 0.89, False), ("fact", 0.89, False), ""),
-        (("preference", 1.0, True), ("preference", None, False), "imp:1,pin"),
-        (("lesson", None, False), ("lesson", None, False), ""),
-    ],
-)
-def test_hold_splits_what_waits_for_a_person(asked: tuple, stored: tuple, held: str) -> None:
-    *now, waits = hold(*asked)
-    assert tuple(now) == stored and waits.format() == held
-    assert parse_held(held) == waits
-
-
-def test_vouched_needs_a_person_and_nothing_pending() -> None:
-    def entry(**meta: str) -> Entry:
-        return Entry("m1", "x", "correction", "memory.md", 1, meta)
-
-    assert vouched(entry()) and vouched(entry(by="person"))
-    assert not vouched(entry(by="agent")) and not vouched(entry(by="extract"))
-    assert not vouched(entry(review="pin")) and is_pending(entry(review="pin"))
-    assert not vouched(entry(src="chat-1"))  # an older program's write
-    assert Held("correction", None, False).union(Held(None, 1.0, True)) == Held(
-        "correction", 1.0, True
-    )
