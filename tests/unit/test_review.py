@@ -37,3 +37,20 @@ def test_vouched_needs_a_person_and_nothing_pending() -> None:
     assert Held("correction", None, False).union(Held(None, 1.0, True)) == Held(
         "correction", 1.0, True
     )
+
+
+@pytest.mark.parametrize(
+    ("value", "held"),
+    [
+        ("type:correction,imp:1,pin", Held("correction", 1.0, True)),
+        ("imp:0.95", Held(None, 0.95, False)),
+        ("imp:high", Held()),  # a hand edit memcli cannot read: nothing held
+        ("imp:1.5", Held()),
+        ("junk, pin", Held(None, None, True)),
+        ("type:", Held()),
+        ("", Held()),
+    ],
+)
+def test_a_review_value_read_back(value: str, held: Held) -> None:
+    assert parse_held(value) == held
+    assert bool(held) == bool(held.format())
