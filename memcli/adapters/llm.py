@@ -5,7 +5,8 @@
 - `local`: a server on this machine speaking the same protocol with no key (Ollama's
   `http://127.0.0.1:11434/v1`, the default, or llama.cpp's `llama-server`);
 - `claude-cli`: the Claude Code a person already runs, as `claude -p --output-format
-  json` (the prompt on stdin; it prints one JSON object whose `result` is the answer);
+  json --max-turns 1` (the prompt on stdin; it prints one JSON object whose `result` is
+  the answer);
 - `codex-cli`: Codex, as `codex exec --json --sandbox read-only --skip-git-repo-check -`
   (the prompt on stdin; it prints JSONL events, the answer is the text of the last
   `item.completed` agent message, `turn.failed` / `error` events are failures).
@@ -130,7 +131,8 @@ class CLIClient:
         """The command line run: the executable, then the documented flags."""
         model = ["--model", self.model] if self.model else []
         if self.provider == "claude-cli":
-            return [*self.command, "-p", "--output-format", "json", *model]
+            # one turn: an answer, no tool use (a run that wants a tool ends in an error)
+            return [*self.command, "-p", "--output-format", "json", "--max-turns", "1", *model]
         flags = ["--json", "--sandbox", "read-only", "--skip-git-repo-check"]
         return [*self.command, "exec", *flags, *model, "-"]
 

@@ -100,6 +100,8 @@ def test_each_cli_is_run_as_documented_and_its_answer_read(
     assert client.chat_json("Return JSON.", f"the password is {SECRET}") == {"ok": True}
     (call,) = calls(standins)
     assert "Return JSON." in call["prompt"] and "--model" in call["argv"]
+    # no tools: one turn for claude, a read-only sandbox for codex
+    assert {"--max-turns", "--sandbox"} & set(call["argv"])
     assert SECRET not in call["prompt"] and "[redacted" in call["prompt"]
     assert SECRET not in " ".join(call["argv"])  # the prompt never on the command line
     monkeypatch.setenv("STANDIN_ANSWER", '```json\n{"fenced": 1}\n```')
