@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from memcli.adapters.tokens import TokenCounter
 from memcli.core.credentials import withheld
 from memcli.core.errors import ValidationError
-from memcli.core.models import Entry, section_title
+from memcli.core.models import DEFAULT_IMPORTANCE, Entry, section_title
 from memcli.core.review import vouched
 from memcli.core.validate import escape_controls, strip_invisible
 from memcli.store.config import InjectSettings, SearchSettings
@@ -222,16 +222,28 @@ def recall_candidates(
     entries: Sequence[Entry], now: dt.datetime, settings: SearchSettings
 ) -> list[Candidate]:
     """The candidates of a block without a context: every entry not expired, scored by
-    importance × confidence × recency (seed 003)."""
+    importance × confidence × recency (seed 003). The importance a program gave an entry
+    counts up to the default only until a person stands behind it (vouched): an agent
+    cannot put its own writes at the top of every session's first block."""
     from memcli.logic.search import half_life, recency
 
     return [
         Candidate(
-            e, e.importance * e.confidence * recency(e, now, half_life(e, settings)), is_priority(e)
+            e,
+            claimed_importance(e) * e.confidence * recency(e, now, half_life(e, settings)),
+            is_priority(e),
         )
         for e in entries
         if not is_expired(e, now)
     ]
+
+
+def claimed_importance(entry: Entry) -> float:
+    """The importance a block without a context ranks an entry by: its own when a person
+    stands behind it, else at most the default."""
+    if vouched(entry):
+        return entry.importance
+    return min(entry.importance, DEFAULT_IMPORTANCE)
 
 
 def heading(entry_type: str) -> str:

@@ -54,3 +54,31 @@ def test_vouched_needs_a_person_and_nothing_pending() -> None:
 def test_a_review_value_read_back(value: str, held: Held) -> None:
     assert parse_held(value) == held
     assert bool(held) == bool(held.format())
+
+
+def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> None:
+    from memcli.core.models import format_time, utc_now
+    from memcli.logic.inject import recall_candidates
+    from memcli.store.config import SearchSettings
+
+    now = utc_now()
+
+    def entry(entry_id: str, imp: str, **meta: str) -> Entry:
+        return Entry(
+            entry_id,
+            entry_id,
+            "preference",
+            "memory.md",
+            1,
+            {"imp": imp, "created": format_time(now), **meta},
+        )
+
+    found = [
+        entry("hand", "0.7"),
+        entry("agent", "0.89", by="agent"),
+        entry("confirmed", "0.89", by="person"),
+        entry("low-agent", "0.3", by="agent"),
+    ]
+    score = {c.entry.id: c.score for c in recall_candidates(found, now, SearchSettings())}
+    assert score["confirmed"] > score["hand"] > score["agent"] > score["low-agent"]
+    assert score["agent"] == pytest.approx(0.5, abs=0.01)  # the default, not its own 0.89
