@@ -120,6 +120,18 @@ def hold(
     )
 
 
+def beyond(entry: Entry, asked: Held) -> Held:
+    """What of an agent's request `asked` the entry does not have yet (what a repeat or
+    an edit of it holds for review)."""
+    return Held(
+        asked.type if asked.type and asked.type != entry.type else None,
+        asked.importance
+        if asked.importance is not None and asked.importance > entry.importance
+        else None,
+        asked.pin and not entry.pinned,
+    )
+
+
 def vouched(entry: Entry) -> bool:
     """A person stands behind the entry's place: nothing of it waits for review and it
     was not written by a program (a hand edit, a person's add or edit, or a confirmed

@@ -29,7 +29,7 @@ from memcli.core.models import (
     utc_now,
 )
 from memcli.core.requests import AddRequest, ListRequest
-from memcli.core.review import IMPORT_WRITER, REVIEW_KEY, Held, held_of, hold
+from memcli.core.review import IMPORT_WRITER, REVIEW_KEY, Held, beyond, held_of, hold
 from memcli.core.validate import (
     check_created,
     check_keywords,
@@ -285,13 +285,7 @@ def repeat_meta(
     held = Held()
     if by != "person":
         _, importance, pin, wanted = hold(entry_type, importance, pin)
-        held = Held(
-            wanted.type if wanted.type and wanted.type != entry.type else None,
-            wanted.importance
-            if wanted.importance is not None and wanted.importance > entry.importance
-            else None,
-            wanted.pin and not entry.pinned,
-        )
+        held = beyond(entry, wanted)
         if entry.provenance == "hand":
             source = None
     meta = merged_meta(entry, importance, confidence, keywords, source, pin, now)
@@ -371,14 +365,8 @@ def edit(
         imp, wants_pin = importance, pin
         if by != "person":  # an agent's pin or high importance waits for a person
             _, _, _, asked = hold(block.entry.type, importance, bool(pin))
-            held = Held(
-                None,
-                asked.importance
-                if asked.importance is not None and asked.importance > block.entry.importance
-                else None,
-                asked.pin and not block.entry.pinned,
-            )
-            if held.importance is not None or asked.importance is not None:
+            held = beyond(block.entry, asked)
+            if asked.importance is not None:
                 imp = None
             if asked.pin:
                 wants_pin = None
