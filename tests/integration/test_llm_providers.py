@@ -144,6 +144,7 @@ def test_local_server_without_a_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert default is not None and default.base_url == "http://127.0.0.1:11434/v1"
 
 
+@pytest.mark.slow  # extract and reflect load the embedding model
 def test_extract_and_reflect_through_claude_never_send_a_secret(
     empty_workspace: Path, standins: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
