@@ -26,6 +26,7 @@ from pydantic import Field
 
 from memcli.core.errors import MemcliError
 from memcli.core.requests import MODES, AddRequest, GetRequest, InjectRequest, SearchQuery
+from memcli.core.validate import strip_invisible
 from memcli.core.version import VERSION as __version__
 from memcli.services.memory import Memory, shared_memory
 from memcli.surfaces import operations
@@ -189,7 +190,8 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         annotations=annotations("get_memory_detail"),
     )
     def get_memory_detail(memory_key: MemoryKey) -> dict[str, Any]:
-        return call(operations.get, memory(), GetRequest(memory_key)).to_dict()
+        detail = call(operations.get, memory(), GetRequest(memory_key)).to_dict()
+        return {**detail, "text": strip_invisible(detail["text"])}
 
     @server.tool(
         description=(
@@ -353,12 +355,15 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
 
 
 def _result(hit: Any) -> dict[str, Any]:
+    """A search hit as the tool returns it; the text without invisible characters (a
+    hand edit may hold some: they never reach a model, as in inject blocks)."""
     entry = hit.entry
-    first_line = entry.text.split("\n", 1)[0]
+    text = strip_invisible(entry.text)
+    first_line = text.split("\n", 1)[0]
     return {
         "memory_key": entry.id,
         "summary": first_line if len(first_line) <= 120 else first_line[:119] + "…",
-        "content_preview": entry.text[:200],
+        "content_preview": text[:200],
         "memory_type": entry.type,
         "relevance_score": round(hit.score, 6),
         "created_at": entry.meta.get("created"),
