@@ -290,9 +290,10 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         return {"forgotten": entry.id, "text": entry.text}
 
     def read_file(name: str) -> str:
+        """A file as a model reads it: without invisible characters a hand edit left."""
         path = memory().root / name
         try:
-            return path.read_text(encoding="utf-8")
+            return strip_invisible(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return ""
         except (OSError, UnicodeDecodeError) as exc:
@@ -328,6 +329,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             detail = operations.get(memory(), GetRequest(memory_key)).to_dict()
         except MemcliError as exc:
             raise ResourceError(str(exc)) from None
+        detail["text"] = strip_invisible(detail["text"])
         return json.dumps(detail, ensure_ascii=False, indent=1)
 
     @server.prompt(

@@ -88,5 +88,7 @@ def test_one_vocabulary_strict_arguments_and_annotations(workspace: Path) -> Non
             await session.call_tool("get_memory_detail", {"memory_key": top["memory_key"]})
         )
         assert detail["text"] == "Drinks oolong tea"
+        resource = (await session.read_resource("memory://memory.md")).contents[0].text
+        assert "- Drinks oolong tea\n" in resource and hidden not in resource
 
     anyio.run(_session_run, workspace, steps)
