@@ -83,7 +83,9 @@ def test_one_vocabulary_strict_arguments_and_annotations(workspace: Path) -> Non
 
         tea = payload(await session.call_tool("search_memories", {"query": "oolong tea"}))
         top = tea["results"][0]
-        assert top["summary"] == "Drinks oolong tea" and hidden not in json.dumps(tea, ensure_ascii=False)
+        assert top["summary"] == "Drinks oolong tea" and hidden not in json.dumps(
+            tea, ensure_ascii=False
+        )
         detail = payload(
             await session.call_tool("get_memory_detail", {"memory_key": top["memory_key"]})
         )
