@@ -287,6 +287,15 @@ def diagnose(store: Store) -> dict[str, Any]:
         problems += [str(p) for p in doc.problems]
         if name != ARCHIVE_FILE:
             entries += doc.entries()
+    from memcli.core.validate import invisible_problem
+
+    for entry in entries:  # a hand edit memcli's writes would have refused
+        hidden = invisible_problem(entry.text, f"entry {entry.id}")
+        if hidden:
+            problems.append(
+                f"{entry.file}:{entry.line}: {hidden} (inject strips it from blocks; "
+                "remove it in your editor)"
+            )
     duplicates = [
         f"id {i} at " + ", ".join(f"{e.file}:{e.line}" for e in places)
         for i, places in duplicate_ids(entries).items()

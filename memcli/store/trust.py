@@ -23,10 +23,11 @@ from typing import Any
 from memcli.core.errors import ConfigError
 
 #: settings a workspace's memcli.toml may set only once the workspace is trusted: where
-#: memory text goes (an LLM endpoint, whether to use one), which secret is read and sent
-#: (the API key's variable), and which model files are loaded (a name may be downloaded)
+#: memory text goes (an LLM endpoint, whether to use one), which program runs (the
+#: agent CLI's command), which secret is read and sent (the API key's variable), and
+#: which model files are loaded (a name may be downloaded)
 SENSITIVE: dict[str, tuple[str, ...]] = {
-    "llm": ("provider", "base_url", "api_key_env"),
+    "llm": ("provider", "base_url", "api_key_env", "command"),
     "index": ("model", "uri", "token_env", "collection", "workspace"),
 }
 CONFIG_NAME = "config.toml"

@@ -306,9 +306,8 @@ def unreadable_file(root: str) -> str | None:
 
 
 def has_entries(block: str) -> bool:
-    """Whether a block holds more than its wrapper (`<memory>` and `</memory>`)."""
-    lines = [line for line in block.splitlines() if line.strip()]
-    return len(lines) > 2
+    """Whether a block holds an entry (a `- ` item), not only its wrapper and note."""
+    return any(line.startswith("- ") for line in block.splitlines())
 
 
 def hook_context(event: str, payload: dict[str, Any], notes: list[str] | None = None) -> str:
