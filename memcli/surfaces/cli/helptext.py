@@ -121,6 +121,17 @@ COMMANDS: dict[str, tuple[str | None, list[tuple[str, str]]]] = {
         ("memcli config set search.limit 5", "in this workspace's memcli.toml"),
         ("memcli config set inject.max_tokens 1200 --user", "in your own config.toml"),
     ]),
+    "review": (EVERYDAY, [
+        ("memcli review", "what an agent asked for that waits for you"),
+        ("memcli review confirm m8f3a2c1", "apply it and make the entry yours"),
+    ]),
+    "review confirm": (None, [
+        ("memcli review confirm m8f3a2c1", "one entry"),
+        ("memcli review confirm --all", "everything that waits"),
+    ]),
+    "review reject": (None, [
+        ("memcli review reject m8f3a2c1", "archive it (`memcli restore` brings it back)"),
+    ]),
     "git": (SETUP, [("memcli git setup", "entry-aware merges for this workspace")]),
     "git setup": (None, [("memcli git setup", "register the merge driver here")]),
 }

@@ -6,10 +6,11 @@ from typing import Any
 
 import typer
 
-from memcli.surfaces.cli import render
-from memcli.surfaces.cli.base import JsonOpt, app, memory
+from memcli.surfaces.cli import complete, render
+from memcli.surfaces.cli.base import HelpGroup, JsonOpt, app, memory
 
 review_app = typer.Typer(
+    cls=HelpGroup,
     help="What an agent asked for (a correction, a pin, importance ≥ 0.9) that waits for "
     "you: list it, confirm it or reject it.",
     invoke_without_command=True,
@@ -17,7 +18,10 @@ review_app = typer.Typer(
 app.add_typer(review_app, name="review")
 
 IdsArg = typer.Argument(
-    None, metavar="[ID]...", help="Entries to review (`memcli review` lists them)."
+    None,
+    metavar="[ID]...",
+    help="Entries to review (`memcli review` lists them).",
+    autocompletion=complete.ids,
 )
 AllOpt = typer.Option(False, "--all", help="Every entry that waits.")
 
