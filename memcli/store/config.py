@@ -107,7 +107,7 @@ class CompressSettings:
     #: this and nothing structural tells them apart (memcli.logic.similarity); a contradiction
     #: needs the cosine or the overlap ≥ contradiction_similarity. Chosen on
     #: bench/data/*.jsonl (bench/maintenance.py)
-    duplicate_threshold: float = 0.65
+    duplicate_threshold: float = 0.6
     contradiction_similarity: float = 0.5
     forget_base: float = 0.9
     forget_strength: float = 1.5
