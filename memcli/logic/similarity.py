@@ -239,9 +239,7 @@ def _holds_word(span: Sequence[Token]) -> bool:
 
 def _light(span: Sequence[Token]) -> bool:
     """The span is only a light verb (and function words): "Takes" in "Takes oat milk"."""
-    return all(
-        not t.distinctive and (t.stem in _FUNCTION or t.norm in _LIGHT_STEMS) for t in span
-    )
+    return all(not t.distinctive and (t.stem in _FUNCTION or t.norm in _LIGHT_STEMS) for t in span)
 
 
 _LIGHT_STEMS = frozenset(_stem(w) for w in _LIGHT)
