@@ -64,11 +64,12 @@ def last_reflection(entries: Sequence[Entry]) -> dt.datetime | None:
 
 
 def recent(entries: Sequence[Entry], since: dt.datetime | None) -> list[Entry]:
-    """Entries created after `since` (all dated ones when None), insights excluded."""
+    """Entries created after `since` (all dated ones when None), insights and the
+    assistant's turns excluded (is_evidence)."""
     return [
         e
         for e in entries
-        if not is_insight(e) and (t := _created(e)) is not None and (since is None or t > since)
+        if is_evidence(e) and (t := _created(e)) is not None and (since is None or t > since)
     ]
 
 
@@ -199,12 +200,12 @@ def extractive_insights(
     left_out = len(pool) - len(keep)
     if left_out:
         why.append(
-            f"{left_out} entries left out: the assistant's side of a conversation and "
+            f"{_entries(left_out)} left out: the assistant's side of a conversation and "
             "earlier insights are never evidence"
         )
     need = max(cfg.min_evidence, 2)
     if len(keep) < need:
-        why.append(f"{len(keep)} entries to reflect on: a theme needs at least {need}")
+        why.append(f"{_entries(len(keep))} to reflect on: a theme needs at least {need}")
         return [], why
     evidence = [pool[i] for i in keep]
     rows = vectors[keep]
@@ -236,6 +237,10 @@ def extractive_insights(
     if not groups:
         why.append(f"no {need} of the {len(evidence)} entries are about one theme")
     return insights, why
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
 
 
 def _mostly_chinese(text: str) -> bool:

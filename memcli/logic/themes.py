@@ -48,6 +48,14 @@ def _jieba():  # noqa: ANN202 - jieba has no type hints
     return jieba
 
 
+def _noun(word: str) -> bool:
+    """A one-character word jieba's dictionary tags as a noun (猫, 茶; not 跑, 买)."""
+    import jieba.posseg
+
+    _jieba()
+    return str(jieba.posseg.dt.word_tag_tab.get(word, "")).startswith("n")
+
+
 def is_chinese(text: str) -> bool:
     """Mostly Chinese: at least as many Chinese characters as Latin words, and two."""
     cjk = len(_CJK.findall(text))
@@ -64,7 +72,7 @@ def content_words(text: str) -> tuple[tuple[str, str], ...]:
         piece = match.group()
         if _CJK.match(piece):
             for word in _jieba().lcut(piece):
-                if word not in _ZH_STOP and (len(word) > 1 or word in "猫狗茶"):
+                if word not in _ZH_STOP and (len(word) > 1 or _noun(word)):
                     out.setdefault(word, word)
             continue
         folded = piece.casefold()
