@@ -214,7 +214,7 @@ def test_evidence_keeps_its_rank_after_reflection(workspace: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_issues_two_cases(tmp_path: Path, runner: CliRunner, exported) -> None:  # noqa: ANN001
+def test_the_issues_two_cases(tmp_path: Path, runner: CliRunner) -> None:
     """Issue 26 §3 with the real model: one Chinese line and a two-turn imported chat give
     nothing unreadable (nothing, and the reason); four entries about marathon training
     give one cited theme at an importance below theirs, with the id the dry run showed."""
