@@ -115,7 +115,7 @@ class CompressSettings:
     #: this and nothing structural tells them apart (memcli.logic.similarity); a contradiction
     #: needs the cosine or the overlap ≥ contradiction_similarity. Chosen on
     #: bench/data/*.jsonl (bench/maintenance.py)
-    duplicate_threshold: float = 0.65
+    duplicate_threshold: float = 0.6
     contradiction_similarity: float = 0.5
     forget_base: float = 0.9
     forget_strength: float = 1.5
@@ -149,8 +149,9 @@ class ReflectSettings:
     min_entries: int = 2
     cooldown_hours: float = 1.0
     #: a theme's cohesion: every member's mean cosine similarity to the other members is
-    #: at least this (README "Compress and reflect" says how it was chosen)
-    theme_similarity: float = 0.6
+    #: at least this (chosen on the tune half of bench/data/reflect_themes.jsonl:
+    #: bench/reflect_quality.py; Chinese texts use the overlap of their words instead)
+    theme_similarity: float = 0.25
     min_evidence: int = 3  # entries a theme needs before it is a pattern
     max_insights: int = 3
     window: int = 50  # recent entries considered when forced with nothing new
