@@ -70,8 +70,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "extract-updates-reflections",
         "memcli/logic/extract.py",
-        'sharing = [(e, _words(e.text)) for e in existing if e.type != "reflection"]',
-        "sharing = [(e, _words(e.text)) for e in existing]",
+        'if e.provenance not in ("reflection", "conversation") and e.type != "reflection"',
+        'if e.provenance != "conversation"',
         f"{UNIT}test_extract_targets.py",
         why="one sentence rewrites a reflection (memcli's own conclusion)",
     ),
