@@ -92,7 +92,11 @@ def guarded_update(
                         break
                     continue
                 if keeper is not None:
-                    keeper.observe(file, on_disk)
+                    try:
+                        keeper.observe(file, on_disk)
+                    except MemcliError as exc:  # before our write: nothing written
+                        raise MemcliError(f"{exc.message}; nothing was changed",
+                                          hint=exc.hint) from None
                 text = decode_text(on_disk, path) if on_disk else ""
                 for item, content in late:
                     text = _merge_late(keeper, item, content, text, path)
@@ -121,7 +125,10 @@ def guarded_update(
                             keeper.record(file, new_bytes, source="memcli", prev=_sha(on_disk))
                         _settle_late(keeper, late)
                     except MemcliError as exc:  # written: the history is what is missing
-                        sys.stderr.write(f"memcli: warning: {exc.message}\n")
+                        sys.stderr.write(
+                            f"memcli: warning: {path} was written, but {exc.message}: "
+                            "`memcli undo` cannot take this write back\n"
+                        )
                     return result
         finally:
             for item in retained:  # an editor may still hold it open: keep it a while

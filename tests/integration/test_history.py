@@ -64,13 +64,18 @@ def test_stale_save_reverting_an_edit_is_noticed_and_reapplied(workspace: Path) 
     assert mem.removed() == []
 
 
-def test_a_person_deleting_their_own_line_is_not_reported(workspace: Path) -> None:
+def test_a_person_deleting_their_own_line_is_listed_but_not_a_problem(
+    workspace: Path, runner: CliRunner
+) -> None:
     mem = Memory(workspace)
     memory = workspace / "memory.md"
     mem.add("Something memcli wrote")
     text = memory.read_text()
-    memory.write_text(text.replace("- Likes dark editor themes", "", 1))  # a hand-written line
-    assert mem.removed() == []
+    line = next(ln for ln in text.splitlines() if "Likes dark editor themes" in ln)
+    memory.write_text(text.replace(line + "\n", "", 1))  # a hand-written line
+    [item] = mem.removed()
+    assert (item["kind"], item["text"]) == ("deleted", "Likes dark editor themes")
+    assert runner.invoke(app, ["-w", str(workspace), "doctor"]).exit_code == 0
 
 
 def test_history_lists_versions_and_the_changes_of_one_entry(
@@ -105,15 +110,16 @@ def test_undo_takes_back_the_last_operation_and_keeps_later_edits(
         handle.write("- Hand-written after the adds\n")
     refused = runner.invoke(app, ["-w", str(workspace), "undo"])  # a pipe: must say --yes
     assert refused.exit_code == 1 and "--yes" in refused.output
+    result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])  # the hand save
+    assert result.exit_code == 0 and "undid hand edit" in result.output, result.output
+    text = memory.read_text()
+    assert "Hand-written after the adds" not in text and second.text in text
     result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])
     assert result.exit_code == 0, result.output
     text = memory.read_text()
     assert second.text not in text and first.text in text
-    assert "Hand-written after the adds" in text
     assert runner.invoke(app, ["-w", str(workspace), "undo", "--yes"]).exit_code == 0
-    text = memory.read_text()
-    assert first.text not in text and "Hand-written after the adds" in text
-    assert text.replace("- Hand-written after the adds\n", "") == original
+    assert memory.read_text() == original
 
 
 def test_undo_forget_brings_the_entry_back_and_empties_the_archive(workspace: Path) -> None:
