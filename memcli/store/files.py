@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from memcli.core.errors import ConflictError, MemcliError
-from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir
+from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir, sweep_temps
 from memcli.store.atomic import atomic_write as atomic_write
 from memcli.store.atomic import decode_text as decode_text
 from memcli.store.atomic import read_text as read_text
@@ -82,6 +82,7 @@ def guarded_update(
     file = name or path.name
     deadline = time.monotonic() + BUSY_LIMIT
     with file_lock(lock_path):
+        sweep_temps(path)  # left by a write that was killed
         late = keeper.late_writes(file) if keeper is not None else []
         retained: list[_Replaced] = []
         try:

@@ -105,3 +105,66 @@ def test_entries_deleted_in_an_editor_are_listed_restored_and_undone(
     assert "undid hand edit" in result["undos"][1].stdout
     assert result["back_after_undo"] == result["gone"] and result["edited_back"]
     assert not result["duplicates"]
+
+
+@pytest.mark.slow
+def test_the_watcher_records_hand_saves_that_restore_and_undo_then_use(watched) -> None:
+    """The real watcher sees a hand edit and then a save deleting three entries (with no
+    memcli command between them): each becomes a version, so the edited text is what
+    `restore` brings back and `undo` takes the deletion back."""
+    import hashlib
+    import time
+
+    from memcli.services.memory import Memory
+    from memcli.store.history import History
+    from memcli.store.store import duplicate_ids
+
+    root, _ = watched
+    memory = root / "memory.md"
+
+    def seen() -> None:
+        want = hashlib.sha256(memory.read_bytes()).hexdigest()
+        deadline = time.time() + 60
+        while History(root / ".memcli").head("memory.md") != want:
+            assert time.time() < deadline, "the watcher did not record the save"
+            time.sleep(0.1)
+
+    text = memory.read_text()
+    old = "Writes type hints on every public Python function"
+    memory.write_text(text.replace(old, "Writes type hints on every function"))  # in place
+    seen()
+    lines = [ln for ln in memory.read_text().splitlines(keepends=True)
+             if not any(f"id={i} " in ln for i in (r3.VICTIM, r3.OTHER, "m5d1e7b3"))]
+    tmp = memory.with_name(".memory.md.swp")
+    tmp.write_text("".join(lines))
+    tmp.replace(memory)  # saved by rename
+    seen()
+    listed = r3.memcli(root, "history", "--removed")
+    assert all(i in listed.stdout for i in (r3.VICTIM, r3.OTHER, "m5d1e7b3")), listed.stdout
+    restored = r3.memcli(root, "restore", r3.OTHER)
+    assert restored.returncode == 0, restored.stderr
+    assert "Writes type hints on every function" in memory.read_text()
+    assert old not in memory.read_text()
+    for _ in range(2):  # the restore, then the deletion
+        done = r3.memcli(root, "undo", "--yes")
+        assert done.returncode == 0, done.stderr
+    entries = Memory(root, notify=lambda m: None).entries()
+    ids = {e.id for e in entries}
+    assert {r3.VICTIM, r3.OTHER, "m5d1e7b3"} <= ids and not duplicate_ids(entries)
+
+
+def test_temp_files_of_a_killed_write_are_cleaned_by_the_next(tmp_path: Path) -> None:
+    import os
+    import time
+
+    root = r3.fresh(tmp_path)
+    child = r3.run_crashing(root, "forget", r3.VICTIM, 1)  # killed before its first swap
+    assert child.returncode == 9
+    [left] = list(root.glob(".archive.md.*.tmp"))  # what the kill left
+    young = root / ".memory.md.another-writer.tmp"  # a write still in progress
+    young.write_text("partial")
+    old = time.time() - 3600
+    os.utime(left, (old, old))
+    done = r3.memcli(root, "forget", r3.VICTIM)
+    assert done.returncode == 0, done.stderr
+    assert not left.exists() and young.exists()

