@@ -21,8 +21,8 @@ from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type
 from memcli.services.observed import observe_all
 from memcli.store.document import Document
 from memcli.store.history_log import own_file, refuse
+from memcli.store.history_objects import changed_span
 from memcli.store.markdown import Parsed, parse_file
-from memcli.store.reparse import reparse
 from memcli.store.store import Store
 
 NEEDS_ATTENTION = ("removed", "reverted", "lost")
@@ -73,38 +73,85 @@ def _stale_saves(store: Store, by_id: dict[str, str], texts: set[str]) -> list[d
 
 
 def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
-    """For each id in no file now: its newest version in the history and how it went."""
+    """For each id in no file now: its newest version in the history and how it went.
+    Each version is compared with the one it replaced, and only the entries around the
+    bytes that changed are parsed (an add to a 690 KB file parses a line or two)."""
     history = store.history
-    records = [r for r in history.versions() if own_file(r.get("file"))]
-    operations = {op["opid"]: op for op in history.operations()}
-    parses: dict[str, Parsed] = {}  # file -> the parse of its last version read
-    newer: dict[str, dict] = {}  # file -> the version after the one being read
-    found: dict[str, dict[str, Any]] = {}
-    for record in reversed(records):
-        name = record["file"]
-        parsed = _parse(store, record["sha"], name, parses.get(name))
-        if parsed is None:
+    records = [r for r in history.versions() if own_file(r.get("file")) and r.get("prev")]
+    last: dict[str, tuple[Entry, dict]] = {}  # id -> its text before it went, and when
+    for record in records:
+        try:
+            before, after = history.get(record["prev"]), history.get(record["sha"])
+        except KeyError:
             continue  # pruned
-        parses[name] = parsed
-        for entry in parsed.entries:
-            if entry.id in now or entry.id in found:
-                continue
-            gone = newer.get(name)
-            found[entry.id] = {
-                "id": entry.id, "text": entry.text, "type": entry.type, "file": name,
-                "meta": dict(entry.meta), "t": gone["t"] if gone else record["t"],
-                "line": record["_line"], "kind": _how(gone, entry.id, operations, store),
-            }
-        newer[name] = record
-    return list(found.values())
+        old, new = _around_change(before, after, record["file"])
+        for entry_id, entry in old.items():
+            if entry_id not in new and entry_id not in now:
+                last[entry_id] = (entry, record)
+    operations = {op["opid"]: op for op in history.operations()} if last else {}
+    return [
+        {
+            "id": entry_id, "text": entry.text, "type": entry.type, "file": record["file"],
+            "meta": dict(entry.meta), "t": record["t"], "line": record["_line"],
+            "kind": _how(record, entry_id, operations, store),
+        }
+        for entry_id, (entry, record) in last.items()
+    ]
 
 
-def _parse(store: Store, digest: str, name: str, previous: Parsed | None) -> Parsed | None:
+def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dict[str, Entry]]:
+    """The entries (id -> entry) of `a` and of `b` around where they differ: whole
+    entries (continuation lines included), read under the section heading above them."""
+    start, end_a, end_b = changed_span(a, b)
+    start = a.rfind(b"\n", 0, start) + 1
+    while start > 0 and (a[start : start + 1] in (b" ", b"\t")
+                         or b[start : start + 1] in (b" ", b"\t")):  # a continuation line
+        start = a.rfind(b"\n", 0, start - 1) + 1
+    tail = a[end_a:]  # the same bytes as b[end_b:]
+    stop = 0
+    if (end_a and a[end_a - 1] != 0x0A) or (end_b and b[end_b - 1] != 0x0A):
+        newline = tail.find(b"\n")  # the change ends inside a line: the rest of it
+        stop = len(tail) if newline < 0 else newline + 1
+    while stop < len(tail) and tail[stop : stop + 1] in (b" ", b"\t"):  # continuations
+        newline = tail.find(b"\n", stop)
+        stop = len(tail) if newline < 0 else newline + 1
+    context = _context(a, start)
+    return (
+        _entries_in(context + a[start : end_a + stop], name),
+        _entries_in(context + b[start : end_b + stop], name),
+    )
+
+
+def _context(data: bytes, start: int) -> bytes:
+    """Front matter and the nearest heading above byte `start`."""
+    front = b""
+    if data.startswith(b"---\n"):
+        close = data.find(b"\n---\n", 3)
+        if close >= 0 and close + 5 <= start:
+            front = data[: close + 5]
+    at = data.rfind(b"\n#", len(front), start)
+    if at >= 0:
+        line_end = data.find(b"\n", at + 1)
+        return front + data[at + 1 : line_end + 1]
+    if data[len(front) : len(front) + 1] == b"#" and len(front) < start:
+        return front + data[len(front) : data.find(b"\n", len(front)) + 1]
+    return front
+
+
+def _entries_in(data: bytes, name: str) -> dict[str, Entry]:
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return {}
+    return {e.id: e for e in parse_file(text, name).entries}
+
+
+def _parse(store: Store, digest: str, name: str) -> Parsed | None:
     try:
         text = store.history.get(digest).decode("utf-8-sig")
     except (KeyError, UnicodeDecodeError):
         return None
-    return reparse(previous, text) if previous is not None else parse_file(text, name)
+    return parse_file(text, name)
 
 
 def _how(gone: dict | None, entry_id: str, operations: dict[str, dict], store: Store) -> str:
@@ -123,7 +170,7 @@ def _made(op: dict, entry_id: str, store: Store) -> bool:
     for write in op["writes"]:
         if not write.get("prev"):
             continue
-        parsed = _parse(store, write["prev"], write["file"], None)
+        parsed = _parse(store, write["prev"], write["file"])
         if parsed is None or any(e.id == entry_id for e in parsed.entries):
             return False
     return True

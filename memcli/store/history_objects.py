@@ -100,6 +100,10 @@ class Objects:
         chain: list[tuple[dict, bytes]] = []
         current = digest
         while True:
+            known = self._recent.get(current) if current != digest else None
+            if known is not None:  # a version read just before: build on it
+                head, body = None, known
+                break
             head, body = self._read(current)
             if head is None:
                 break
@@ -187,6 +191,14 @@ class Objects:
                 if sub.is_dir():
                     found += [Path(i.path) for i in os.scandir(sub.path) if i.name.startswith(".")]
         return found
+
+
+def changed_span(a: bytes, b: bytes) -> tuple[int, int, int]:
+    """(start, end in a, end in b): the bytes of `a` and `b` between their common start
+    and their common end."""
+    prefix = _common_prefix(a, b)
+    suffix = _common_suffix(a[prefix:], b[prefix:])
+    return prefix, len(a) - suffix, len(b) - suffix
 
 
 def _common_prefix(a: bytes, b: bytes) -> int:

@@ -47,7 +47,9 @@ def test_doctor_reports_an_entry_only_the_history_holds(tmp_path: Path) -> None:
 
 
 def test_file_names_from_the_log_are_confined_to_the_entry_files(tmp_path: Path) -> None:
-    for result in r3.outside_paths(tmp_path):
+    with r3.in_process():  # the real CLI code, without five times four interpreters
+        results = r3.outside_paths(tmp_path)
+    for result in results:
         undo, restore, doctor = result["undo"], result["restore"], result["doctor"]
         assert result["untouched"], result["file"]
         assert result["markdown_untouched"], result["file"]
@@ -61,12 +63,14 @@ def test_file_names_from_the_log_are_confined_to_the_entry_files(tmp_path: Path)
 
 
 def test_undo_after_a_hand_edit_never_repeats_an_id(tmp_path: Path) -> None:
-    result = r3.undo_after_hand_edit(tmp_path)
+    with r3.in_process():
+        result = r3.undo_after_hand_edit(tmp_path)
     assert not result["duplicates"]
     assert all(o.returncode == 0 for o in result["outputs"]), [o.stderr for o in result["outputs"]]
     assert "undid hand edit" in result["outputs"][0].stdout
     assert result["added_gone"]  # the third undo reached the add before the edits
-    result = r3.undo_never_repeats_an_id(tmp_path)
+    with r3.in_process():
+        result = r3.undo_never_repeats_an_id(tmp_path)
     assert result["outcome"].returncode == 0, result["outcome"].stderr
     assert not result["duplicates"] and result["texts"] == ["Prefers pytest and markers"]
     assert result["added_gone"]
@@ -96,7 +100,8 @@ def test_full_disk_messages_say_what_happened(tmp_path: Path) -> None:
 def test_entries_deleted_in_an_editor_are_listed_restored_and_undone(
     tmp_path: Path, rename: bool
 ) -> None:
-    result = r3.own_deletions(tmp_path, rename)
+    with r3.in_process():  # the real watcher and processes: the slow test below
+        result = r3.own_deletions(tmp_path, rename)
     assert len(result["listed"]) == 3, result
     assert result["restored"].returncode == 0, result["restored"].stderr
     assert result["text_back"], "restore must bring back the last text (the hand edit)"
