@@ -269,3 +269,26 @@ def test_doctor_checks_model_index_watcher_and_git(
     assert failed["ok"] is False and failed["error"]["code"] == "unhealthy"
     index = {c["name"]: c for c in failed["data"]["checks"]}["index"]
     assert result.exit_code == 1 and not index["ok"] and "--rebuild" in index["detail"]
+
+
+def test_restore_brings_back_the_last_text_an_entry_had(workspace: Path) -> None:
+    """Deleted by hand, restored, edited by hand, deleted again: restore gives the
+    edited text (its last version), never the one from the first deletion."""
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    entry = mem.add("The build cache lives on the NAS").entry
+
+    def delete() -> None:
+        text = memory.read_text()
+        line = next(ln for ln in text.splitlines(keepends=True) if f"id={entry.id} " in ln)
+        memory.write_text(text.replace(line, ""))
+        assert entry.id in {item["id"] for item in mem.removed()}  # seen and listed
+
+    delete()
+    mem.restore(entry.id)
+    memory.write_text(memory.read_text().replace(entry.text, "The build cache lives on S3"))
+    mem.removed()  # the edit is seen
+    delete()
+    back = mem.restore(entry.id)
+    assert back.text == "The build cache lives on S3"
+    assert memory.read_text().count(f"id={entry.id} ") == 1
