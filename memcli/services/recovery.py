@@ -1,10 +1,8 @@
-"""What the file history gives back: past versions, entries an editor's save removed,
-undo of memcli's last operation, and the health check (`doctor`).
+"""What the file history gives back, for people: past versions (`memcli history`) and
+the health check of the Markdown (`doctor`). Entries that left the files and `restore`
+of them are memcli.services.removed, `undo` memcli.services.undo (re-exported here).
 
-The history itself (`memcli.store.history`) only records; this module reads it for
-people: it plans an undo as a three-way merge (the operation's change taken back out of
-whatever the files hold now, so later edits stay), brings removed entries back, and
-says what needs attention.
+The history itself (`memcli.store.history`) only records.
 """
 
 from __future__ import annotations

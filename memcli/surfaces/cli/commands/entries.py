@@ -255,10 +255,11 @@ def open_(
 
 @app.command()
 def restore(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The archived entry's id."),
+    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Bring an entry back from archive.md."""
+    """Bring an entry back: from archive.md, or one deleted (by hand, by a stale editor
+    save) whose text the history holds, with its last text."""
     entry = memory().restore(entry_id)
     if json_out:
         render.emit_json({"entry": entry.to_dict()})
