@@ -408,7 +408,8 @@ class HistoryUnwritable(MemcliError):
 
 def _unwritable(directory: Path, exc: OSError) -> HistoryUnwritable:
     return HistoryUnwritable(
-        f"{directory}: cannot keep the history of the files ({exc.strerror})",
+        f"{directory}: the write failed: cannot keep the history of the files "
+        f"({exc.strerror})",
         hint="free disk space or fix permissions, then run the command again",
     )
 

@@ -332,8 +332,10 @@ def growth(where: Path, adds: int = 200, per_process: int = 1) -> dict[str, floa
     done, first = 0, None
     while done < adds:
         n = min(per_process, adds - done)
-        subprocess.run([sys.executable, "-c", ADDS, str(root), str(n), str(done)],
-                       check=True, capture_output=True, env=env(), timeout=300)
+        child = subprocess.run([sys.executable, "-c", ADDS, str(root), str(n), str(done)],
+                               capture_output=True, text=True, env=env(), timeout=300)
+        if child.returncode != 0:
+            raise AssertionError(f"add {done} failed: {child.stderr[-1500:]}")
         done += n
         if first is None:
             first = history_bytes(root, detached=False) - start_kept
