@@ -385,7 +385,8 @@ class History:
         digest = self.put(content)
         self._append(
             {"t": _now(), "file": item.file, "sha": digest, "source": "recovered",
-             "event": "late-write", "op": current_operation()[0]}
+             "event": "late-write", "op": current_operation()[0]},
+            content,
         )
         target = self.detached_dir / f"{_escape(item.file)}.{time.time_ns()}.{digest}"
         with contextlib.suppress(OSError):
