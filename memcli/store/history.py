@@ -266,12 +266,10 @@ class History:
         ]
 
     def _last_external_before(self, file: str, head: str) -> str | None:
-        """The newest version of `file` up to `head` that memcli did not write."""
-        chain = [r for r in self.records() if r.get("file") == file and "source" in r]
-        for record in reversed(chain):
-            if record.get("source") == "external":
-                return record["sha"]
-        return chain[0].get("prev") if chain else None
+        """The newest version of `file` up to `head` that memcli did not write (from the
+        heads index: no read of the whole log)."""
+        self.heads.current()
+        return self.heads.baseline.get(file)
 
     def lost_entries(self) -> list[dict]:
         """Every entry an external save removed right after memcli wrote it, with when

@@ -77,6 +77,9 @@ class Heads:
         self.log_path = directory / "log.jsonl"
         self.index_path = directory / "heads.json"
         self.heads: dict[str, tuple[str, str]] = {}
+        #: file -> its newest version memcli did not write (or what its first record
+        #: replaced): what a stale editor buffer is compared against
+        self.baseline: dict[str, str | None] = {}
         self._at: tuple[int, int, int] | None = None  # (inode, offset, next line)
         self._indexed = 0  # the offset the index on disk was written at
 
@@ -84,7 +87,7 @@ class Heads:
         try:
             st = self.log_path.stat()
         except FileNotFoundError:
-            self.heads, self._at = {}, None
+            self.heads, self.baseline, self._at = {}, {}, None
             return self.heads
         if self._at is None or self._at[0] != st.st_ino or self._at[1] > st.st_size:
             self._load_index(st.st_ino, st.st_size)
@@ -101,14 +104,20 @@ class Heads:
     def apply(self, records: list[dict]) -> None:
         for record in records:
             if "sha" in record and record.get("event", "version") == "version":
-                self.heads[str(record.get("file"))] = (record["sha"], record.get("source", ""))
+                file = str(record.get("file"))
+                self.heads[file] = (record["sha"], record.get("source", ""))
+                if record.get("source") == "external":
+                    self.baseline[file] = record["sha"]
+                elif file not in self.baseline:
+                    self.baseline[file] = record.get("prev")
 
     def _load_index(self, ino: int, size: int) -> None:
-        self.heads, self._at, self._indexed = {}, (ino, 0, 1), 0
+        self.heads, self.baseline, self._at, self._indexed = {}, {}, (ino, 0, 1), 0
         with contextlib.suppress(OSError, ValueError, TypeError, KeyError):
             data = json.loads(self.index_path.read_text(encoding="utf-8"))
             if data["ino"] == ino and data["offset"] <= size:
                 self.heads = {f: (h[0], h[1]) for f, h in data["heads"].items()}
+                self.baseline = dict(data["baseline"])
                 self._at = (ino, int(data["offset"]), int(data["line"]))
                 self._indexed = int(data["offset"])
 
@@ -116,7 +125,8 @@ class Heads:
         """Write the index (a cache: no fsync; a torn or stale one is read past)."""
         assert self._at is not None
         ino, offset, line = self._at
-        data = {"ino": ino, "offset": offset, "line": line, "heads": self.heads}
+        data = {"ino": ino, "offset": offset, "line": line, "heads": self.heads,
+                "baseline": self.baseline}
         tmp = self.index_path.with_name(f".heads.{os.getpid()}.tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
