@@ -98,13 +98,15 @@ def test_heads_come_from_the_index_and_the_log_tail(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finding 6: every command read the whole log for each file's newest version."""
+    from memcli.store import history as history_module
     from memcli.store import history_log
 
     writer = History(tmp_path)
+    writer.observe("memory.md", b"- base\n")  # as a person left it
     for i in range(400):  # ≈ 90 KB of log
         writer.record(f"episodes/2026-01-{i % 28 + 1:02d}.md", f"- {i % 3}\n".encode(),
                       source="memcli")
-    last = writer.record("memory.md", b"- newest\n", source="memcli")
+    last = writer.record("memory.md", b"- base\n- newest\n", source="memcli")
     assert History(tmp_path).head("memory.md") == last  # a reader writes the index
     offsets: list[int] = []
     real = history_log.read
@@ -114,6 +116,11 @@ def test_heads_come_from_the_index_and_the_log_tail(
         return real(path, offset, first_line)
 
     monkeypatch.setattr(history_log, "read", spy)
-    newer = writer.record("memory.md", b"- newer still\n", source="memcli")
+    monkeypatch.setattr(history_module, "read_log", spy)  # History.records()
+    newer = writer.record("memory.md", b"- base\n- newest\n- newer still\n", source="memcli",
+                          prev=last)
     assert History(tmp_path).head("memory.md") == newer
-    assert offsets and min(offsets) > 64_000  # the tail only
+    # a stale buffer saved over memcli's line: noticed, from the index and the tail
+    lost = History(tmp_path).observe("memory.md", b"- base\n- newest\n")
+    assert [item["text"] for item in lost] == ["newer still"]
+    assert offsets and min(offsets) > 64_000  # the tail only, every time
