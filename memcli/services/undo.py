@@ -90,6 +90,8 @@ def _undo_files(records: list[dict]) -> dict[str, tuple[set[str], set[str]]]:
         planned, written = out.setdefault(str(target), (set(), set()))
         if record.get("event") == "undo":
             planned.update(str(f) for f in record.get("files", []))
+        elif record.get("event") == "undo-done":
+            written.update(planned)
         elif "sha" in record:
             written.add(str(record.get("file")))
     return out
@@ -192,6 +194,7 @@ def apply_undo(store: Store, plan: UndoPlan) -> None:
             guarded_update(
                 store.root / name, store._lock_path(name), change, store.history, name
             )
+        store.history.note_undo(plan.opid, order, done=True)
 
 
 def _text(store: Store, digest: str | None) -> str:

@@ -320,10 +320,11 @@ class History:
             )
         return list(grouped.values())
 
-    def note_undo(self, opid: str, files: list[str]) -> None:
-        """Log that an undo of `opid` sets out to write `files` (before it writes any):
-        an undo cut short is then finished by the next one."""
-        self._append({"t": _now(), "event": "undo", "undoes": opid, "files": files})
+    def note_undo(self, opid: str, files: list[str], done: bool = False) -> None:
+        """Log that an undo of `opid` sets out to write `files` (before it writes any),
+        or, `done`, that it wrote them all: an undo cut short is finished by the next."""
+        event = "undo-done" if done else "undo"
+        self._append({"t": _now(), "event": event, "undoes": opid, "files": files})
 
     def undone(self) -> set[str]:
         """The operations an undo took back."""

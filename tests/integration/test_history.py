@@ -292,3 +292,22 @@ def test_restore_brings_back_the_last_text_an_entry_had(workspace: Path) -> None
     back = mem.restore(entry.id)
     assert back.text == "The build cache lives on S3"
     assert memory.read_text().count(f"id={entry.id} ") == 1
+
+
+def test_an_undo_that_found_a_file_already_done_is_finished(workspace: Path) -> None:
+    """An undo planned for two files finds one of them already as the undo would leave
+    it (written meanwhile by no one's operation): the undo is complete, and the next
+    undo goes to the change before it without passing over this one."""
+    mem = Memory(workspace)
+    earlier = mem.add("A fact added before the forget").entry
+    victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id_explicit)
+    mem.forget(victim.id)
+    plan = mem.plan_undo()
+    assert sorted(plan.files) == ["archive.md", "memory.md"]
+    mem.store.update("archive.md", lambda doc: doc.remove_entry(victim.id))  # op "write"
+    mem.undo(plan)
+    assert victim.id in (workspace / "memory.md").read_text()
+    following = mem.plan_undo()
+    assert (following.op, following.passed) == ("add", [])
+    mem.undo(following)
+    assert earlier.text not in (workspace / "memory.md").read_text()
