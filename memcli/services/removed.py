@@ -85,9 +85,9 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
         except KeyError:
             continue  # pruned
         old, new = _around_change(before, after, record["file"])
-        for entry_id, entry in old.items():
-            if entry_id not in new and entry_id not in now:
-                last[entry_id] = (entry, record)
+        for entry in _gone(old, new):
+            if entry.id not in now:
+                last[entry.id] = (entry, record)
     operations = {op["opid"]: op for op in history.operations()} if last else {}
     return [
         {
@@ -97,6 +97,21 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
         }
         for entry_id, (entry, record) in last.items()
     ]
+
+
+def _gone(old: dict[str, Entry], new: dict[str, Entry]) -> list[Entry]:
+    """The entries of `old` that `new` no longer has. An entry without an id comment is
+    known by its text: one whose text was edited gets another id, so as many id-less
+    entries as `new` gained are taken as edited, not gone."""
+    gone = [e for i, e in old.items() if i not in new]
+    gained = sum(1 for i, e in new.items() if i not in old and not e.id_explicit)
+    out = []
+    for entry in gone:
+        if not entry.id_explicit and gained:
+            gained -= 1
+            continue
+        out.append(entry)
+    return out
 
 
 def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dict[str, Entry]]:

@@ -311,3 +311,14 @@ def test_an_undo_that_found_a_file_already_done_is_finished(workspace: Path) -> 
     assert (following.op, following.passed) == ("add", [])
     mem.undo(following)
     assert earlier.text not in (workspace / "memory.md").read_text()
+
+
+def test_editing_an_entry_without_an_id_is_not_a_deletion(workspace: Path) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    memory.write_text(memory.read_text().replace("Likes dark editor themes",
+                                                 "Likes light editor themes"))
+    assert mem.removed() == []
+    memory.write_text(memory.read_text().replace("- Likes light editor themes\n", ""))
+    assert [(i["kind"], i["text"]) for i in mem.removed()] == [
+        ("deleted", "Likes light editor themes")]
