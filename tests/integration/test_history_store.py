@@ -124,3 +124,19 @@ def test_heads_come_from_the_index_and_the_log_tail(
     lost = History(tmp_path).observe("memory.md", b"- base\n- newest\n")
     assert [item["text"] for item in lost] == ["newer still"]
     assert offsets and min(offsets) > 64_000  # the tail only, every time
+
+
+def test_a_prune_keeps_the_bases_the_kept_deltas_are_built_on(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    lines = big_text(rng, 500)
+    history = History(tmp_path, keep_days=0, keep_mb=0.001)
+    sha = None
+    for i in range(KEEP_PER_FILE + 10):  # one whole copy, then deltas on it
+        lines.insert(rng.randrange(len(lines)), f"- added {i}\n")
+        sha = history.record("memory.md", "".join(lines).encode(), source="memcli", prev=sha)
+    history.prune()
+    fresh = History(tmp_path)
+    kept = fresh.versions("memory.md")
+    assert len(kept) == KEEP_PER_FILE
+    assert fresh.get(kept[-1]["sha"]) == "".join(lines).encode()
+    assert all(fresh.get(v["sha"]) for v in kept)  # every kept version still reads
