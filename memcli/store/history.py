@@ -343,6 +343,9 @@ class History:
         except OSError:  # another file system: its content is kept in objects/
             with contextlib.suppress(OSError):
                 os.unlink(replaced)
+        if not self.objects.intact(digest):  # a prune took it before it was listed here
+            self.objects.forget(digest)
+            self._put(content)
         for old in self.detached(file)[:-MAX_DETACHED]:
             if old.late_content() is None:  # one with late bytes stays until merged
                 with contextlib.suppress(OSError):
