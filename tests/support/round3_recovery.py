@@ -19,7 +19,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from tests.support.env import ROOT, SAMPLE
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLE = ROOT / "workspace"  # as tests.support.env (which imports pytest: bench does not)
 
 VICTIM = "m8f3a2c1"  # an entry of memory.md in the sample workspace
 OTHER = "m2a7c9e0"  # the entry next to it
