@@ -19,16 +19,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import marshal
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
+from memcli.core.errors import MemcliError
 from memcli.core.models import Entry
+from memcli.index import snapshot as entry_snapshot
 from memcli.index.backend import open_backend
 from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
 from memcli.index.protocol import IndexBackend, IndexDamaged
@@ -43,12 +44,14 @@ from memcli.index.sync import (
     unique_entries,
 )
 from memcli.services.lastsync import LastSync
+from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
+from memcli.store.locks import LockUnavailable
 from memcli.store.store import Store
+from memcli.store.trust import local_key
 
 STATE_VERSION = 2
-SEEN_FILE = "seen-ids"  # shared backends: ids this clone's files held (see sync)
 #: a file changed this close to the moment it was hashed may change again within the same
 #: timestamp tick (ctime moves in coarse steps): its stamp alone proves nothing, hash it
 RACY_NS = 2_000_000_000
@@ -67,8 +70,11 @@ class IndexManager:
         query_factory: Callable[[], Embedder | None] | None = None,
         after_bulk: Callable[[Embedder], None] | None = None,
         bm25: tuple[float, float] = (1.2, 0.75),
+        key: Callable[[], bytes | None] | None = None,
     ) -> None:
         self.store = store
+        #: the user's secret that signs the entry snapshot (memcli.store.trust.local_key)
+        self._key = key or local_key
         self.settings = settings
         self.dir = store.state_dir / "index"
         self.cache_dir = store.state_dir / "cache"
@@ -229,8 +235,16 @@ class IndexManager:
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
         with a notice when its files cannot be read)."""
-        if not self.is_current(self.read_manifest()):
-            self.sync(progress=progress)
+        manifest = self.read_manifest()
+        if not self.is_current(manifest):
+            try:
+                self.sync(progress=progress)
+            except LockUnavailable as exc:  # a read-only workspace: say so, clearly
+                raise exc.stale(f"{self.store.root}: the search index") from None
+        elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
+            # a snapshot this user did not write here (a copied workspace): a new one
+            with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
+                self.sync(progress=progress)
         try:
             self.backend.count()
         except IndexDamaged as exc:
@@ -326,7 +340,7 @@ class IndexManager:
         if getattr(backend, "shared", False) and not full:
             # an index other clones write too: an entry this clone's files never held
             # is another machine's (not pulled yet), never a deletion of ours
-            seen = self._seen_ids() | {e.id for e in unique}
+            seen = seen_ids(self.dir) | {e.id for e in unique}
             old = {i: k for i, k in old.items() if i in seen}
         keys = [content_key(e) for e in unique]
         plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
@@ -368,10 +382,11 @@ class IndexManager:
             if manifest["backend"] != revision:
                 return
             self.backend.flush()
-            name = manifest.get("entries")
+            name, mac = manifest.get("entries"), manifest.get("entries_mac")
             if not name and current:
-                name = self._write_snapshot(snapshot[1], to_disk=True)
-            self._save_manifest({**manifest, "backend": self.backend.revision(), "entries": name})
+                name, mac = self._write_snapshot(snapshot[1], manifest["files"], to_disk=True)
+            manifest = {**manifest, "entries": name, "entries_mac": mac}
+            self._save_manifest({**manifest, "backend": self.backend.revision()})
             if current:
                 self._snapshot = ((self.backend.revision(), name), snapshot[1])
 
@@ -379,7 +394,7 @@ class IndexManager:
         """Record that the backend now holds `unique` as read under `signature`."""
         old = self.read_manifest() or {}
         revision = self.backend.revision()
-        name = self._write_snapshot(unique)
+        name, mac = self._write_snapshot(unique, signature)
         self._save_manifest(
             {
                 "version": STATE_VERSION,
@@ -388,28 +403,16 @@ class IndexManager:
                 "backend": revision,
                 "count": len(unique),
                 "entries": name,
+                "entries_mac": mac,
             }
         )
         self._snapshot = ((revision, name), list(unique))
         if getattr(self.backend, "shared", False):
-            self._remember_seen(e.id for e in unique)
+            remember_seen(self.dir, (e.id for e in unique))
         stale = old.get("entries")
-        if stale and stale != name:
+        if stale and stale != name and entry_snapshot.is_name(stale):
             with contextlib.suppress(OSError):
                 (self.dir / stale).unlink()
-
-    def _seen_ids(self) -> set[str]:
-        """Ids this clone's files have held at some sync (`.memcli/index/seen-ids`)."""
-        try:
-            return set((self.dir / SEEN_FILE).read_text(encoding="utf-8").split())
-        except OSError:
-            return set()
-
-    def _remember_seen(self, ids: Iterable[str]) -> None:
-        seen = self._seen_ids()
-        fresh = set(ids) - seen
-        if fresh:
-            atomic_write(self.dir / SEEN_FILE, "\n".join(sorted(seen | fresh)) + "\n")
 
     def _read_entries(self) -> tuple[list[Entry], dict[str, list]]:
         """Entries and the file signature they were read under (re-read if a file
@@ -447,23 +450,18 @@ class IndexManager:
         if embedder is self.embedder and self._after_bulk:
             self._after_bulk(embedder)
 
-    def _write_snapshot(self, entries: Sequence[Entry], to_disk: bool | None = None) -> str | None:
-        """The parsed entries (file order, first of each id) as of the manifest's file
-        signature, so a one-off process whose files are unchanged need not parse the
-        Markdown. A watcher writes the file only when it flushes. The file name, or None."""
+    def _write_snapshot(
+        self, entries: Sequence[Entry], files: dict, to_disk: bool | None = None
+    ) -> tuple[str | None, str | None]:
+        """The parsed entries as read under `files`, signed (memcli.index.snapshot); a
+        watcher writes them only when it flushes. (file name, MAC), or (None, None)."""
         if not (not self.keep_cache_in_memory if to_disk is None else to_disk):
-            return None
-        self.dir.mkdir(parents=True, exist_ok=True)
-        name = f"entries-{os.urandom(6).hex()}.marshal"
-        rows = [e.as_row() for e in entries]
-        tmp = self.dir / (name + ".tmp")
-        tmp.write_bytes(marshal.dumps(rows))
-        tmp.replace(self.dir / name)
-        return name
+            return None, None
+        return entry_snapshot.write(self.dir, entries, files, self._key()) or (None, None)
 
     def snapshot_entries(self) -> list[Entry] | None:
-        """The entries the index was last synced with (file order, first of each id),
-        when the manifest names a snapshot this process holds or can read; None else."""
+        """The entries of the last sync (file order, first of each id) from this process
+        or a snapshot this user wrote here for the files the manifest records, or None."""
         manifest = self.read_manifest()
         if not manifest or manifest.get("corrupt"):
             return None
@@ -471,14 +469,12 @@ class IndexManager:
         key = (manifest["backend"], name)
         if self._snapshot is not None and self._snapshot[0] == key:
             return self._snapshot[1]
-        if not name:
+        if not isinstance(name, str) or not name:
             return None
-        try:
-            rows = marshal.loads((self.dir / name).read_bytes())
-            entries = [Entry.from_row(row) for row in rows]
-        except (OSError, ValueError, EOFError, TypeError, IndexError):
-            return None
-        if len(entries) != manifest["count"]:
+        entries = entry_snapshot.read(
+            self.dir, name, manifest.get("entries_mac"), manifest.get("files"), self._key()
+        )
+        if entries is None or len(entries) != manifest["count"]:
             return None
         self._snapshot = (key, entries)
         return entries

@@ -275,11 +275,13 @@ class Memory:
         *,
         dry_run: bool = False,
         source: str | None = None,
-        by: str = "person",
+        by: str = "import",
     ) -> list[tuple[str, Any, str | None]]:
         """Add imported memories (`memcli.adapters.portability.ImportItem`) through `add`:
         each gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
-        dry_run nothing is written (ids of new entries are None)."""
+        dry_run nothing is written (ids of new entries are None). by="person" files them
+        as the person's own (`--as-mine`); otherwise their corrections, pins and
+        importance ≥ 0.9 wait for `memcli review`."""
         return intake.import_items(self.runtime, items, dry_run=dry_run, source=source, by=by)
 
     def import_conversation(

@@ -125,6 +125,15 @@ def diagnose(store: Store) -> dict[str, Any]:
                 f"{store.history.log_path}:{record['_line']}: names {record['file']!r}, "
                 "not one of this workspace's entry files: memcli ignores it (remove the line)"
             )
+    from memcli.core.validate import invisible_problem
+
+    for entry in entries:  # a hand edit memcli's writes would have refused
+        hidden = invisible_problem(entry.text, f"entry {entry.id}")
+        if hidden:
+            problems.append(
+                f"{entry.file}:{entry.line}: {hidden} (inject strips it from blocks; "
+                "remove it in your editor)"
+            )
     duplicates = [
         f"id {i} at " + ", ".join(f"{e.file}:{e.line}" for e in places)
         for i, places in duplicate_ids(entries).items()

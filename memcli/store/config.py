@@ -87,14 +87,22 @@ class InjectSettings:
     profile_importance: float = 0.9
 
 
+#: [llm] provider values (memcli.adapters.llm): none, an OpenAI-compatible endpoint, a
+#: local one without a key (Ollama, llama.cpp), the Claude Code or Codex CLI
+LLM_PROVIDERS = ("none", "openai", "local", "claude-cli", "codex-cli")
+
+
 @dataclass(frozen=True)
 class LLMSettings:
-    """Optional OpenAI-compatible LLM."""
+    """Optional LLM (memcli.adapters.llm): `provider` one of LLM_PROVIDERS; `base_url`,
+    `api_key_env` for openai and local; `command` the executable of claude-cli or
+    codex-cli (default `claude`, `codex`); `model` for any (empty: the CLI's own)."""
 
     provider: str = "none"
     base_url: str = ""
     model: str = ""
     api_key_env: str = "OPENAI_API_KEY"
+    command: str = ""
     timeout: float = 30.0
     retries: int = 2
 

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import ExitCode
-from memcli.surfaces.cli import render
+from memcli.surfaces.cli import complete, render
 from memcli.surfaces.cli.base import (
     JsonOpt,
     NoPagerOpt,
@@ -19,7 +19,9 @@ from memcli.surfaces.cli.base import (
 
 @app.command()
 def history(
-    entry_id: str | None = typer.Argument(None, metavar="ID", help="Only this entry's changes."),
+    entry_id: str | None = typer.Argument(
+        None, metavar="ID", help="Only this entry's changes.", autocompletion=complete.ids
+    ),
     file: str | None = typer.Option(
         None, "--file", "-f", metavar="FILE", help="Only this file (memory.md, …)."
     ),
