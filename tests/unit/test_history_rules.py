@@ -34,9 +34,10 @@ def test_anything_else_is_refused(name: object) -> None:
     assert not own_file(name)
 
 
-def _state(root: Path, **values: float) -> None:
+def _state(root: Path, age: float = 0, **values: float) -> None:
+    """The counter as a prune `age` seconds ago left it, then added to."""
     (root / "history").mkdir(parents=True, exist_ok=True)
-    base = {"t": time.time(), "bytes": 0, "lines": 0}
+    base = {"t": time.time() - age, "bytes": 0, "lines": 0}
     (root / "history" / "prune.json").write_text(json.dumps({**base, **values}))
 
 
@@ -47,8 +48,8 @@ CASES = [  # (state before, bytes this append stored, due?)
     ({"bytes": history_prune.PRUNE_BYTES - 10}, 10, True),
     ({"lines": history_prune.PRUNE_LINES - 2}, 0, False),
     ({"lines": history_prune.PRUNE_LINES - 1}, 0, True),
-    ({"t": time.time() - history_prune.PRUNE_SECONDS + 60}, 0, False),
-    ({"t": time.time() - history_prune.PRUNE_SECONDS - 1}, 0, True),
+    ({"age": history_prune.PRUNE_SECONDS - 60}, 0, False),
+    ({"age": history_prune.PRUNE_SECONDS + 1}, 0, True),
 ]
 
 
