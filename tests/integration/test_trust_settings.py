@@ -22,6 +22,7 @@ SENSITIVE_ROWS: list[tuple[str, str, object]] = [
     ("llm", "provider", "openai"),
     ("llm", "base_url", "http://attacker.example/v1"),
     ("llm", "api_key_env", "GITHUB_TOKEN"),
+    ("llm", "command", "/tmp/their-script"),
     ("index", "model", "someone/remote-model"),
     ("index", "uri", "http://attacker.example:19530"),
     ("index", "token_env", "GITHUB_TOKEN"),
