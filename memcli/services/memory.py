@@ -434,14 +434,15 @@ class Memory:
         return versions(self.ready(), entry_id=entry_id, file=file, limit=limit)
 
     def removed(self) -> list[dict[str, Any]]:
-        """Entries memcli wrote that an editor's save removed since (not back in any
-        file); `restore ID` brings one back."""
+        """Entries in no file now whose text the history holds (deleted by hand, by a
+        stale editor save, ...; `memcli.services.removed`); `restore ID` brings one back."""
         from memcli.services.recovery import removed_entries
 
         return removed_entries(self.ready())
 
     def plan_undo(self) -> Any:
-        """The undo of memcli's newest operation not yet undone (`recovery.UndoPlan`)."""
+        """The undo of the newest change not yet undone, memcli's or a save by hand
+        (`memcli.services.undo.UndoPlan`)."""
         from memcli.services.recovery import plan_undo
 
         return plan_undo(self.ready())

@@ -213,6 +213,21 @@ def _exchange(tmp: str, path: Path) -> bool:
     return rc == 0
 
 
+STALE_TEMP = 600.0  # seconds: a temp file this old belongs to a write that was killed
+
+
+def sweep_temps(path: Path) -> None:
+    """Remove the temp files of writes to `path` that were killed before their rename
+    (`.memory.md.*.tmp` older than STALE_TEMP; a younger one may be another writer's)."""
+    prefix, now = f".{path.name}.", time.time()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(path.parent):
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - (path.parent / name).stat().st_mtime > STALE_TEMP:
+                        os.unlink(path.parent / name)
+
+
 def _discard(tmp: str) -> None:
     with contextlib.suppress(OSError):
         os.unlink(tmp)

@@ -263,11 +263,12 @@ def open_(
 @app.command()
 def restore(
     entry_id: str = typer.Argument(
-        ..., metavar="ID", help="The archived entry's id.", autocompletion=complete.archived_ids
+        ..., metavar="ID", help="The entry's id.", autocompletion=complete.archived_ids
     ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Bring an entry back from archive.md."""
+    """Bring an entry back: from archive.md, or one deleted (by hand, by a stale editor
+    save) whose text the history holds, with its last text."""
     entry = memory().restore(entry_id)
     if json_out:
         render.emit_json({"entry": entry.to_dict()})
