@@ -548,8 +548,14 @@ class LocalBackend:
         with open(log, "r+b" if log.exists() else "w+b") as handle:
             handle.truncate(manifest["log_size"])
             handle.seek(manifest["log_size"])
-            handle.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
-            handle.write(payload)
+            try:
+                handle.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
+                handle.write(payload)
+                handle.flush()
+            except OSError:  # a full disk: give the space of the torn record back
+                with contextlib.suppress(OSError):
+                    handle.truncate(manifest["log_size"])
+                raise
             size = handle.tell()
         manifest["log_size"] = size
         manifest["count"] = len(self.row_of)
@@ -605,12 +611,6 @@ class LocalBackend:
             "rows": f"rows-{generation}.json",
             "log": f"log-{generation}.bin",
         }
-        vector_index.save(self.dir / names["vectors"])
-        keyword.save(self.dir / names["keyword"])
-        tmp = self.dir / (names["rows"] + ".tmp")
-        tmp.write_bytes(json.dumps([ids, keys]).encode("utf-8"))
-        tmp.replace(self.dir / names["rows"])
-        (self.dir / names["log"]).write_bytes(b"")
         manifest = {
             "version": VERSION,
             "model": self.model,
@@ -621,7 +621,20 @@ class LocalBackend:
             "log_size": 0,
             "count": live,
         }
-        self._save_manifest(manifest)
+        try:
+            vector_index.save(self.dir / names["vectors"])
+            keyword.save(self.dir / names["keyword"])
+            tmp = self.dir / (names["rows"] + ".tmp")
+            tmp.write_bytes(json.dumps([ids, keys]).encode("utf-8"))
+            tmp.replace(self.dir / names["rows"])
+            (self.dir / names["log"]).write_bytes(b"")
+            self._save_manifest(manifest)
+        except BaseException:
+            # a full disk or a kill: the half-written generation goes, the old one stays
+            for partial in self.dir.glob(f"*-{generation}*"):
+                with contextlib.suppress(OSError):
+                    partial.unlink()
+            raise
         # the in-memory state becomes what was written (rows renumbered)
         self.ids, self.keys, self.n = ids, keys, len(ids)
         self.row_of = {i: r for r, i in enumerate(ids) if i is not None}
@@ -687,8 +700,13 @@ class LocalBackend:
         self.dir.mkdir(parents=True, exist_ok=True)
         path = self.dir / MANIFEST
         tmp = self.dir / f".{MANIFEST}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(manifest), encoding="utf-8")
-        tmp.replace(path)
+        try:
+            tmp.write_text(json.dumps(manifest), encoding="utf-8")
+            tmp.replace(path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
         st = path.stat()
         self._stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         self._manifest = manifest

@@ -43,6 +43,7 @@ from memcli.index.sync import (
     plan_sync,
     unique_entries,
 )
+from memcli.index.write_errors import index_writes
 from memcli.services.lastsync import LastSync
 from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
@@ -259,7 +260,7 @@ class IndexManager:
         notice: str | None = None,
     ) -> SyncReport:
         """Bring the index up to date with the Markdown (from scratch with rebuild)."""
-        with file_lock(self.lock):
+        with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
             backend = self.backend
@@ -375,7 +376,7 @@ class IndexManager:
         current = snapshot is not None and snapshot[0] == (manifest["backend"], None)
         if self._cache is not None and current:
             self._cache[1].save([text_hash(embed_text(e)) for e in snapshot[1]])
-        with file_lock(self.lock):
+        with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
             if self.read_manifest() is not manifest:
                 return  # another process synced meanwhile
             revision = self.backend.revision()
