@@ -41,6 +41,7 @@ EVENTS = {
     "stop": "Stop",
 }
 INJECT_EVENTS = ("session-start", "user-prompt-submit")
+EXTRACT_EVENTS = ("stop", "pre-compact")
 #: token budget of the block: a session's start gets more than each prompt
 DEFAULT_TOKENS = {"session-start": 1500, "user-prompt-submit": 600}
 #: seconds before the hook gives up (exit 0, nothing injected); the installed settings
@@ -65,6 +66,11 @@ class HookError(Exception):
     """Why memcli cannot answer a hook: one line on stderr, exit 0."""
 
 
+class PartlyWritten(HookError):
+    """An extraction failed after some of its entries were written (the message names
+    them and what was not written)."""
+
+
 def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = None) -> int:
     """Run `memcli hook ARGS` and return the exit code (0 unless ARGS are wrong)."""
     try:
@@ -86,6 +92,8 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
     def work() -> None:
         try:
             result.append(answer(event, workspace_flag, stdin_text, max_tokens, timeout))
+        except PartlyWritten as exc:  # some entries were written: never "nothing"
+            result.append(("", f"memcli hook {event}: {exc}\n"))
         except HookError as exc:
             result.append(("", f"memcli hook {event}: {exc}; nothing was added\n"))
         except BaseException as exc:  # noqa: BLE001 - a hook never fails the host's prompt
@@ -98,8 +106,14 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
     _thread.start_new_thread(work, ())
     if not done.acquire(timeout=max(timeout, 0.001)):
         warming = _index_in_background(workspace_flag, stdin_text)
+        cut = (  # an extraction cut short may have written some entries already
+            "entries it wrote so far stay (`memcli list`), this part of the session is "
+            "read again at the next Stop"
+            if event in EXTRACT_EVENTS
+            else "nothing was added"
+        )
         sys.stderr.write(
-            f"memcli hook {event}: no answer within {timeout:g} s; nothing was added"
+            f"memcli hook {event}: no answer within {timeout:g} s; {cut}"
             + ("; the index is being brought up to date in the background" if warming else "")
             + "\n"
         )
@@ -354,16 +368,25 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     from memcli.surfaces.hook_positions import Positions
 
     session = transcript.session_of(path, payload.get("session_id"))
-    with Positions(root) as positions:
-        try:  # only a regular file, in chunks: a line over the limit is passed over
-            reading = transcript.read_after(
-                path, positions.offset(session, path), positions.line(session, path)
-            )
-        except transcript.NotRegularFile as exc:
-            raise HookError(str(exc)) from None
-        messages = transcript.reading_messages(reading)  # a line that is not JSON: skipped
-        decisions = Memory(root).extract(messages, source=session) if messages else []
-        positions.record(session, path, reading.end, reading.line)
+    memory = Memory(root)
+    before: dict[str, str] | None = None  # the entries before the first write
+    try:
+        with Positions(root) as positions:
+            try:  # only a regular file, in chunks: a line over the limit is passed over
+                reading = transcript.read_after(
+                    path, positions.offset(session, path), positions.line(session, path)
+                )
+            except transcript.NotRegularFile as exc:
+                raise HookError(str(exc)) from None
+            messages = transcript.reading_messages(reading)  # a line not JSON: skipped
+            if messages:
+                before = _entry_texts(memory)
+            decisions = memory.extract(messages, source=session) if messages else []
+            positions.record(session, path, reading.end, reading.line)
+    except Exception as exc:  # after a write (an add, the positions): say what was written
+        if before is not None and not isinstance(exc, HookError):
+            _partly_written(memory, before, exc)
+        raise
     counts: dict[str, int] = {}
     for decision in decisions:
         counts[decision.action] = counts.get(decision.action, 0) + 1
@@ -373,6 +396,45 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     return f"memcli: {summary} from {new} new bytes of session {session}" + (
         f"\n{note}" if note else ""
     )
+
+
+def _entry_texts(memory: Any) -> dict[str, str]:
+    """id -> text of the workspace's entries (memoized by the store: the extract that
+    follows reads them anyway)."""
+    quiet = lambda problem: None  # noqa: E731 - the extract reports them itself
+    return {e.id: e.text for e in memory.store.entries(include_archived=True, warn=quiet)}
+
+
+def _partly_written(memory: Any, before: dict[str, str], exc: Exception) -> None:  # noqa: ANN401
+    """Raise PartlyWritten naming the entries an extraction that failed with `exc` had
+    written already (added or changed); return when it wrote none."""
+    from memcli.services.memory import Memory
+    from memcli.surfaces.guard import one_line
+
+    try:
+        after = _entry_texts(Memory(memory.store.root))  # read afresh, not memoized
+    except Exception:  # noqa: BLE001 - the files cannot be read now: say so, not nothing
+        raise PartlyWritten(
+            f"{one_line(exc)}; the extraction stopped partway: some of its memories may "
+            "have been written (`memcli list` shows them); this part of the session is "
+            "read again at the next Stop"
+        ) from exc
+    added = [i for i in after if i not in before]
+    changed = [i for i in after if i in before and after[i] != before[i]]
+    if not (added or changed):
+        return
+    done = ", ".join(
+        part
+        for part in (
+            f"added {len(added)} ({' '.join(added)})" if added else "",
+            f"updated {len(changed)} ({' '.join(changed)})" if changed else "",
+        )
+        if part
+    )
+    raise PartlyWritten(
+        f"{one_line(exc)}; {done} before it failed; the rest of this part of the session "
+        "was not written and is read again at the next Stop"
+    ) from exc
 
 
 # ------------------------------------------------------------------ the answer
