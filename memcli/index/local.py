@@ -53,6 +53,7 @@ import numpy as np
 from memcli.index.keyword import KeywordIndex
 from memcli.index.protocol import BackendSettings, Fingerprint, IndexDamaged, Scored
 from memcli.index.tokenize import tokenize
+from memcli.index.write_errors import os_error_of
 
 VERSION = 3  # 3: rows and log records as JSON (2: marshal)
 MANIFEST = "local.json"
@@ -622,7 +623,13 @@ class LocalBackend:
             "count": live,
         }
         try:
-            vector_index.save(self.dir / names["vectors"])
+            try:
+                vector_index.save(self.dir / names["vectors"])
+            except RuntimeError as exc:  # FAISS reports a refused write as text
+                refused = os_error_of(exc)
+                if refused is None:
+                    raise
+                raise refused from exc
             keyword.save(self.dir / names["keyword"])
             tmp = self.dir / (names["rows"] + ".tmp")
             tmp.write_bytes(json.dumps([ids, keys]).encode("utf-8"))

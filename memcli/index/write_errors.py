@@ -42,6 +42,17 @@ def refused(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in REFUSED
 
 
+def os_error_of(exc: RuntimeError) -> OSError | None:
+    """The refused write a FAISS error reports (FAISS raises RuntimeError, its text
+    ending in the system's reason: "write error in x.faiss: 983 != 5000 (No space left
+    on device)"), as an OSError; None for any other error."""
+    text = str(exc)
+    for code in REFUSED:
+        if f"({os.strerror(code)})" in text:
+            return OSError(code, os.strerror(code))
+    return None
+
+
 def remove_temp_files(*folders: Path) -> None:
     """Remove the half-written temp files (`*.tmp*`) left in `folders` (the caller holds
     the index lock: no other writer is using them)."""

@@ -163,3 +163,46 @@ def test_other_os_errors_are_not_disguised(tmp_path: Path) -> None:
         raise OSError(errno.EBADF, "Bad file descriptor")
     assert caught.value.errno == errno.EBADF
     assert (tmp_path / "x.tmp").exists()  # only a refused write cleans up
+
+
+def test_a_full_disk_under_faiss_is_the_same_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An HNSW graph is written by FAISS, which reports a refused write as RuntimeError
+    text (its wording, copied from a real 3 MB tmpfs); any other FAISS error stays."""
+    import faiss
+    import numpy as np
+
+    from memcli.index.local import LocalBackend
+    from memcli.index.write_errors import IndexWriteError, index_writes
+    from memcli.store.config import IndexSettings
+
+    folder = tmp_path / "index"
+    backend = LocalBackend(folder, IndexSettings(ann_threshold=2))
+    backend.reset("m", 4)
+    vectors = np.eye(4, dtype=np.float32)[:3]
+    backend.upsert(["a", "b", "c"], vectors, ["one", "two", "three"], ["ka", "kb", "kc"])
+    backend.flush()
+    assert backend.kind == "hnsw"
+    backend.upsert(["d"], np.ones((1, 4), dtype=np.float32), ["four"], ["kd"])  # logged
+    before = sorted(p.name for p in folder.iterdir())
+    real = faiss.write_index
+    said = ["write error in {}: 983 != 5000 (No space left on device)"]
+
+    def refuse(index: object, path: str) -> None:
+        Path(path).write_bytes(b"half")
+        raise RuntimeError(
+            "Error in void faiss::write_HNSW(const HNSW*, IOWriter*) at "
+            "/project/faiss/impl/index_write.cpp:360: Error: 'ret == (size)' failed: "
+            + said[0].format(path)
+        )
+
+    monkeypatch.setattr(faiss, "write_index", refuse)
+    with pytest.raises(IndexWriteError, match="No space left on device"), index_writes(folder):
+        backend.flush()  # compacts: FAISS writes the graph
+    assert sorted(p.name for p in folder.iterdir()) == before
+    said[0] = "some other failure in {}"
+    with pytest.raises(RuntimeError, match="some other failure"), index_writes(folder):
+        backend.flush()  # compacts: FAISS writes the graph
+    monkeypatch.setattr(faiss, "write_index", real)
+    assert LocalBackend(folder, IndexSettings(ann_threshold=2)).count() == 4
