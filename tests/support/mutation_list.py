@@ -555,7 +555,7 @@ MUTATIONS: list[Mutation] = [
         "memcli/index/snapshot.py",
         '    signed.update(json.dumps(digests, sort_keys=True).encode("utf-8") + b"\\x00")\n',
         "",
-        f"{INTEG}test_snapshot_trust.py",
+        f"{UNIT}test_issue25_gaps.py::test_a_snapshot_taken_from_other_files_is_not_trusted",
         why="a snapshot taken from other Markdown files is trusted",
     ),
     m(
@@ -563,7 +563,7 @@ MUTATIONS: list[Mutation] = [
         "memcli/index/snapshot.py",
         '        and "/" not in name\n',
         "",
-        f"{INTEG}test_snapshot_trust.py::test_snapshot_names",
+        f"{UNIT}test_issue25_gaps.py::test_a_snapshot_name_with_a_folder_is_refused",
         why="a manifest names a snapshot outside the index folder",
     ),
     m(
@@ -633,8 +633,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "conflict-copy-takes-a-used-id",
         "memcli/store/gitmerge.py",
-        "        if found not in taken:\n            break",
-        "        break",
+        "    while found in taken:\n",
+        "    while False:\n",
         f"{UNIT}test_gitmerge.py::test_a_conflict_copy_never_takes_an_id_a_version_uses",
         why="a conflict copy gets the id a planted entry already has",
     ),
@@ -643,8 +643,8 @@ MUTATIONS: list[Mutation] = [
         "memcli/store/gitmerge.py",
         "    taken.add(found)\n    return found",
         "    return found",
-        f"{UNIT}test_gitmerge.py::test_a_conflict_copy_never_takes_an_id_a_version_uses",
-        why="two conflict copies in one merge can get the same id",
+        f"{UNIT}test_issue25_gaps.py::test_two_conflict_copies_in_one_merge_never_share_an_id",
+        why="two conflict copies in one merge get the same id",
     ),
     m(
         "conflict-copy-id-too-long",
@@ -683,7 +683,7 @@ MUTATIONS: list[Mutation] = [
         "memcli/core/validate.py",
         '    (0x202A, 0x202E, "a bidi control"),',
         '    (0x202A, 0x202D, "a bidi control"),',
-        f"{UNIT}test_invisible.py::test_each_boundary_inside_is_refused_naming_it",
+        f"{UNIT}test_invisible.py::test_the_ranges_are_the_ones_the_issue_names",
         why="U+202E (right-to-left override) is stored",
     ),
     m(
@@ -727,12 +727,20 @@ MUTATIONS: list[Mutation] = [
         why="an agent's add writes a correction without a person's review",
     ),
     m(
-        "agent-edit-not-held",
+        "agent-repeat-not-held",
         "memcli/services/entries.py",
         "        held = beyond(entry, wanted)\n",
         "",
+        f"{INTEG}test_poisoning.py::test_a_repeat_by_an_agent_keeps_a_hand_written_entry_the_persons",
+        why="an agent repeating an entry with a pin drops the pin instead of holding it",
+    ),
+    m(
+        "agent-edit-not-held",
+        "memcli/services/entries.py",
+        "            held = beyond(block.entry, asked)\n",
+        "            held = None\n",
         f"{INTEG}test_poisoning.py::test_an_agents_edit_cannot_pin_or_raise_importance",
-        why="an agent's edit pins or raises an entry's importance",
+        why="an agent's edit asking for a pin drops it instead of holding it for review",
     ),
     m(
         "inject-no-note-line",
