@@ -799,4 +799,21 @@ MUTATIONS: list[Mutation] = [
         f"{PROC}test_hook_partial_extract.py::test_a_stop_failing_at_the_second_write_names_the_first",
         why='a Stop that wrote one entry before failing says "nothing was added"',
     ),
+    m(
+        "index-faiss-error-traceback",
+        "memcli/index/local.py",
+        "                refused = os_error_of(exc)\n",
+        "                refused = None\n",
+        f"{PROC}test_index_full_disk.py::test_a_full_disk_under_faiss_is_the_same_clear_error",
+        why="an HNSW index on a full disk prints FAISS's RuntimeError as a traceback",
+    ),
+    m(
+        "hook-timeout-says-nothing-added",
+        "memcli/surfaces/hooks.py",
+        "            if event in EXTRACT_EVENTS\n",
+        "            if False\n",
+        f"{PROC}test_hook_partial_extract.py::"
+        "test_a_stop_cut_short_by_its_time_limit_does_not_say_nothing_was_added",
+        why='a Stop cut short after writing says "nothing was added"',
+    ),
 ]
