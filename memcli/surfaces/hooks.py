@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from memcli.services.memory import Memory
+
 #: event argument -> Claude Code's hook event name
 EVENTS = {
     "session-start": "SessionStart",
@@ -398,17 +400,18 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     )
 
 
-def _entry_texts(memory: Any) -> dict[str, str]:
-    """id -> text of the workspace's entries (memoized by the store: the extract that
-    follows reads them anyway)."""
+def _entry_texts(memory: Memory) -> dict[str, str]:
+    """id -> text of the workspace's live entries (memoized by the store: the extract
+    that follows reads them anyway; archive.md is left out, where an update puts the
+    text it replaced under the same id)."""
     quiet = lambda problem: None  # noqa: E731 - the extract reports them itself
-    return {e.id: e.text for e in memory.store.entries(include_archived=True, warn=quiet)}
+    return {e.id: e.text for e in memory.store.entries(warn=quiet)}
 
 
-def _partly_written(memory: Any, before: dict[str, str], exc: Exception) -> None:  # noqa: ANN401
+def _partly_written(memory: Memory, before: dict[str, str], exc: Exception) -> None:
     """Raise PartlyWritten naming the entries an extraction that failed with `exc` had
     written already (added or changed); return when it wrote none."""
-    from memcli.services.memory import Memory
+    from memcli.services.memory import Memory  # noqa: F811 - at run time
     from memcli.surfaces.guard import one_line
 
     try:
