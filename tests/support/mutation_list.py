@@ -619,6 +619,7 @@ MUTATIONS: list[Mutation] = [
         "memcli/surfaces/mcp_http.py",
         "            if len(self.connections) > limits.max_connections:",
         "            if False:",
+        f"{PROC}test_mcp_connection_cap.py::test_a_connection_over_the_cap_gets_503_at_once",
         f"{PROC}test_mcp_http.py::test_half_sent_requests_cannot_exhaust_the_server",
         why="half-sent requests use up every descriptor and the server exits",
     ),
