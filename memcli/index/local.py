@@ -549,14 +549,8 @@ class LocalBackend:
         with open(log, "r+b" if log.exists() else "w+b") as handle:
             handle.truncate(manifest["log_size"])
             handle.seek(manifest["log_size"])
-            try:
-                handle.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
-                handle.write(payload)
-                handle.flush()
-            except OSError:  # a full disk: give the space of the torn record back
-                with contextlib.suppress(OSError):
-                    handle.truncate(manifest["log_size"])
-                raise
+            handle.write(_HEADER.pack(_MAGIC, len(payload), zlib.crc32(payload)))
+            handle.write(payload)
             size = handle.tell()
         manifest["log_size"] = size
         manifest["count"] = len(self.row_of)
