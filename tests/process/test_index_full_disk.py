@@ -206,3 +206,33 @@ def test_a_full_disk_under_faiss_is_the_same_clear_error(
         backend.flush()  # compacts: FAISS writes the graph
     monkeypatch.setattr(faiss, "write_index", real)
     assert LocalBackend(folder, IndexSettings(ann_threshold=2)).count() == 4
+
+
+def test_a_refused_manifest_leaves_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The backend alone (no caller's clean-up): the manifest's temp file and the new
+    generation go when the manifest cannot be written."""
+    import numpy as np
+
+    from memcli.index.local import LocalBackend
+    from memcli.store.config import IndexSettings
+
+    folder = tmp_path / "index"
+    backend = LocalBackend(folder, IndexSettings())
+    backend.reset("m", 4)
+    backend.upsert(["a"], np.eye(4, dtype=np.float32)[:1], ["one"], ["ka"])
+    backend.flush()
+    before = sorted(p.name for p in folder.iterdir())
+    real = Path.write_text
+
+    def refuse(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        if self.name.startswith(".local.json"):
+            real(self, data[:3])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        return real(self, data, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", refuse)
+    with pytest.raises(OSError):
+        backend.reset("m", 4)
+    assert sorted(p.name for p in folder.iterdir()) == before

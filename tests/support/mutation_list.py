@@ -817,4 +817,13 @@ MUTATIONS: list[Mutation] = [
         "test_a_stop_cut_short_by_its_time_limit_does_not_say_nothing_was_added",
         why='a Stop cut short after writing says "nothing was added"',
     ),
+    m(
+        "index-manifest-temp-left",
+        "memcli/index/local.py",
+        "        except BaseException:\n            with contextlib.suppress(OSError):\n"
+        "                tmp.unlink()\n",
+        "        except BaseException:\n",
+        f"{PROC}test_index_full_disk.py::test_a_refused_manifest_leaves_no_temp_file",
+        why="a manifest that cannot be written leaves its temp file on the full disk",
+    ),
 ]
