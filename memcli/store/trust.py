@@ -24,11 +24,13 @@ from memcli.core.errors import ConfigError
 
 #: settings a workspace's memcli.toml may set only once the workspace is trusted: where
 #: memory text goes (an LLM endpoint, whether to use one), which program runs (the
-#: agent CLI's command), which secret is read and sent (the API key's variable), and
-#: which model files are loaded (a name may be downloaded)
+#: agent CLI's command), which secret is read and sent (the API key's variable),
+#: which model files are loaded (a name may be downloaded), and which other directories'
+#: memory is read (a layer path)
 SENSITIVE: dict[str, tuple[str, ...]] = {
     "llm": ("provider", "base_url", "api_key_env", "command"),
     "index": ("model", "uri", "token_env", "collection", "workspace"),
+    "layers": ("read",),  # a path names another directory whose memory is read
 }
 CONFIG_NAME = "config.toml"
 TRUST_NAME = "trusted.json"
