@@ -122,3 +122,37 @@ def test_writes_go_where_asked_and_compress_stays_in_its_layer(
     assert {p.name: p.read_bytes() for p in user.iterdir() if p.is_file()} == mine
     listed = envelope(invoke(runner, project, "list", "--json").output)["entries"]
     assert {e["layer"] for e in listed} == {"project", "user"}
+
+
+@pytest.mark.slow
+def test_a_watcher_serves_every_layer(layered: tuple[Path, Path], exported) -> None:  # noqa: ANN001
+    """The daemon fast path answers with the layers the workspace reads, and sees a
+    later write to the user layer (which no watcher of its own watches)."""
+    import subprocess
+    import sys
+
+    from memcli.services.memory import Memory
+    from tests.support.processes import start_watch, stop_watch
+
+    project, user = layered
+    cli = [sys.executable, "-m", "memcli", "-w", str(project)]
+
+    def served(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
+
+    def requests() -> int:
+        return json.loads(served("watch", "--status", "--json").stdout)["data"]["requests"]
+
+    proc = start_watch(project)
+    try:
+        before = requests()
+        hits = json.loads(served("search", "tests", "--json").stdout)["data"]["hits"]
+        assert {h["layer"] for h in hits} == {"project", "user"}
+        Memory(user, notify=lambda m: None).add("Runs tests with -x to stop early", by="person")
+        again = json.loads(served("search", "tests", "--json").stdout)["data"]["hits"]
+        assert ("Runs tests with -x to stop early", "user") in {
+            (h["entry"]["text"], h["layer"]) for h in again
+        }
+        assert requests() >= before + 2  # the watcher answered both
+    finally:
+        stop_watch(proc)

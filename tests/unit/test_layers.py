@@ -88,8 +88,13 @@ def test_layers_read_by_default_the_user_workspace(tmp_path: Path) -> None:
         ("project", project.resolve()),
         ("user", _user_dir().resolve()),
     ]
-    # the per-user workspace reads no other layer
-    assert [lay.name for lay in layers.open_layers(fake_memory(_user_dir()))] == ["project"]
+    # the per-user workspace reads no other layer, even one it names
+    os.environ["MEMCLI_LAYERS_READ"] = f"user, {project}"
+    try:
+        assert [lay.name for lay in layers.open_layers(fake_memory(_user_dir()))] == ["project"]
+        assert len(layers.open_layers(fake_memory(project))) == 2  # (a path of itself: once)
+    finally:
+        del os.environ["MEMCLI_LAYERS_READ"]
 
 
 def test_read_names_paths_and_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
