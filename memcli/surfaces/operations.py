@@ -67,9 +67,7 @@ def inject(mem: Any, r: InjectRequest) -> Any:
 def add(mem: Any, r: AddRequest, to: str | None = None) -> Any:
     """The entry `r` adds, or the one it updates (AddResult); in the layer `to` names
     ("user", "project"), else the one `[layers] user_types` gives its type, else `mem`."""
-    from memcli.services.layers import target
-
-    mem = target(mem, to, r.type)
+    mem = write_target(mem, to, r.type)
     return mem.add(
         r.text,
         type=r.type,
@@ -81,6 +79,13 @@ def add(mem: Any, r: AddRequest, to: str | None = None) -> Any:
         allow_secret=r.allow_secret,
         by=r.by,
     )
+
+
+def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
+    """The Memory a write goes to (memcli.services.layers.target)."""
+    from memcli.services.layers import target
+
+    return target(mem, to, entry_type)
 
 
 def get(mem: Any, r: GetRequest) -> Any:

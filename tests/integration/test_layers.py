@@ -105,7 +105,8 @@ def test_writes_go_where_asked_and_compress_stays_in_its_layer(
     project, user = layered
     runner = CliRunner()
     monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
-    assert invoke(runner, project, "add", "--to", "user", "Uses a dark theme").exit_code == 0
+    told = invoke(runner, project, "add", "--to", "user", "Uses a dark theme")
+    assert told.exit_code == 0 and f"of {user.resolve()}" in told.output, told.output
     assert invoke(runner, project, "add", "Deploys on Fridays never").exit_code == 0
     mine = {p.name: p.read_bytes() for p in user.iterdir() if p.is_file()}
     assert any(b"Uses a dark theme" in data for data in mine.values())

@@ -169,6 +169,15 @@ def test_search_inject_list_read_both_layers(tmp_path: Path) -> None:
     ]
     assert len(operations.list_entries(mem, ListRequest(limit=3))) == 3
 
+    from memcli import Layers  # the Python API: the same reads
+
+    api = Layers(mem)
+    assert [(h.layer, h.entry.id) for h in api.search("tests", touch=False)] == [
+        (h.layer, h.entry.id) for h in hits
+    ]
+    assert api.inject("tests", touch=False).text == packed.text
+    assert [e.layer for e in api.list(types=("preference",))] == ["user"]
+
 
 def test_a_single_workspace_reads_as_before(tmp_path: Path) -> None:
     """No user workspace, or the workspace is the user one: the old path, untouched."""

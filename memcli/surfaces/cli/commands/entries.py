@@ -114,15 +114,15 @@ def add(
         allow_secret=allow_secret,
         by="person",
     )
-    result = operations.add(mem, request, to)
+    dest = operations.write_target(mem, to, request.type)
+    result = operations.add(dest, request)
+    where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
     if json_out:
         render.emit_json(result.to_dict())
     elif result.action == "added":
-        render.info(f"added {result.entry.id} to {result.entry.file} ({result.entry.type})")
+        render.info(f"added {result.entry.id} to {where} ({result.entry.type})")
     else:
-        render.info(
-            f"updated {result.entry.id} in {result.entry.file}: the same text was already there"
-        )
+        render.info(f"updated {result.entry.id} in {where}: the same text was already there")
 
 
 @app.command(name="list")
