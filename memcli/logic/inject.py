@@ -99,6 +99,8 @@ class Packed:
                     "type": c.entry.type,
                     "score": round(c.score, 6),
                     "text": c.entry.text,
+                    # the layer, when several were read (memcli.services.layers)
+                    **({"layer": c.layer} if hasattr(c, "layer") else {}),
                 }
                 for c in self.chosen
             ],

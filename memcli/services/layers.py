@@ -51,6 +51,13 @@ class LayerHit(Hit):
         return {**super().to_dict(explain), "layer": self.layer}
 
 
+@dataclass(frozen=True, slots=True)
+class LayerCandidate(Candidate):
+    """A candidate of an inject block and the layer it came from."""
+
+    layer: str = HERE
+
+
 @dataclass(frozen=True)
 class LayerEntry:
     """An entry and the layer it came from (list)."""
@@ -160,41 +167,38 @@ def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
     cfg = rt.settings.inject
     budget = cfg.max_tokens if request.max_tokens is None else request.max_tokens
     counter = one.counter_for(rt, request)
-    found: list[tuple[str, Candidate]] = []
+    found: list[LayerCandidate] = []
     for layer in layers:
         mem = layer.memory
         mem.ready()
         view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
         for c in one.candidates(mem.runtime, request, mem.search, view, budget):
-            found.append((layer.name, c))
+            found.append(LayerCandidate(c.entry, c.score, c.priority, layer.name))
     kept = dedupe(found, [layer.name for layer in layers])
-    of = {id(c): name for name, c in kept}
-    packed = pack([c for _, c in kept], budget, counter, request.fmt, cfg.reserved_share)
+    packed = pack(kept, budget, counter, request.fmt, cfg.reserved_share)
     if request.touch and packed.chosen:
         for layer in layers:
-            ids = [c.entry.id for c in packed.chosen if of.get(id(c)) == layer.name]
+            ids = [c.entry.id for c in packed.chosen if getattr(c, "layer", None) == layer.name]
             if ids:
                 layer.memory.access.touch(ids)
     return packed
 
 
-def dedupe(
-    found: Sequence[tuple[str, Candidate]], order: Sequence[str]
-) -> list[tuple[str, Candidate]]:
+def dedupe(found: Sequence[LayerCandidate], order: Sequence[str]) -> list[LayerCandidate]:
     """Candidates of several layers without a farther layer's entry whose normalised
     text a nearer layer has (in the given order otherwise)."""
     near = {name: i for i, name in enumerate(order)}
     owner: dict[str, int] = {}
-    for name, c in found:
+    for c in found:
         key = normalize_text(c.entry.text)
-        owner[key] = min(owner.get(key, len(order)), near[name])
+        owner[key] = min(owner.get(key, len(order)), near[c.layer])
     seen: set[str] = set()
     kept = []
-    for name, c in found:
+    for c in found:
         key = normalize_text(c.entry.text)
-        if near[name] == owner[key] and key not in seen:
+        if near[c.layer] == owner[key] and key not in seen:
             seen.add(key)
-            kept.append((name, c))
+            kept.append(c)
     return kept
 
 

@@ -12,9 +12,8 @@ import pytest
 from memcli.core.models import Entry
 from memcli.core.names import MEMORY_FILE
 from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
-from memcli.logic.inject import Candidate
 from memcli.services import layers
-from memcli.services.layers import LayerHit
+from memcli.services.layers import LayerCandidate, LayerHit
 from memcli.store.workspace import init_workspace
 from memcli.surfaces import operations
 from tests.support.fakes import fake_memory
@@ -61,13 +60,13 @@ def test_merge_ranks_by_score_and_keeps_the_nearest_duplicate(given, expected) -
 
 def test_dedupe_keeps_the_nearest_layers_candidate_in_order() -> None:
     found = [
-        ("project", Candidate(_entry("Deploys to web1", "m1"), 0.5)),
-        ("user", Candidate(_entry("Prefers pytest", "m2"), 0.9)),
-        ("user", Candidate(_entry("deploys to WEB1.", "m3"), 0.95)),
-        ("project", Candidate(_entry("Prefers pytest", "m4"), 0.1)),
+        LayerCandidate(_entry("Deploys to web1", "m1"), 0.5, False, "project"),
+        LayerCandidate(_entry("Prefers pytest", "m2"), 0.9, False, "user"),
+        LayerCandidate(_entry("deploys to WEB1.", "m3"), 0.95, False, "user"),
+        LayerCandidate(_entry("Prefers pytest", "m4"), 0.1, False, "project"),
     ]
     kept = layers.dedupe(found, ["project", "user"])
-    assert [(name, c.entry.id) for name, c in kept] == [("project", "m1"), ("project", "m4")]
+    assert [(c.layer, c.entry.id) for c in kept] == [("project", "m1"), ("project", "m4")]
 
 
 def test_a_layer_hit_says_its_layer() -> None:
@@ -155,6 +154,10 @@ def test_search_inject_list_read_both_layers(tmp_path: Path) -> None:
     packed = operations.inject(mem, InjectRequest("tests", touch=True))
     assert "Prefers pytest fixtures" in packed.text and "make test" in packed.text
     assert packed.text.count("make test") == 1
+    assert {(e["text"], e["layer"]) for e in packed.to_dict()["entries"]} >= {
+        ("Prefers pytest fixtures for tests", "user"),
+        ("The tests run with make test", "project"),
+    }
     # each chosen entry counts as accessed in its own layer
     user_id = next(c.entry.id for c in packed.chosen if "pytest" in c.entry.text)
     assert fake_memory(_user_dir()).access.load().get(user_id) is not None
