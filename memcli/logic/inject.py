@@ -99,8 +99,7 @@ class Packed:
                     "type": c.entry.type,
                     "score": round(c.score, 6),
                     "text": c.entry.text,
-                    # the layer, when several were read (memcli.services.layers)
-                    **({"layer": c.layer} if hasattr(c, "layer") else {}),
+                    **({"layer": c.layer} if hasattr(c, "layer") else {}),  # several read
                 }
                 for c in self.chosen
             ],
