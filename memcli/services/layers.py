@@ -100,11 +100,52 @@ def open_layers(mem: Memory) -> list[Layer]:
 
 def _share_queries(mem: Memory, other: Memory) -> None:
     """Let `other` embed queries with `mem`'s query embedder when both use the same
-    model: one ONNX session per process, not one per layer (≈ 60 ms a cold search)."""
+    model: one ONNX session per process, and a query embedded once for every layer
+    (the embedding is most of a warm search's time)."""
     ours, theirs = mem.settings.index, other.settings.index
-    if (ours.model, ours.onnx) == (theirs.model, theirs.onnx):
-        manager = other.index_manager
-        manager._query_factory = lambda: mem.index_manager.query_embedder  # noqa: SLF001
+    if (ours.model, ours.onnx) != (theirs.model, theirs.onnx):
+        return
+    manager = mem.index_manager
+    shared = manager._query  # noqa: SLF001 - the seam until backends declare it
+    if not isinstance(shared, LastQuery):
+        make = manager._query_factory  # noqa: SLF001
+        built = shared
+
+        def inner() -> Any:
+            return built or (make() if make else None) or manager.embedder
+
+        shared = manager._query = LastQuery(inner)  # noqa: SLF001
+    other.index_manager._query = shared  # noqa: SLF001
+
+
+class LastQuery:
+    """A query embedder (built on first use) that remembers its last answer: the
+    layers of one search embed the same query once."""
+
+    def __init__(self, build: Any) -> None:
+        self._build = build
+        self._inner: Any = None
+        self._last: tuple[tuple[str, ...], Any] | None = None
+
+    @property
+    def inner(self) -> Any:
+        if self._inner is None:
+            self._inner = self._build()
+        return self._inner
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    @property
+    def dim(self) -> int:
+        return self.inner.dim
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        key = tuple(texts)
+        if self._last is None or self._last[0] != key:
+            self._last = (key, self.inner.embed(texts))
+        return self._last[1].copy()
 
 
 def _names(setting: str) -> list[str]:

@@ -234,3 +234,24 @@ def test_an_unknown_layer_to_write_to_is_refused(tmp_path: Path) -> None:
     init_workspace(tmp_path / "p")
     with pytest.raises(ValidationError, match="unknown layer 'team'"):
         layers.target(fake_memory(tmp_path / "p"), "team", "fact")
+
+
+def test_the_layers_embed_a_query_once(tmp_path: Path) -> None:
+    from tests.support.fakes import HashingEmbedder
+
+    inner = HashingEmbedder()
+    memo = layers.LastQuery(lambda: inner)
+    first = memo.embed(["how do we test?"])
+    first[0, 0] = 42.0  # a caller's change never reaches the next caller
+    again = memo.embed(["how do we test?"])
+    assert inner.calls == [1] and again[0, 0] != 42.0 and memo.dim == inner.dim
+    memo.embed(["something else"])
+    assert inner.calls == [1, 1]
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    found = layers.open_layers(fake_memory(project))
+    shared = found[0].memory.index_manager.query_embedder
+    assert isinstance(shared, layers.LastQuery)
+    assert found[1].memory.index_manager.query_embedder is shared
