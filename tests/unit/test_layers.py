@@ -163,6 +163,9 @@ def test_search_inject_list_read_both_layers(tmp_path: Path) -> None:
     assert fake_memory(_user_dir()).access.load().get(user_id) is not None
     assert fake_memory(project).access.load().get(user_id) is None
 
+    recall = operations.inject(mem, InjectRequest(None, touch=False))  # no context: all
+    assert {e["layer"] for e in recall.to_dict()["entries"]} == {"project", "user"}
+
     listed = operations.list_entries(mem, ListRequest())
     assert [(e.layer, e.entry.text) for e in listed] == [
         ("project", "The tests run with make test"),
