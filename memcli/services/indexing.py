@@ -22,7 +22,7 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -42,13 +42,13 @@ from memcli.index.sync import (
     plan_sync,
     unique_entries,
 )
+from memcli.services import clones
 from memcli.services.lastsync import LastSync
 from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
 from memcli.store.store import Store
 
 STATE_VERSION = 2
-SEEN_FILE = "seen-ids"  # shared backends: ids this clone's files held (see sync)
 #: a file changed this close to the moment it was hashed may change again within the same
 #: timestamp tick (ctime moves in coarse steps): its stamp alone proves nothing, hash it
 RACY_NS = 2_000_000_000
@@ -85,6 +85,8 @@ class IndexManager:
         self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
+        #: why the last ensure() left the index behind the files (another live writer)
+        self.behind: str | None = None
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: what this process's last sync left the backend holding
@@ -228,13 +230,22 @@ class IndexManager:
 
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
-        with a notice when its files cannot be read)."""
-        if not self.is_current(self.read_manifest()):
-            self.sync(progress=progress)
+        with a notice when its files cannot be read). For reading: when another live
+        process writes a shared index now, it is left as it is (`behind` says why, and
+        a notice, once per writer)."""
         try:
-            self.backend.count()
-        except IndexDamaged as exc:
-            self.sync(rebuild=True, progress=progress, notice=str(exc))
+            if not self.is_current(self.read_manifest()):
+                self.sync(progress=progress, wait=0.0)
+            try:
+                self.backend.count()
+            except IndexDamaged as exc:
+                self.sync(rebuild=True, progress=progress, notice=str(exc), wait=0.0)
+        except clones.WriterConflict as exc:
+            if self.behind != str(exc):
+                self.notify(clones.behind(exc))
+            self.behind = str(exc)
+        else:
+            self.behind = None
         return self.backend
 
     def sync(
@@ -243,9 +254,12 @@ class IndexManager:
         rebuild: bool = False,
         progress: Progress | None = None,
         notice: str | None = None,
+        wait: float = clones.WRITE_WAIT_SECONDS,
     ) -> SyncReport:
-        """Bring the index up to date with the Markdown (from scratch with rebuild)."""
-        with file_lock(self.lock):
+        """Bring the index up to date with the Markdown (from scratch with rebuild). A
+        shared index's writer lease is held from the first write to the end (waiting up
+        to `wait` seconds for another live writer: WriterConflict after that)."""
+        with file_lock(self.lock), clones.writing(self.backend, wait):
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
             backend = self.backend
@@ -323,10 +337,10 @@ class IndexManager:
         full = rebuild or held.empty
         old = {} if full else held.keys
         unique = unique_entries(entries)
-        if getattr(backend, "shared", False) and not full:
+        if clones.is_shared(backend) and not full:
             # an index other clones write too: an entry this clone's files never held
             # is another machine's (not pulled yet), never a deletion of ours
-            seen = self._seen_ids() | {e.id for e in unique}
+            seen = clones.SeenIds(self.dir).read() | {e.id for e in unique}
             old = {i: k for i, k in old.items() if i in seen}
         keys = [content_key(e) for e in unique]
         plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
@@ -391,25 +405,12 @@ class IndexManager:
             }
         )
         self._snapshot = ((revision, name), list(unique))
-        if getattr(self.backend, "shared", False):
-            self._remember_seen(e.id for e in unique)
+        if clones.is_shared(self.backend):
+            clones.SeenIds(self.dir).remember(e.id for e in unique)
         stale = old.get("entries")
         if stale and stale != name:
             with contextlib.suppress(OSError):
                 (self.dir / stale).unlink()
-
-    def _seen_ids(self) -> set[str]:
-        """Ids this clone's files have held at some sync (`.memcli/index/seen-ids`)."""
-        try:
-            return set((self.dir / SEEN_FILE).read_text(encoding="utf-8").split())
-        except OSError:
-            return set()
-
-    def _remember_seen(self, ids: Iterable[str]) -> None:
-        seen = self._seen_ids()
-        fresh = set(ids) - seen
-        if fresh:
-            atomic_write(self.dir / SEEN_FILE, "\n".join(sorted(seen | fresh)) + "\n")
 
     def _read_entries(self) -> tuple[list[Entry], dict[str, list]]:
         """Entries and the file signature they were read under (re-read if a file
