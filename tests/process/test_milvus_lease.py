@@ -1,0 +1,110 @@
+"""The Milvus writer lease as commands in a row use it (issue 28): each a real `memcli`
+process on a Milvus workspace, none waiting for a process that has exited."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.processes import memcli, search_ids
+
+pytestmark = pytest.mark.slow
+
+#: a process that holds the workspace's writer lease as a sync does, says so, and waits
+HOLDER = """
+import sys, time
+from memcli.services.memory import Memory
+backend = Memory(sys.argv[1]).index_manager.backend
+with backend.writing():
+    backend.lease.take()
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def hold_lease(ws: Path) -> subprocess.Popen[str]:
+    """A process holding the writer lease of `ws`, returned once it holds it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "held", proc.stderr.read() if proc.stderr else ""
+    return proc
+
+
+def lease_holder(ws: Path) -> str:
+    """Who the index's record names as its writer ("" when nobody), asked by another
+    process (Milvus Lite serves a file to one process, until that process exits)."""
+    code = (
+        "import sys\n"
+        "from memcli.index.backend import open_backend\n"
+        "from memcli.store.config import load_settings\n"
+        "ws = __import__('pathlib').Path(sys.argv[1])\n"
+        "backend = open_backend(load_settings(ws).index, ws / '.memcli' / 'index')\n"
+        "print('holder=' + str(backend._record().get('holder') or ''))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().removeprefix("holder=")
+
+
+def append(ws: Path, line: str) -> None:
+    """A hand edit: a line added at the end of memory.md."""
+    with (ws / "memory.md").open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
+
+
+def test_commands_in_a_row_on_a_milvus_lite_workspace(
+    workspace: Path, tmp_path: Path, exported: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """index; search; hand edit; search sees it; add; search sees it; a writer killed
+    while it held the lease; a hand edit; search sees it at once."""
+    pytest.importorskip("pymilvus")
+    monkeypatch.setenv("MEMCLI_INDEX_BACKEND", "milvus")
+    monkeypatch.setenv("MEMCLI_INDEX_URI", str(tmp_path / "lite" / "milvus.db"))
+
+    done = memcli(workspace, "index")
+    assert done.returncode == 0, done.stderr
+    assert search_ids(workspace, "Python tests")[0] == "m8f3a2c1"  # refused before: a lease
+    append(workspace, "- The build server is called zebrafish <!-- id=mzebra01 -->")
+    assert search_ids(workspace, "zebrafish build server")[0] == "mzebra01"
+    done = memcli(workspace, "add", "The office wifi password rotates on Mondays", "--json")
+    assert done.returncode == 0, done.stderr
+    found = memcli(workspace, "search", "wifi password", "--json", "--no-touch")
+    assert found.returncode == 0, found.stderr
+    assert "wifi password rotates" in json.loads(found.stdout)["data"]["hits"][0]["entry"]["text"]
+    assert lease_holder(workspace) == ""  # every command gave it back
+
+    holder = hold_lease(workspace)
+    holder.kill()  # SIGKILL: no `finally` gives the lease back
+    holder.wait()
+    assert f":{holder.pid}:" in lease_holder(workspace)
+    append(workspace, "- The printer on floor two is named ocelot <!-- id=mocelot1 -->")
+    done = memcli(workspace, "search", "ocelot printer", "--json", "--no-touch")
+    assert done.returncode == 0, done.stderr  # the dead holder was taken over at once
+    assert '"id": "mocelot1"' in done.stdout and "behind" not in done.stderr
+    assert lease_holder(workspace) == ""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signalled_writer_gives_the_lease_back(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sig: signal.Signals
+) -> None:
+    """A writer stopped by SIGTERM or SIGINT (Ctrl-C) gives the lease back on its way
+    out: a machine that cannot check its pid need not wait for it to expire."""
+    pytest.importorskip("pymilvus")
+    monkeypatch.setenv("MEMCLI_INDEX_BACKEND", "milvus")
+    monkeypatch.setenv("MEMCLI_INDEX_URI", str(tmp_path / "lite" / "milvus.db"))
+    holder = hold_lease(workspace)
+    holder.send_signal(sig)
+    assert holder.wait(timeout=30) != 0
+    assert lease_holder(workspace) == ""
