@@ -35,7 +35,20 @@ POLL_SECONDS = 0.2  # how often a waiting writer looks again
 
 
 class WriterConflict(ConflictError):
-    """Another live process writes this workspace's index (one writer per workspace)."""
+    """Another live process writes this workspace's index (one writer per workspace):
+    `holder` names it, `age` is how long ago it was last seen, `where` the index."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        hint: str | None = None,
+        holder: str = "",
+        age: float = 0.0,
+        where: str = "",
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.holder, self.age, self.where = holder, age, where
 
 
 @dataclass(frozen=True)

@@ -349,12 +349,16 @@ class MilvusBackend:
         self._call(self.client.upsert, self._workspaces(), [row])
 
     def _conflict(self, holder: str, age: float) -> WriterConflict:
+        where = f"Milvus at {self.uri}, workspace {self.workspace!r}"
         return WriterConflict(
-            f"Milvus at {self.uri}: the index of workspace {self.workspace!r} is written by "
-            f"{holder} (seen {age:.0f} s ago); one writer per workspace, nothing was changed",
+            f"{where}: the index is written by {holder} (seen {age:.0f} s ago); one writer "
+            "per workspace, nothing was changed",
             hint="let that memcli (a watcher?) do the writing, or stop it; a writer that "
             f"has exited is taken over at once, one on another host silent for "
             f"{LEASE_SECONDS:.0f} s too",
+            holder=holder,
+            age=age,
+            where=where,
         )
 
     def _workspaces(self) -> str:

@@ -41,8 +41,9 @@ def writing(backend: object, wait: float) -> contextlib.AbstractContextManager[N
 def behind(conflict: WriterConflict) -> str:
     """The notice of a read that could not bring the index up to date."""
     return (
-        f"the index is behind the files and was searched as it is: {conflict} (it catches "
-        "up at the next command once that writer is done)"
+        f"{conflict.where}: searched the index as it is, behind the files: "
+        f"{conflict.holder} is writing it (one writer per workspace); the next command "
+        "catches up once it is done"
     )
 
 

@@ -241,9 +241,9 @@ class IndexManager:
             except IndexDamaged as exc:
                 self.sync(rebuild=True, progress=progress, notice=str(exc), wait=0.0)
         except clones.WriterConflict as exc:
-            if self.behind != str(exc):
+            if self.behind != exc.holder:  # once per writer in a long-lived process
                 self.notify(clones.behind(exc))
-            self.behind = str(exc)
+            self.behind = exc.holder or "another writer"
         else:
             self.behind = None
         return self.backend
