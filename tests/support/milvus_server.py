@@ -64,7 +64,7 @@ class MilvusServer:
             return
         self.proc.send_signal(signal.SIGINT)
         try:
-            self.proc.wait(timeout=20)
+            self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.kill()
 
