@@ -10,34 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.milvus_server import append, hold_lease
 from tests.support.processes import memcli, search_ids
 
 pytestmark = pytest.mark.slow
-
-#: a process that holds the workspace's writer lease as a sync does, says so, and waits
-HOLDER = """
-import sys, time
-from memcli.services.memory import Memory
-backend = Memory(sys.argv[1]).index_manager.backend
-with backend.writing():
-    backend.lease.take()
-    print("held", flush=True)
-    time.sleep(120)
-"""
-
-
-def hold_lease(ws: Path) -> subprocess.Popen[str]:
-    """A process holding the writer lease of `ws`, returned once it holds it."""
-    proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(ws)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line.strip() == "held", proc.stderr.read() if proc.stderr else ""
-    return proc
 
 
 def lease_holder(ws: Path) -> str:
@@ -51,15 +27,11 @@ def lease_holder(ws: Path) -> str:
         "backend = open_backend(load_settings(ws).index, ws / '.memcli' / 'index')\n"
         "print('holder=' + str(backend._record().get('holder') or ''))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(ws)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().removeprefix("holder=")
-
-
-def append(ws: Path, line: str) -> None:
-    """A hand edit: a line added at the end of memory.md."""
-    with (ws / "memory.md").open("a", encoding="utf-8") as handle:
-        handle.write(line + "\n")
 
 
 def test_commands_in_a_row_on_a_milvus_lite_workspace(

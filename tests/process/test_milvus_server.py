@@ -20,8 +20,7 @@ from tests.process.test_gitmerge import git, two_clones
 from tests.process.test_mcp_http import _search as mcp_search
 from tests.process.test_mcp_http import _start as start_mcp
 from tests.process.test_mcp_http import _stop as stop_mcp
-from tests.process.test_milvus_lease import append, hold_lease
-from tests.support.milvus_server import MilvusServer
+from tests.support.milvus_server import MilvusServer, append, hold_lease
 from tests.support.processes import memcli, search_ids, start_watch, stop_watch, wait_for
 
 pytestmark = pytest.mark.slow
@@ -49,7 +48,10 @@ def backend_of(ws: Path) -> Any:
 def holds(backend: Any, entry_id: str) -> bool:
     """The index holds `entry_id` (one small query: polling it leaves the server free)."""
     rows = backend._call(
-        backend.client.query, backend.collection, filter=backend._expr([entry_id]), output_fields=["entry_id"]
+        backend.client.query,
+        backend.collection,
+        filter=backend._expr([entry_id]),
+        output_fields=["entry_id"],
     )
     return bool(rows)
 
@@ -109,7 +111,9 @@ def test_two_clones_watchers_cli_and_mcp_on_one_server(
         append(desk, "- The build server is called zebrafish <!-- id=mzebra01 -->")
         until(lambda: holds(backend, "mzebra01"))
         assert search_ids(desk, "zebrafish build server")[0] == "mzebra01"
-        assert anyio.run(mcp_search, url, TOKEN, "zebrafish")["results"][0]["memory_key"] == "mzebra01"
+        assert (
+            anyio.run(mcp_search, url, TOKEN, "zebrafish")["results"][0]["memory_key"] == "mzebra01"
+        )
         # the laptop has not pulled: its commands leave the desk's entry alone
         assert "mzebra01" not in search_ids(laptop, "zebrafish build server")
         assert holds(backend, "mzebra01")
@@ -132,7 +136,10 @@ def test_two_clones_watchers_cli_and_mcp_on_one_server(
         git(desk, "commit", "-qam", "linter")
         git(desk, "pull", "-q", "--no-rebase", "--no-edit", "origin", "main")
         assert search_ids(desk, "on-call rota wiki")[0] == "moncall1"
-        assert anyio.run(mcp_search, url, TOKEN, "on-call rota")["results"][0]["memory_key"] == "moncall1"
+        assert (
+            anyio.run(mcp_search, url, TOKEN, "on-call rota")["results"][0]["memory_key"]
+            == "moncall1"
+        )
         for proc in watchers:
             assert proc.poll() is None, "a watcher stopped"
     finally:
@@ -202,7 +209,9 @@ def stand_in_vectors(ws: Path) -> None:
     from memcli.store.store import Store
 
     model = SentenceTransformerEmbedder()  # its identity and size; the model never loads
-    hashes = list({text_hash(embed_text(e)): None for e in Store(ws).entries(include_archived=True)})
+    hashes = list(
+        {text_hash(embed_text(e)): None for e in Store(ws).entries(include_archived=True)}
+    )
     vectors = np.random.default_rng(1).standard_normal((len(hashes), model.dim)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     cache = EmbeddingCache(ws / ".memcli" / "cache", model.model_id, model.dim)

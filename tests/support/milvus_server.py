@@ -1,6 +1,7 @@
 """A Milvus server process for tests: `python -m milvus_lite server` (milvus-lite ≥ 3) on
 127.0.0.1 and a free port. It speaks Milvus's gRPC protocol, so memcli reaches it by the
-same client path as a Milvus standalone (`uri = "http://127.0.0.1:PORT"`)."""
+same client path as a Milvus standalone (`uri = "http://127.0.0.1:PORT"`). And what the
+Milvus process tests share: a process holding a workspace's writer lease, a hand edit."""
 
 from __future__ import annotations
 
@@ -72,3 +73,35 @@ class MilvusServer:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+
+
+#: a process that holds the workspace's writer lease as a sync does, says so, and waits
+HOLDER = """
+import sys, time
+from memcli.services.memory import Memory
+backend = Memory(sys.argv[1]).index_manager.backend
+with backend.writing():
+    backend.lease.take()
+    print("held", flush=True)
+    time.sleep(120)
+"""
+
+
+def hold_lease(ws: Path) -> subprocess.Popen[str]:
+    """A process holding the writer lease of `ws`, returned once it holds it."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(ws)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "held", proc.stderr.read() if proc.stderr else ""
+    return proc
+
+
+def append(ws: Path, line: str) -> None:
+    """A hand edit: a line added at the end of memory.md."""
+    with (ws / "memory.md").open("a", encoding="utf-8") as handle:
+        handle.write(line + "\n")
