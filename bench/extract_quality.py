@@ -1,6 +1,8 @@
 """Quality of `memcli extract` on a labelled set of chat turns (bench/data/extract.jsonl)
 against a small fixed memory (bench/data/extract_memory.md), through Memory.extract
-(dry run: what the CLI decides, with the real embedding model, offline rules).
+(dry run: what the CLI decides, with the real embedding model, offline rules), and the
+target-choice cases (bench/data/extract_targets.jsonl: several entries of one slot; which
+one a new value updates).
 
     python bench/extract_quality.py [--json] [--show-errors]
 
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from memcli.services.memory import Memory  # noqa: E402
-from tests.support.extract_quality import ACTIONS, run  # noqa: E402
+from tests.support.extract_quality import ACTIONS, run, run_targets  # noqa: E402
 
 
 def main() -> None:
@@ -32,9 +34,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
-        report = run(Path(tmp) / "ws", lambda ws: Memory(ws, notify=lambda message: None))
+        from memcli.index.embedder import SentenceTransformerEmbedder
+
+        embedder = SentenceTransformerEmbedder()  # one model for every workspace
+
+        def memory(ws: Path) -> Memory:
+            return Memory(ws, embedder_factory=lambda: embedder, notify=lambda message: None)
+
+        report = run(Path(tmp) / "ws", memory)
+        targets = run_targets(Path(tmp) / "targets", memory)
     if args.json:
-        print(json.dumps(report, ensure_ascii=False, indent=2))
+        print(json.dumps({"turns": report, "targets": targets}, ensure_ascii=False, indent=2))
         return
     print(
         "| split | utterances | P (all) | R (all) | P/R ADD | P/R UPDATE | P/R NOOP "
@@ -48,8 +58,18 @@ def main() -> None:
             f"{r['all']['recall']:.2f} | " + " | ".join(cells) + f" | {r['nothing_kept_clean']} "
             f"| {r['text_exact']:.2f} | {r['text_normalized']:.2f} |"
         )
+    print(
+        "\ntarget choice (several entries of one slot):\n\n"
+        "| split | cases | P (all) | R (all) | target accuracy | target and text |\n"
+        "|---|---|---|---|---|---|"
+    )
+    for split, r in targets.items():
+        print(
+            f"| {split} | {r['utterances']} | {r['all']['precision']:.2f} | "
+            f"{r['all']['recall']:.2f} | {r['target_accuracy']:.2f} | {r['target_and_text']:.2f} |"
+        )
     if args.show_errors:
-        for split, r in report.items():
+        for split, r in [*report.items(), *(("targets " + k, v) for k, v in targets.items())]:
             for e in r["errors"]:
                 print(f"[{split}] {e['id']} {e['say']}\n    want {e['want']}\n    got  {e['got']}")
 

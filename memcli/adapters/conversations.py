@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli.adapters.messages import message_text
+from memcli.adapters.messages import message_text, too_deep
 from memcli.core.errors import ValidationError
 
 
@@ -52,6 +52,8 @@ def parse_conversations(text: str, source: str) -> list[Conversation]:
     naming the file and what is wrong when it holds none."""
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise too_deep(source, text) from None
     except json.JSONDecodeError as exc:
         raise ValidationError(
             f"{source}: line {exc.lineno}: not JSON ({exc.msg})",
@@ -59,7 +61,13 @@ def parse_conversations(text: str, source: str) -> list[Conversation]:
             "or LoCoMo-style JSON",
         ) from None
     stem = _slug(re.sub(r"\.json$", "", source.rsplit("/", 1)[-1])) or "conversation"
-    found = _conversations(data, stem)
+    try:
+        found = _conversations(data, stem)
+    except _Malformed as exc:
+        raise ValidationError(
+            f"{source}: {exc}; nothing was imported",
+            hint="the file is not an export as ChatGPT or LoCoMo write it",
+        ) from None
     found = [c for c in found if c.turns]
     if not found:
         raise ValidationError(
@@ -68,6 +76,10 @@ def parse_conversations(text: str, source: str) -> list[Conversation]:
             "or LoCoMo-style {conversation: {session_1: [...]}}",
         )
     return found
+
+
+class _Malformed(ValueError):
+    """A part of a recognised format that is not what the format holds there."""
 
 
 def _conversations(data: Any, stem: str) -> list[Conversation]:
@@ -104,15 +116,25 @@ def _messages(rows: list[Any]) -> list[Turn]:
 
 def _chatgpt(data: dict, stem: str) -> Conversation:
     mapping: dict[str, Any] = data["mapping"]
+    title = str(data.get("title") or stem)
+    where = f"conversation {title!r}"
+    for key, value in mapping.items():
+        _check_node(key, value, where)
     node = data.get("current_node")
-    if node not in mapping:  # no current node: follow the first child from the root
+    if not (isinstance(node, str) and node in mapping):  # follow the last child from the root
         roots = [k for k, v in mapping.items() if not (v or {}).get("parent")]
         node = roots[0] if roots else None
-        while node is not None and (mapping[node] or {}).get("children"):
+        walked: set[str] = set()
+        while node is not None and node in mapping and (mapping[node] or {}).get("children"):
+            if node in walked:
+                raise _Malformed(f"{where}: node {node!r}: its children lead back to it")
+            walked.add(node)
             node = mapping[node]["children"][-1]
     chain = []
     seen: set[str] = set()
-    while node is not None and node in mapping and node not in seen:
+    while node is not None and node in mapping:
+        if node in seen:
+            raise _Malformed(f"{where}: node {node!r}: its parents lead back to it")
         seen.add(node)
         chain.append(mapping[node] or {})
         node = (mapping[node] or {}).get("parent")
@@ -126,8 +148,35 @@ def _chatgpt(data: dict, stem: str) -> Conversation:
             turns.append(
                 Turn(role, text, _time(message.get("create_time")), str(message.get("id") or ""))
             )
-    title = str(data.get("title") or stem)
     return Conversation(_slug(title) or stem, title, turns)
+
+
+#: a ChatGPT node's fields: what each must be when present (None is allowed for all)
+_NODE_FIELDS = {"message": dict, "parent": str, "children": list}
+
+
+def _check_node(key: str, node: Any, where: str) -> None:
+    """A ChatGPT mapping node as the export writes it, or _Malformed naming it."""
+    if node is None:
+        return
+    if not isinstance(node, dict):
+        raise _Malformed(f"{where}: node {key!r} is a {type(node).__name__}, not an object")
+    for name, kind in _NODE_FIELDS.items():
+        value = node.get(name)
+        if value is not None and not isinstance(value, kind):
+            raise _Malformed(
+                f"{where}: node {key!r}: {name!r} is a {type(value).__name__}, "
+                f"not {'a list' if kind is list else 'an object' if kind is dict else 'an id'}"
+            )
+    if any(not isinstance(child, str) for child in node.get("children") or []):
+        raise _Malformed(f"{where}: node {key!r}: a child is not an id")
+    message = node.get("message") or {}
+    for name in ("author", "content"):
+        value = message.get(name)
+        if value is not None and not isinstance(value, dict | str | list):
+            raise _Malformed(f"{where}: node {key!r}: message {name!r} is not an object")
+    if not isinstance(message.get("author") or {}, dict):
+        raise _Malformed(f"{where}: node {key!r}: message 'author' is not an object")
 
 
 def _locomo(data: dict, stem: str) -> Conversation:
@@ -139,6 +188,8 @@ def _locomo(data: dict, stem: str) -> Conversation:
     turns = []
     for key in keys:
         when = _locomo_time(str(conversation.get(f"{key}_date_time", "")))
+        if not isinstance(conversation[key] or [], list):
+            raise _Malformed(f"{key} is a {type(conversation[key]).__name__}, not a list of turns")
         for row in conversation[key] or []:
             if not isinstance(row, dict):
                 continue

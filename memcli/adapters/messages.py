@@ -25,6 +25,8 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
     messages: Any
     try:
         messages = json.loads(stripped)
+    except RecursionError:
+        raise too_deep(path, stripped) from None
     except json.JSONDecodeError as first_error:
         plain = plain_messages(stripped)
         if plain is not None:
@@ -35,6 +37,8 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
                 continue
             try:
                 messages.append(json.loads(line))
+            except RecursionError:
+                raise too_deep(path, line, number) from None
             except json.JSONDecodeError as exc:
                 where = number if number > 1 else first_error.lineno
                 raise ValidationError(
@@ -55,6 +59,42 @@ def load_messages(path: Path | str, text: str | None = None) -> list[dict[str, A
                 hint="each message needs role and content",
             )
     return messages
+
+
+def too_deep(path: Path | str, text: str, first_line: int = 1) -> ValidationError:
+    """The error for JSON nested deeper than Python parses (a RecursionError), naming
+    the line where the nesting is deepest."""
+    return ValidationError(
+        f"{path}:{first_line + deepest_line(text) - 1}: JSON nested too deeply to read",
+        hint="transcripts, conversations and exports are a few levels deep: this file is "
+        "not one of them",
+    )
+
+
+def deepest_line(text: str) -> int:
+    """The line (from 1) where the brackets of a JSON text first reach their deepest."""
+    depth = deepest = 0
+    line = where = 1
+    in_string = escaped = False
+    for char in text:
+        if char == "\n":
+            line += 1
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest, where = depth, line
+        elif char in "]}":
+            depth -= 1
+    return where
 
 
 #: a plain-text turn: `user: …`, `Assistant: …` (also human / ai / system)

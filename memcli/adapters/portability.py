@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memcli.adapters.messages import too_deep
 from memcli.core.errors import ValidationError
 from memcli.core.models import KNOWN_TYPES, Entry, heading_type, section_title
 from memcli.core.validate import check_created
@@ -86,6 +87,8 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
     if fmt == "mem0":
         try:
             data = json.loads(text)
+        except RecursionError:
+            raise too_deep(name, text) from None
         except ValueError as exc:
             raise ValidationError(f"{name}: not JSON ({exc})") from None
         rows = data
@@ -126,6 +129,8 @@ def _chatgpt_items(text: str, name: str) -> list[ImportItem]:
 def json_line(line: str, name: str, number: int) -> Any:
     try:
         return json.loads(line)
+    except RecursionError:
+        raise too_deep(name, line, number) from None
     except ValueError as exc:
         raise ValidationError(f"{name}:{number}: not a JSON line ({exc})") from None
 

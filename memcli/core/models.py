@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
-MEMORY_FILE = "memory.md"
-LEARNINGS_FILE = "learnings.md"
-CONFIG_FILE = "memcli.toml"
-ARCHIVE_FILE = "archive.md"
+from memcli.core.names import ARCHIVE_FILE as ARCHIVE_FILE  # re-exported names
+from memcli.core.names import CONFIG_FILE as CONFIG_FILE
+from memcli.core.names import LEARNINGS_FILE as LEARNINGS_FILE
+from memcli.core.names import MEMORY_FILE as MEMORY_FILE
+
 EPISODES_DIR = "episodes"
 #: imported conversations, one file per conversation (memcli import --conversation)
 CONVERSATIONS_DIR = "conversations"

@@ -61,7 +61,7 @@ class AddRequest:
     source: str | None = None
     pin: bool = False
     allow_secret: bool = False
-    by: str = "agent"  # who wrote it: "agent" (API, MCP) or "person" (the CLI)
+    by: str = "agent"  # who wrote it: "agent" (API, MCP), "person" (the CLI), "import"
     created: str | None = None  # when it was first written, as a date an import gave; None: now
 
 

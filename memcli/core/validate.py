@@ -51,6 +51,25 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 #: the same plus tab, line feed and the other characters str.splitlines breaks at
 _CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+#: characters a reader cannot see that change what a model reads (issue 26): (first,
+#: last, what they are). Refused at every write, reported by `doctor` in a hand edit,
+#: removed from every inject block. U+200D (zero-width joiner) between two pictographs
+#: is the glue of an emoji sequence (👩‍💻) and is allowed there.
+INVISIBLE_RANGES: tuple[tuple[int, int, str], ...] = (
+    (0x061C, 0x061C, "a bidi control"),
+    (0x200B, 0x200D, "a zero-width character"),
+    (0x200E, 0x200F, "a bidi control"),
+    (0x202A, 0x202E, "a bidi control"),
+    (0x2060, 0x2060, "a zero-width character"),
+    (0x2066, 0x2069, "a bidi control"),
+    (0xFEFF, 0xFEFF, "a zero-width character"),
+    (0xE0000, 0xE007F, "a tag character"),
+)
+_INVISIBLE = re.compile(
+    "[" + "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b, _ in INVISIBLE_RANGES) + "]"
+)
+_ZWJ = "\u200d"
 _NAMES = {
     "\x00": "a NUL byte",
     "\x1b": "an escape character (ESC, the start of a terminal escape sequence)",
@@ -71,6 +90,67 @@ def describe_char(char: str) -> str:
     return f"a control character (U+{ord(char):04X}{' ' + name if name else ''})"
 
 
+def _pictograph(char: str) -> bool:
+    """An emoji or a piece of one (skin tone, variation selector): what a zero-width
+    joiner glues into one emoji."""
+    code = ord(char)
+    return (
+        0x1F000 <= code <= 0x1FAFF
+        or 0x2600 <= code <= 0x27BF
+        or code in (0xFE0F, 0x2640, 0x2642, 0x2695, 0x2696, 0x2708, 0x2764)
+        or unicodedata.category(char) == "So"
+    )
+
+
+def _joins_emoji(text: str, index: int) -> bool:
+    return (
+        text[index] == _ZWJ
+        and 0 < index < len(text) - 1
+        and _pictograph(text[index - 1])
+        and _pictograph(text[index + 1])
+    )
+
+
+def find_invisible(text: str) -> int | None:
+    """The index of the first invisible or bidi control character of `text`
+    (INVISIBLE_RANGES; a joiner inside an emoji sequence is not one), or None."""
+    for match in _INVISIBLE.finditer(text):
+        if not _joins_emoji(text, match.start()):
+            return match.start()
+    return None
+
+
+def describe_invisible(char: str) -> str:
+    """`U+E0041 (TAG LATIN CAPITAL LETTER A)`: the code point and its name (or what kind
+    of invisible character it is, for one without a name)."""
+    code = ord(char)
+    name = unicodedata.name(char, "")
+    if not name:
+        kind = next((k for a, b, k in INVISIBLE_RANGES if a <= code <= b), "a character")
+        name = f"{kind}, unassigned"
+    return f"U+{code:04X} ({name})"
+
+
+def invisible_problem(text: str, what: str = "the entry text") -> str | None:
+    """Why `text` cannot be stored because of a character nobody can see, or None."""
+    index = find_invisible(text)
+    if index is None:
+        return None
+    return (
+        f"{what} holds an invisible character {describe_invisible(text[index])} at "
+        f"{_where(text, index)}"
+    )
+
+
+def strip_invisible(text: str) -> str:
+    """`text` without its invisible and bidi control characters (emoji joiners kept)."""
+    if not _INVISIBLE.search(text):
+        return text
+    return "".join(
+        c for i, c in enumerate(text) if not _INVISIBLE.match(c) or _joins_emoji(text, i)
+    )
+
+
 def _where(text: str, index: int) -> str:
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
@@ -78,33 +158,43 @@ def _where(text: str, index: int) -> str:
 
 
 def text_problem(
-    text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS
+    text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS, invisible: bool = True
 ) -> str | None:
-    """Why `text` (multi-line; tabs and line feeds allowed) cannot be stored, or None."""
+    """Why `text` (multi-line; tabs and line feeds allowed) cannot be stored, or None;
+    with `invisible`, an invisible or bidi control character is a reason too."""
     if len(text) > limit:
         return f"{what} is {len(text):,} characters long, above the {limit:,} memcli accepts"
     bad = _CONTROL.search(text)
     if bad:
         return f"{what} holds {describe_char(bad.group())} at {_where(text, bad.start())}"
-    return None
+    return invisible_problem(text, what) if invisible else None
 
 
-def check_text(text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS) -> None:
-    """Raise ValidationError unless `text` can be stored as (or searched for) text."""
-    problem = text_problem(text, what, limit)
+def check_text(
+    text: str, what: str = "the entry text", limit: int = MAX_ENTRY_CHARS, invisible: bool = True
+) -> None:
+    """Raise ValidationError unless `text` can be stored as (or, with `invisible` False,
+    searched for) text."""
+    problem = text_problem(text, what, limit, invisible)
     if problem:
-        hint = (
-            "split it into smaller entries, or keep long material in a file and remember "
-            "where it is"
-            if len(text) > limit
-            else "remove it (tabs and line breaks are fine)"
-        )
+        if len(text) > limit:
+            hint = (
+                "split it into smaller entries, or keep long material in a file and "
+                "remember where it is"
+            )
+        elif "invisible character" in problem:
+            hint = (
+                "remove it: a character nobody sees can hide instructions from the "
+                "person reading the memory (copy the visible text again)"
+            )
+        else:
+            hint = "remove it (tabs and line breaks are fine)"
         raise ValidationError(f"{problem}; nothing was written", hint=hint)
 
 
 def check_query(query: str) -> None:
     """A search query: bounded, no control characters (tab, CR and LF are fine)."""
-    check_text(query.replace("\r", "\n"), "the search query", MAX_QUERY_CHARS)
+    check_text(query.replace("\r", "\n"), "the search query", MAX_QUERY_CHARS, invisible=False)
 
 
 def check_meta_value(option: str, value: str | None) -> None:
@@ -126,6 +216,12 @@ def check_meta_value(option: str, value: str | None) -> None:
             f"{option} {_shown(value)} holds {describe_char(bad.group())} at character "
             f"{bad.start() + 1}; nothing was written",
             hint="metadata values are one line of text without control characters",
+        )
+    hidden = invisible_problem(value, option)
+    if hidden:
+        raise ValidationError(
+            f"{hidden}; nothing was written",
+            hint="metadata values are one line of visible text",
         )
 
 

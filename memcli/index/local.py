@@ -9,9 +9,10 @@ scores are those of an index holding only the live entries.
 
 Files (incremental writes, so an edit at 100k entries does not rewrite 150 MB):
 - a *base* generation, written whole: `vectors-<gen>.npy` or `.faiss`, `keyword-<gen>.npz`
-  (CSR postings) and `rows-<gen>.marshal` (row -> id and content key, None when dead);
-- an append-only *log* `log-<gen>.bin`: one record per upsert or delete (ids, keys,
-  vectors, keyword texts), each framed with its length and crc32;
+  (CSR postings) and `rows-<gen>.json` (row -> id and content key, null when dead);
+- an append-only *log* `log-<gen>.bin`: one record per upsert or delete (a JSON header
+  with the ids, keys and keyword texts, then the raw float32 vectors), each framed with
+  its length and crc32;
 - `local.json`, replaced atomically after every append: model, dim, the generation's
   file names and `log_size`, how many bytes of the log belong to the index.
 Readers replay exactly `log_size` bytes, so a record being appended, or torn by a kill
@@ -23,10 +24,13 @@ generation (compaction): a flat matrix drops its dead rows; an HNSW graph keeps 
 (skipped in results) until more than MAX_DEAD, then it is built anew. Manifest first,
 then the old generation's files are removed; a reader that loses the race re-reads.
 Any unreadable or inconsistent file makes the index `damaged` (the caller rebuilds it).
+The files are read as data only (JSON, NumPy without pickle, FAISS): a workspace copied
+from someone else cannot make a reader run code, and the manifest names files in the
+index folder only.
 
 Writes are serialized by the caller (memcli.services.indexing holds the index lock).
 
-Why one module of ≈ 700 lines (over 500 lines): the row numbering (tombstones,
+Why one module of ≈ 750 lines (over 500 lines): the row numbering (tombstones,
 renumbering at compaction) is shared by the vectors, the BM25 statistics and the file
 format; split apart, each piece would have to expose it.
 """
@@ -35,7 +39,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import marshal
 import os
 import struct
 import zipfile
@@ -51,7 +54,7 @@ from memcli.index.keyword import KeywordIndex
 from memcli.index.protocol import BackendSettings, Fingerprint, IndexDamaged, Scored
 from memcli.index.tokenize import tokenize
 
-VERSION = 2
+VERSION = 3  # 3: rows and log records as JSON (2: marshal)
 MANIFEST = "local.json"
 #: log rows tolerated before the state is compacted into a new generation (a one-off
 #: reader replays them: adding 1,000 vectors to a 100k HNSW graph takes ≈ 0.2 s)
@@ -134,10 +137,17 @@ class LocalBackend:
             return (0, 0, 0), {"corrupt": True}
         required = ("model", "dim", "generation", "kind", "vectors", "keyword", "rows", "log")
         if (
+            isinstance(data, dict)
+            and isinstance(data.get("version"), int)
+            and data["version"] < VERSION
+        ):
+            return stamp, {"corrupt": True, "old": True}
+        if (
             not isinstance(data, dict)
             or data.get("version") != VERSION
             or any(key not in data for key in required)
             or not isinstance(data.get("log_size"), int)
+            or not all(_own_file(data[key], key) for key in ("vectors", "keyword", "rows", "log"))
         ):
             return stamp, {"corrupt": True}
         return stamp, data
@@ -156,7 +166,11 @@ class LocalBackend:
                 return
             if manifest.get("corrupt"):
                 self._stamp, self._manifest = stamp, manifest
-                self._damaged = "the index manifest was unreadable"
+                self._damaged = (
+                    "the index was written by an older memcli"
+                    if manifest.get("old")
+                    else "the index manifest was unreadable"
+                )
                 self._clear(None, None)
                 return
             try:
@@ -179,9 +193,8 @@ class LocalBackend:
         from memcli.index.vectors import VectorIndex
 
         self._clear(manifest["model"], int(manifest["dim"]))
-        rows = marshal.loads((self.dir / manifest["rows"]).read_bytes())
-        ids, keys = rows
-        if not isinstance(ids, list) or len(ids) != len(keys):
+        ids, keys = json.loads((self.dir / manifest["rows"]).read_bytes())
+        if not (_names(ids) and _names(keys) and len(ids) == len(keys)):
             raise ValueError("rows")
         vectors = VectorIndex.load(self.dir / manifest["vectors"], self.settings.hnsw_ef_search)
         keyword = KeywordIndex.load(self.dir / manifest["keyword"])
@@ -222,10 +235,9 @@ class LocalBackend:
             payload = data[offset + _HEADER.size : offset + _HEADER.size + size]
             if magic != _MAGIC or len(payload) != size or zlib.crc32(payload) != crc:
                 raise ValueError("a damaged log record")
-            record = marshal.loads(payload)
+            record = _decode(payload, self.dim or 0)
             if record[0] == "u":
-                _, ids, keys, raw, texts = record
-                vectors = np.frombuffer(raw, dtype=np.float32).reshape(len(ids), self.dim)
+                _, ids, keys, vectors, texts = record
                 self._apply_upsert(ids, vectors, texts, keys)
             else:
                 self._apply_delete(record[1])
@@ -446,7 +458,7 @@ class LocalBackend:
         vectors = np.ascontiguousarray(vectors, dtype=np.float32).reshape(len(ids), self.dim)
         with self._writing():
             self._apply_upsert(ids, vectors, texts, keys)
-            self._write(("u", ids, keys, vectors.tobytes(), texts))
+            self._write(_encode("u", ids, keys, texts, vectors))
 
     def delete(self, ids: Sequence[str]) -> None:
         self._current()
@@ -457,7 +469,7 @@ class LocalBackend:
             return
         with self._writing():
             self._apply_delete(ids)
-            self._write(("d", ids))
+            self._write(_encode("d", ids))
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -523,7 +535,7 @@ class LocalBackend:
             found = self._encoded[text] = np.array(terms, dtype=np.int64)
         return found
 
-    def _write(self, record: tuple | None = None) -> None:
+    def _write(self, record: bytes | None = None) -> None:
         """Persist the change just applied in memory: a log record, or a new generation
         when none exists yet or the log grew past MAX_LOG_ROWS."""
         limit = min(MAX_LOG_ROWS, max(64, len(self.row_of) // 2))
@@ -532,7 +544,7 @@ class LocalBackend:
             return
         manifest = dict(self._manifest or {})
         log = self.dir / manifest["log"]
-        payload = marshal.dumps(record)
+        payload = record
         with open(log, "r+b" if log.exists() else "w+b") as handle:
             handle.truncate(manifest["log_size"])
             handle.seek(manifest["log_size"])
@@ -590,13 +602,13 @@ class LocalBackend:
         names = {
             "vectors": f"vectors-{generation}.{vector_index.suffix}",
             "keyword": f"keyword-{generation}.npz",
-            "rows": f"rows-{generation}.marshal",
+            "rows": f"rows-{generation}.json",
             "log": f"log-{generation}.bin",
         }
         vector_index.save(self.dir / names["vectors"])
         keyword.save(self.dir / names["keyword"])
         tmp = self.dir / (names["rows"] + ".tmp")
-        tmp.write_bytes(marshal.dumps((ids, keys)))
+        tmp.write_bytes(json.dumps([ids, keys]).encode("utf-8"))
         tmp.replace(self.dir / names["rows"])
         (self.dir / names["log"]).write_bytes(b"")
         manifest = {
@@ -680,6 +692,59 @@ class LocalBackend:
         st = path.stat()
         self._stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
         self._manifest = manifest
+
+
+def _encode(
+    op: str,
+    ids: list[str],
+    keys: list[str] | None = None,
+    texts: list[str] | None = None,
+    vectors: np.ndarray | None = None,
+) -> bytes:
+    """A log record: a JSON header line (op, ids, keys, keyword texts), then for an
+    upsert the float32 vectors, row after row."""
+    head = (
+        {"op": op, "ids": ids}
+        if op == "d"
+        else {"op": op, "ids": ids, "keys": keys, "texts": texts}
+    )
+    raw = b"" if vectors is None else np.ascontiguousarray(vectors, dtype=np.float32).tobytes()
+    return json.dumps(head).encode("ascii") + b"\n" + raw
+
+
+def _decode(payload: bytes, dim: int) -> tuple:
+    """("u", ids, keys, vectors, texts) or ("d", ids) of a log record; ValueError (or
+    KeyError, TypeError) for anything else."""
+    line, _, raw = payload.partition(b"\n")
+    head = json.loads(line)
+    ids = head["ids"]
+    if not (_names(ids) and None not in ids):
+        raise ValueError("log record ids")
+    if head["op"] == "d":
+        return ("d", ids)
+    keys, texts = head["keys"], head["texts"]
+    if head["op"] != "u" or not (_names(keys) and _names(texts)):
+        raise ValueError("log record")
+    if len(keys) != len(ids) or len(texts) != len(ids) or len(raw) != len(ids) * dim * 4:
+        raise ValueError("log record sizes")
+    vectors = np.frombuffer(raw, dtype=np.float32).reshape(len(ids), dim)
+    return ("u", ids, keys, vectors, texts)
+
+
+def _names(values: object) -> bool:
+    """A list of strings (None allowed: a dead row)."""
+    return isinstance(values, list) and all(v is None or isinstance(v, str) for v in values)
+
+
+def _own_file(name: object, kind: str) -> bool:
+    """A file name of the index folder for that part (never a path elsewhere)."""
+    return (
+        isinstance(name, str)
+        and name.startswith(f"{kind}-")
+        and "/" not in name
+        and "\\" not in name
+        and name not in (".", "..")
+    )
 
 
 def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:

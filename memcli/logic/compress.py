@@ -195,7 +195,7 @@ def _duplicates(
     taken: set[str],
 ) -> None:
     """Same normalized text, or the same fact in other words (memcli.logic.similarity) → one
-    entry: the newest text (a person's wording over a program's) unless another says more
+    entry: a person's wording over a program's, then the newest text, unless another says more
     (`merges`: a merge never drops a detail), the highest importance, the union of
     keywords, summed access counts. A group in which two entries contradict each other is
     left to the contradiction step."""
@@ -259,16 +259,20 @@ def merges(
     (memcli.logic.similarity.units) than it holds words the entry lacks — a rewording
     swaps words both ways, a lost detail is one-sided, so "Prefers pytest over unittest
     for Python tests, with fixtures instead of setUp methods" absorbs "Prefers pytest for
-    testing Python code", never the other way round. Kept entries are chosen from the
-    most content words down (then a person's before a program's, then the newest, so of
-    two rewordings the newest text stays); each other entry goes into the first kept one
-    that absorbs it, else is kept itself. No kept entry can absorb another (a smaller one
-    would have to lose nothing to a larger one, so be its equal, which the larger would
-    have absorbed first): a second compress finds nothing to merge."""
+    testing Python code", never the other way round. Kept entries are chosen a person's
+    before a program's, then from the most content words down, then the newest (so of two
+    rewordings the newest text stays); each other entry goes into the first kept one that
+    absorbs it, else is kept itself. No kept entry can absorb another (one ranked later
+    never absorbs one ranked earlier, which would have had to be absorbed first, or is a
+    person's): a second compress finds nothing to merge.
+
+    A person's wording stays (DESIGN §5.2): entries a person stands behind (hand-written,
+    added, pinned) are kept before a program's, and never go into a program's entry — if
+    the program's says more, both stay."""
     bags = {e.id: units(e.text) for e in members}
     ranked = sorted(
         range(len(members)),
-        key=lambda i: (-len(bags[members[i].id]), not members[i].confirmed, i),
+        key=lambda i: (not members[i].confirmed, -len(bags[members[i].id]), i),
     )
     kept: list[tuple[Entry, list[Entry]]] = []
     for i in ranked:
@@ -277,7 +281,9 @@ def merges(
             (
                 (keep, rest)
                 for keep, rest in kept
-                if same(keep, entry) and len(mine - bags[keep.id]) <= len(bags[keep.id] - mine)
+                if same(keep, entry)
+                and len(mine - bags[keep.id]) <= len(bags[keep.id] - mine)
+                and (keep.confirmed or not entry.confirmed)
             ),
             None,
         )

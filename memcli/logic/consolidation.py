@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memcli.core.models import BY_KEY, EPISODES_DIR, Entry, file_for_type, fmt_unit, format_time
+from memcli.core.models import BY_KEY, Entry, file_for_type, fmt_unit, format_time
 from memcli.index.tokenize import tokenize
-from memcli.logic.forgetting import age_days, may_fade, written_at
+from memcli.logic.forgetting import age_days, episode_day, unconfirmed, written_at
 from memcli.store.access import Access
 from memcli.store.changes import Action, Plan, Removal, Write
 from memcli.store.config import CompressSettings
@@ -136,7 +136,7 @@ def consolidate(
         e
         for e in entries
         if e.id not in taken
-        and may_fade(e, scope)
+        and unconfirmed(e, scope)
         and e.type not in ("reflection", "correction", "episode")
         and "\n" not in e.text
         and (age_days(e, now) or 0.0) >= cfg.consolidate_age_days
@@ -211,14 +211,6 @@ def episode_type(text: str) -> str:
     return "fact"
 
 
-def _episode_day(entry: Entry) -> dt.date | None:
-    name = entry.file.removeprefix(f"{EPISODES_DIR}/").removesuffix(".md")
-    try:
-        return dt.date.fromisoformat(name)
-    except ValueError:
-        return None
-
-
 def episodes(
     plan: Plan,
     entries: Sequence[Entry],
@@ -230,11 +222,13 @@ def episodes(
     new_id: Callable[[str], str],
     summarize: Summarize | None,
 ) -> None:
-    """Notes of episode files older than episode_age_days become memory.md /
-    learnings.md entries (similar notes of a day merged), dated by their day."""
+    """Notes of episode files older than episode_age_days that recur (similar notes of a
+    day, merged) become one memory.md / learnings.md entry, dated by their day. A note
+    that does not recur ("15:05 Lunch with the team") is no lasting fact: it stays in its
+    episode file, where it may fade."""
     days: dict[dt.date, list[Entry]] = {}
     for entry in entries:
-        day = _episode_day(entry) if entry.file.startswith(f"{EPISODES_DIR}/") else None
+        day = episode_day(entry)
         if day is None or entry.id in taken:
             continue
         age = (now.date() - day).days
@@ -242,17 +236,9 @@ def episodes(
             days.setdefault(day, []).append(entry)
     for day, notes in sorted(days.items()):
         matrix = np.stack([row[e.id] for e in notes])
-        grouped = star_groups(matrix, cfg.consolidate_similarity, 2)
-        in_group = {i for g in grouped for i in g}
-        groups = grouped + [[i] for i in range(len(notes)) if i not in in_group]
-        for group in sorted(groups, key=min):
+        for group in sorted(star_groups(matrix, cfg.consolidate_similarity, 2), key=min):
             members = [notes[i] for i in group]
-            if summarize and len(members) > 1:
-                body = summarize(members)
-            elif len(members) > 1:
-                body = extractive_summary(members, matrix[group])
-            else:
-                body = " ".join(members[0].text.split())
+            body = summarize(members) if summarize else extractive_summary(members, matrix[group])
             entry_type = episode_type(body)
             text = f"{day.isoformat()}: {body}"
             target = file_for_type(entry_type)

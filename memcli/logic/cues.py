@@ -71,6 +71,14 @@ _TRAILING = re.compile(
     re.I,
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
+#: the old value a one-value statement names as the one it replaces: "Leipzig now, not
+#: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
+_REPLACED = re.compile(
+    r"(?:\s*,\s*(?:but\s+)?(?:not|no longer)|\s+(?:instead of|rather than))\s+"
+    r"(?:(?:in|at|on|for|from|with|the)\s+)*(?P<old>[^,;]+?)\s*(?:any\s?more|any longer)?$"
+    r"|\s*[，,]\s*而?(?:不是|不再是|不再住在|不住在|不在|不再用|不用)(?P<zh>[^，,。]+?)了?$",
+    re.I,
+)
 
 
 def _clean(x: str) -> str:
@@ -114,6 +122,7 @@ class Hit:
     type: str
     importance: float
     end: int  # where the statement ends in the clause
+    replaces: str = ""  # the old value the statement names ("…, not Munich" -> "Munich")
 
 
 Make = Callable[[re.Match[str], str], str | None]
@@ -129,10 +138,17 @@ class Rule:
     importance: float
     make: Make
     cue: str = ""  # "remember" / "correct": the value is itself a statement
+    slot: bool = False  # one value per person (where one lives, works, what one uses)
 
 
 def _rule(
-    pattern: str, entry_type: str, importance: float, make: Make | str, cue: str = ""
+    pattern: str,
+    entry_type: str,
+    importance: float,
+    make: Make | str,
+    cue: str = "",
+    *,
+    slot: bool = False,
 ) -> Rule:
     if isinstance(make, str):
         template = make
@@ -142,7 +158,7 @@ def _rule(
             parts["x"] = x
             return template.format(**parts)
 
-    return Rule(re.compile(pattern, re.I), entry_type, importance, make, cue)
+    return Rule(re.compile(pattern, re.I), entry_type, importance, make, cue, slot)
 
 
 def _unless(test: re.Pattern[str], template: str, third: bool = False) -> Make:
@@ -249,6 +265,7 @@ STATEMENTS: list[Rule] = [
         "correction",
         0.85,
         _moved,
+        slot=True,
     ),
     _rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:switched|migrated|"
@@ -256,6 +273,7 @@ STATEMENTS: list[Rule] = [
         "correction",
         0.85,
         "Uses {x}",
+        slot=True,
     ),
     _rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
     _rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
@@ -295,34 +313,62 @@ STATEMENTS: list[Rule] = [
         0.85,
         lambda m, x: _capital(x),
     ),
-    _rule(_I + r"work\s+(?P<p>at|for|in|on|as|from)\s+(?P<x>.+)", "fact", 0.75, "Works {p} {x}"),
-    _rule(_I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}"),
+    _rule(
+        _I + r"work\s+(?P<p>at|for|in|on|as|from)\s+(?P<x>.+)",
+        "fact",
+        0.75,
+        "Works {p} {x}",
+        slot=True,
+    ),
+    _rule(
+        _I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}", slot=True
+    ),
     _rule(
         r"i(?:'m| am)\s+(?:now\s+)?based\s+(?P<p>in|at|near)\s+(?P<x>.+)",
         "fact",
         0.75,
         "Lives {p} {x}",
+        slot=True,
     ),
-    _rule(_I + r"use\s+(?P<x>.+)", "preference", 0.75, _unless(_PRONOUN_OBJECT, "Uses {x}")),
+    _rule(
+        _I + r"use\s+(?P<x>.+)",
+        "preference",
+        0.75,
+        _unless(_PRONOUN_OBJECT, "Uses {x}"),
+        slot=True,
+    ),
     _rule(
         r"i\s+(?:have|'ve got|have got)\s+(?P<x>(?:a|an|two|three|four|\d+)\s.+)",
         "fact",
         0.75,
         _has,
     ),
-    _rule(r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)", "fact", 0.75, _my),
+    _rule(
+        r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)",
+        "fact",
+        0.75,
+        _my,
+        slot=True,
+    ),
     _rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
     # Chinese
     _rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
     _rule(
         r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"
     ),
-    _rule(r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)", "correction", 0.85, "住在{x}"),
+    _rule(
+        r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)",
+        "correction",
+        0.85,
+        "住在{x}",
+        slot=True,
+    ),
     _rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?(?:改用|换成|换到|换用)了?(?P<x>.+)",
         "correction",
         0.85,
         "用{x}",
+        slot=True,
     ),
     _rule(
         r"我(?:很|非常|真的)?(?P<v>不喜欢|讨厌)(?P<x>.+)",
@@ -346,9 +392,9 @@ STATEMENTS: list[Rule] = [
     _rule(
         r"(?:以后|今后|从现在开始|从今以后)(?:都|请|要)?[，,]?(?P<x>.+)", "preference", 0.85, "{x}"
     ),
-    _rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}"),
-    _rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作"),
-    _rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my),
+    _rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}", slot=True),
+    _rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作", slot=True),
+    _rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my, slot=True),
     _rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
     _rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
     _rule(
@@ -356,6 +402,7 @@ STATEMENTS: list[Rule] = [
         "preference",
         0.75,
         _zh_unless_pronoun("用{x}"),
+        slot=True,
     ),
 ]
 
@@ -412,10 +459,17 @@ def match(rules: Sequence[Rule], clause: str) -> Hit | None:
         bounded = m.end("x") < m.end()  # the pattern goes on after x ("在…工作")
         tail = clause[m.start("x") : m.end("x") if bounded else None]
         cut = _NEXT.search(tail)
-        x = _clean(tail[: cut.start()] if cut else tail)
+        value = (tail[: cut.start()] if cut else tail).rstrip(END_PUNCT)
+        named = _REPLACED.search(value) if rule.slot else None
+        replaces = _clean(named.group("old") or named.group("zh")) if named else ""
+        x = _clean(value[: named.start()] if named else value)
         if tail[:1].isspace() and x[:1].isascii():
             x = " " + x  # "我的工号是 TC-20931" keeps its space
         end = m.end() if bounded and not cut else m.start("x") + (cut.start() if cut else len(tail))
+        if rule.slot and bounded and not cut and not named:  # "在美团工作，不在阿里巴巴了"
+            named = _REPLACED.match(clause[m.end() :].rstrip(END_PUNCT))
+            replaces = _clean(named.group("old") or named.group("zh")) if named else ""
+            end += named.end() if named else 0
         if not x:
             continue
         text = rule.make(m, x)
@@ -425,13 +479,14 @@ def match(rules: Sequence[Rule], clause: str) -> Hit | None:
             inner = match(STATEMENTS, strip_filler(text))
             if inner is not None:
                 kind = "correction" if rule.cue == "correct" else inner.type
-                return Hit(inner.text, kind, max(rule.importance, inner.importance), end)
+                importance = max(rule.importance, inner.importance)
+                return Hit(inner.text, kind, importance, end, inner.replaces)
             if rule.cue == "correct" and not (
                 (_DECLARATIVE.search(text) and len(tokenize(text)) >= 3)
                 or len(CJK.findall(text)) >= 4
             ):
                 continue
-        return Hit(_capital(_clean(text)), rule.type, rule.importance, end)
+        return Hit(_capital(_clean(text)), rule.type, rule.importance, end, replaces)
     return None
 
 

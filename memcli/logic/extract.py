@@ -14,6 +14,7 @@ memcli.logic.statements.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -25,6 +26,7 @@ from memcli.core.models import Entry, normalize_text
 from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK, END_PUNCT
+from memcli.logic.forgetting import written_at
 from memcli.logic.statements import Candidate
 
 
@@ -58,7 +60,8 @@ NEW_VALUE_AT = 0.2  # same subject (see `conflicting`), another value
 SAME_SUBJECT = 0.75  # word overlap of two subjects ("the staging database") that are one
 _PREFIXES = re.compile(r"^(?:user's|用户的|用户)\s*", re.I)
 _VALUE_VERB = re.compile(r"\b(?:is|are|was|were|is no longer|are no longer)\b|是|叫", re.I)
-_SINGLE = re.compile(r"^(?:lives (?:in|at)|works (?:at|for|as)|住在|在.+工作)", re.I)
+#: one-value statements: where one lives, where one works ("在美团工作": the value inside)
+_SINGLE = re.compile(r"^(?:lives (?:in|at)|works (?:at|for|as)|住在|在(?P<at>.+?)工作)", re.I)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -71,8 +74,9 @@ def _subject(text: str) -> tuple[frozenset[str], str] | None:
     single = _SINGLE.match(bare)
     if single:
         key = single.group().casefold()
-        subject = "工作" if key.endswith("工作") else " ".join(key.split()[:2])
-        return frozenset([subject]), normalize_text(bare[single.end() :])
+        if single.group("at"):
+            return frozenset(["工作"]), normalize_text(single.group("at"))
+        return frozenset([" ".join(key.split()[:2])]), normalize_text(bare[single.end() :])
     m = _VALUE_VERB.search(bare)
     if not m or m.start() == 0:
         return None
@@ -82,6 +86,24 @@ def _subject(text: str) -> tuple[frozenset[str], str] | None:
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
+
+
+def same_slot(new: str, old: str) -> bool:
+    """Both texts give a value of one subject ("Lives in Leipzig" / "Lives in Munich")."""
+    a, b = _subject(new), _subject(old)
+    return a is not None and b is not None and _jaccard(a[0], b[0]) >= SAME_SUBJECT
+
+
+def names(text: str, value: str) -> bool:
+    """`text` holds `value`, a whole word of it ("Munich" in "Lives in Munich", not in
+    "Munichner"); a Chinese value anywhere in it."""
+    if not value.strip():
+        return False
+    if CJK.search(value):
+        return normalize_text(value) in normalize_text(text)
+    edge = "A-Za-z0-9_" if value.isascii() else r"\w"  # "是Java": 是 is a \w
+    pattern = rf"(?<![{edge}]){re.escape(value.strip())}(?![{edge}])"
+    return re.search(pattern, text, re.I) is not None
 
 
 def conflicting(new: str, old: str) -> bool:
@@ -125,6 +147,7 @@ class _Known:
     entry: Entry | None
     vector: np.ndarray | None
     decision: int | None = None  # index of the decision that wrote it in this plan
+    age: tuple[float, int] = (math.inf, 0)  # orders by newness: (written at, place)
     words: frozenset[str] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -152,6 +175,37 @@ def _same_opening(candidate: Candidate, known: _Known) -> bool:
     return n >= 3 and n * 2 >= len(b)
 
 
+def _age(entry: Entry, place: dict[int, int]) -> tuple[float, int]:
+    """Newness of an entry: when it was last written (undated: oldest), then its place."""
+    try:
+        moment = written_at(entry)
+    except (TypeError, ValueError):
+        moment = None
+    return (moment.timestamp() if moment else -math.inf, place.get(id(entry), 0))
+
+
+def _slot_target(
+    candidate: Candidate, scored: Sequence[tuple[float, _Known]]
+) -> tuple[_Known | None, str]:
+    """The entry a statement gives a new value: the one it names as replaced ("…, not
+    Munich": the Munich entry, when it is of the same subject or close enough), else the
+    newest of those with the same subject and another value (`conflicting`)."""
+    if candidate.replaces:
+        for sim, known in scored:
+            if names(known.text, candidate.replaces) and (
+                same_slot(candidate.text, known.text) or sim >= CORRECT_AT
+            ):
+                return known, f"replaces {candidate.replaces!r}, which it names"
+    slot = [
+        (sim, k) for sim, k in scored if sim >= NEW_VALUE_AT and conflicting(candidate.text, k.text)
+    ]
+    if not slot:
+        return None, ""
+    sim, newest = max(slot, key=lambda pair: pair[1].age)
+    more = f", the newest of {len(slot)}" if len(slot) > 1 else ""
+    return newest, f"new value for its subject ({sim:.2f} similar{more})"
+
+
 def plan(
     found: Sequence[Candidate],
     existing: Sequence[Entry],
@@ -167,7 +221,12 @@ def plan(
     "corrected later in the conversation")."""
     mine = [_words(c.text) for c in found]
     every = frozenset().union(*mine) if mine else frozenset()
-    sharing = [(e, _words(e.text)) for e in existing if e.type != "reflection"]
+    # never a reflection or the turn of an imported conversation (a record of what was said)
+    sharing = [
+        (e, _words(e.text))
+        for e in existing
+        if e.provenance not in ("reflection", "conversation") and e.type != "reflection"
+    ]
     sharing = [(e, w) for e, w in sharing if w & every]
     chosen: set[int] = set()
     for words in mine:  # the POOL entries of most word overlap with each statement
@@ -176,8 +235,11 @@ def plan(
     pool = [sharing[i][0] for i in sorted(chosen)]
     by_text = {normalize_text(e.text): e for e in existing}
     vectors = embed([c.text for c in found] + [e.text for e in pool]) if embed and found else None
+    place = {id(e): n for n, e in enumerate(existing)}
     knowns = [
-        _Known(e.text, e, vectors[len(found) + i] if vectors is not None else None)
+        _Known(
+            e.text, e, vectors[len(found) + i] if vectors is not None else None, age=_age(e, place)
+        )
         for i, e in enumerate(pool)
     ]
     decisions: list[Decision] = []
@@ -192,14 +254,7 @@ def plan(
             ((_similarity(candidate.text, words, vector, k), k) for k in knowns),
             key=lambda pair: -pair[0],
         )
-        target, why = next(
-            (
-                (k, f"new value for its subject ({s:.2f} similar)")
-                for s, k in scored
-                if s >= NEW_VALUE_AT and conflicting(candidate.text, k.text)
-            ),
-            (None, ""),
-        )
+        target, why = _slot_target(candidate, scored)
         covered = next(
             (k for s, k in scored if words and words <= k.words and s >= CORRECT_AT), None
         )
@@ -219,7 +274,7 @@ def plan(
                 break
         if target is None:
             decisions.append(Decision("ADD", candidate, None, "new", candidate.text))
-            knowns.append(_Known(candidate.text, None, vector, len(decisions) - 1))
+            knowns.append(_Known(candidate.text, None, vector, len(decisions) - 1, (math.inf, n)))
             continue
         if target.decision is not None:  # said earlier in this conversation: replace it
             earlier = decisions[target.decision]
@@ -234,6 +289,7 @@ def plan(
         target.text, target.vector = candidate.text, vector
         target.words = words
         target.decision = len(decisions) - 1
+        target.age = (math.inf, n)
     return decisions
 
 

@@ -1,6 +1,7 @@
 """What may leave memory for age, and when (DESIGN §5.1, §5.5): the seed 002 retention
 curve, who may fade under `[forget] scope` (Entry.provenance: by default only entries a
-program wrote that nobody confirmed, and episodes), the compress steps that archive
+program wrote that nobody confirmed, and episodes) and what (only the transient: episodes,
+dated events, task notes, never a lasting fact about the person), the compress steps that archive
 faded entries and that shed entries to fit a token target, and the dates both read.
 Pure: entries and access statistics in, additions to a Plan out.
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Callable, Sequence
 
 from memcli.core.models import EPISODES_DIR, Entry
@@ -17,12 +19,25 @@ from memcli.store.changes import Action, Plan, Removal
 from memcli.store.config import CompressSettings
 
 
-def written_at(entry: Entry) -> dt.datetime | None:
-    """When the entry was last changed (`updated`, else `created`); None when undated."""
+def episode_day(entry: Entry) -> dt.date | None:
+    """The day of the episode file (episodes/YYYY-MM-DD.md) the entry is in, or None."""
+    if not entry.file.startswith(f"{EPISODES_DIR}/"):
+        return None
     try:
-        return entry.updated or entry.created
+        return dt.date.fromisoformat(entry.file.removeprefix(f"{EPISODES_DIR}/")[:10])
     except ValueError:
         return None
+
+
+def written_at(entry: Entry) -> dt.datetime | None:
+    """When the entry was last changed (`updated`, else `created`; an undated episode
+    note: the start of its file's day); None when undated."""
+    try:
+        moment = entry.updated or entry.created
+    except ValueError:
+        moment = None
+    day = episode_day(entry) if moment is None else None
+    return dt.datetime.combine(day, dt.time(), dt.UTC) if day else moment
 
 
 def age_days(entry: Entry, now: dt.datetime) -> float | None:
@@ -66,13 +81,57 @@ def exempt(entry: Entry) -> bool:
     return entry.pinned or entry.type == "reflection" or entry.importance >= 0.9
 
 
-def may_fade(entry: Entry, scope: str) -> bool:
-    """Whether age may archive or consolidate this entry under `[forget] scope`: never
-    pinned entries, reflections or importance ≥ 0.9; with "machine" only entries a
-    program wrote that nobody confirmed, and episodes; "all" every other; "none" none."""
+#: types whose entries hold something that passes (an episode, an event, a task)
+TRANSIENT_TYPES = frozenset(["episode", "event", "task", "todo"])
+#: a task note: "TODO …", "Task: …", "[ ] …", "待办…", "提醒…"
+_TASK = re.compile(r"^\s*(?:todo\b|task\s*:|\[ \]|remind(?:er)?\b|待办|提醒|任务[:：])", re.I)
+#: a moment of a day: a clock time, a relative day, a date, a weekday named as one day
+_MOMENT = re.compile(
+    r"\b\d{1,2}:\d{2}\b|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}\s?(?:am|pm)\b"
+    r"|\b(?:today|tonight|yesterday|tomorrow|this (?:morning|afternoon|evening|week)|"
+    r"last (?:night|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"next (?:week|monday|tuesday|wednesday|thursday|friday|saturday|sunday))\b"
+    r"|\b(?:on|this|next|last) (?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d{1,2}\b"
+    r"|今天|今晚|昨天|明天|后天|上周[一二三四五六日天]?|下周[一二三四五六日天]?|\d{1,2}月\d{1,2}[日号]",
+    re.I,
+)
+#: a one-off happening told in the past ("Had a sandwich for lunch", "Went to the dentist")
+_PAST_EVENT = re.compile(
+    r"^(?:had|went|met|ate|saw|visited|attended|bought|watched|spent|took|got|came|"
+    r"called|fixed|finished|started)\b",
+    re.I,
+)
+#: what recurs every year about a person stays ("Mother's birthday is on 14 March")
+_LASTING = re.compile(r"\b(?:birthday|born|anniversary)\b|生日|出生|纪念日", re.I)
+
+
+def transient(entry: Entry) -> bool:
+    """The entry holds something that passes (DESIGN §5.1): an episode, a dated event,
+    a task note, an entry that expires, a one-off happening — never a lasting fact about
+    the person ("Has a cat named Miso")."""
+    if entry.provenance == "episode" or entry.type in TRANSIENT_TYPES or "expires" in entry.meta:
+        return True
+    text = entry.text.strip()
+    if _TASK.match(text):
+        return True
+    if _LASTING.search(text):
+        return False
+    return bool(_MOMENT.search(text) or _PAST_EVENT.match(text))
+
+
+def unconfirmed(entry: Entry, scope: str) -> bool:
+    """Whether maintenance may consolidate this entry under `[forget] scope`: never pinned
+    entries, reflections or importance ≥ 0.9; with "machine" only entries a program wrote
+    that nobody confirmed, and episodes; "all" every other; "none" none."""
     if scope == "none" or exempt(entry):
         return False
     return scope == "all" or entry.provenance in ("machine", "episode")
+
+
+def may_fade(entry: Entry, scope: str) -> bool:
+    """Whether age may archive this entry: `unconfirmed` under `[forget] scope`, and
+    `transient` — a lasting fact about the person never fades, whoever wrote it."""
+    return unconfirmed(entry, scope) and transient(entry)
 
 
 def forget(

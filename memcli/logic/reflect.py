@@ -8,20 +8,22 @@ entries (what they share and what each adds); with an LLM, Generative-Agents sty
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, Entry, format_time, normalize_text
-from memcli.index.tokenize import STOP_WORDS, tokenize
 from memcli.store.changes import Action, Plan, Write
 from memcli.store.config import ReflectSettings
 
+if TYPE_CHECKING:
+    from memcli.logic.themes import Embed
+
 REFLECT_MARK = "by"  # meta key=value "by=reflect" marks entries reflect wrote
-INSIGHT_IMPORTANCE = "0.9"
 
 
 @dataclass(frozen=True)
@@ -62,11 +64,12 @@ def last_reflection(entries: Sequence[Entry]) -> dt.datetime | None:
 
 
 def recent(entries: Sequence[Entry], since: dt.datetime | None) -> list[Entry]:
-    """Entries created after `since` (all dated ones when None), insights excluded."""
+    """Entries created after `since` (all dated ones when None), insights and the
+    assistant's turns excluded (is_evidence)."""
     return [
         e
         for e in entries
-        if not is_insight(e) and (t := _created(e)) is not None and (since is None or t > since)
+        if is_evidence(e) and (t := _created(e)) is not None and (since is None or t > since)
     ]
 
 
@@ -101,22 +104,12 @@ class Insight:
     keywords: tuple[str, ...] = ()
 
 
-#: words that say how, not what: never a theme's subject or a detail
-_GENERIC = frozenset(
-    """prefers prefer likes like uses use using used always never usually often first then
-    instead every some runs run writes write wants keeps makes does gets goes should would
-    could must need needs""".split()  # noqa: SIM905
-)
-_CJK_RUN = re.compile(r"^[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+$")
-_TERM = re.compile(
-    r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+|[^\W\d_][^\W_]*"
-)
-MAX_DETAILS = 5  # members whose distinct details a statement lists
-
-
-def cohesive_clusters(vectors: np.ndarray, cohesion: float, min_size: int) -> list[list[int]]:
+def cohesive_clusters(
+    vectors: np.ndarray, cohesion: float, min_size: int, sims: np.ndarray | None = None
+) -> list[list[int]]:
     """Groups of rows (normalized embeddings) in which every member's mean cosine
-    similarity to the other members is ≥ `cohesion`, each of at least `min_size`.
+    similarity to the other members is ≥ `cohesion`, each of at least `min_size` (`sims`:
+    the pairwise similarities to use instead of the cosines).
 
     That mean is the member's similarity to the group's centroid with its own share taken
     out ((n·x·c̄ − 1)/(n − 1), c̄ the mean vector), so it does not grow with the group's
@@ -129,7 +122,7 @@ def cohesive_clusters(vectors: np.ndarray, cohesion: float, min_size: int) -> li
     n = len(vectors)
     if n < max(min_size, 2):
         return []
-    sims = np.asarray(vectors @ vectors.T, dtype=np.float64)
+    sims = np.asarray(vectors @ vectors.T if sims is None else sims, dtype=np.float64)
     np.fill_diagonal(sims, 1.0)
     free = np.ones(n, dtype=bool)
     clusters: list[list[int]] = []
@@ -163,91 +156,97 @@ def _prune(members: list[int], sims: np.ndarray, cohesion: float) -> list[int]:
     return members
 
 
-def terms(text: str) -> dict[str, str]:
-    """Content terms of a text, in order: stem -> the word as written (CJK: character
-    bigrams; a first word capitalized only as the start of the text in lower case). Stop
-    words, generic verbs ("prefers", "uses") and 1–2 letter words are left out."""
-    found: dict[str, str] = {}
-    for match in _TERM.finditer(text):
-        word = match.group()
-        if _CJK_RUN.match(word):
-            for i in range(len(word) - 1):
-                found.setdefault(word[i : i + 2], word[i : i + 2])
-            continue
-        folded = word.casefold()
-        if len(folded) < 3 or folded in STOP_WORDS or folded in _GENERIC:
-            continue
-        stems = tokenize(word)
-        if stems:  # a capital that only starts the text is no part of the word
-            plain = match.start() == 0 and word[1:].islower()
-            found.setdefault(stems[0], folded if plain else word)
-    return found
+#: the role of a conversation turn no insight may rest on (the assistant's side)
+_NOT_THE_PERSON = re.compile(r"^(?:assistant|ai|model|bot|system|tool)\s*:", re.I)
+#: a Chinese theme's members share at least this part of their content words (the
+#: overlap, in place of the English-only model's cosine); chosen on the tune half of
+#: bench/data/reflect_themes.jsonl
+THEME_OVERLAP_CJK = 0.3
 
 
-def synthesize(members: Sequence[Entry]) -> tuple[str, list[str]] | None:
-    """An offline statement of the pattern across `members`: the terms most of them share
-    (in at least two thirds of them) and what each adds, as
+def is_evidence(entry: Entry) -> bool:
+    """Whether an insight may rest on the entry: never an insight, never the assistant's
+    side of an imported conversation (what the person said is theirs, what a model
+    answered is not)."""
+    if is_insight(entry):
+        return False
+    return not (entry.provenance == "conversation" and _NOT_THE_PERSON.match(entry.text))
 
-        Pattern across 3 memories: pytest, Python and tests keep coming up — fixtures,
-        setUp, methods / suite, commit / failing, fixing, bug
 
-    with the shared terms as keywords. None when the members share no term: then there is
-    no pattern to state, and no insight is written."""
-    per_member = [terms(m.text) for m in members]
-    counts: Counter[str] = Counter(stem for t in per_member for stem in t)
-    need = max(2, -(-2 * len(members) // 3))
-    shared: list[str] = []
-    surface: dict[str, str] = {}
-    for t in per_member:  # in order of first appearance
-        for stem, word in t.items():
-            if counts[stem] >= need and stem not in surface:
-                shared.append(stem)
-                surface[stem] = word
-    if not shared:
-        return None
-    shared.sort(key=lambda stem: -counts[stem])  # the most shared first (stable)
-    subject = [surface[s] for s in shared[:4]]
-    details = []
-    said = set(surface)
-    for t in per_member[:MAX_DETAILS]:
-        own = [stem for stem in t if stem not in said][:3]
-        said.update(own)
-        if own:
-            details.append(", ".join(t[stem] for stem in own))
-    if len(members) > MAX_DETAILS:
-        details.append("…")
-    named = subject[0] if len(subject) == 1 else ", ".join(subject[:-1]) + " and " + subject[-1]
-    verb = "keeps" if len(subject) == 1 else "keep"
-    text = f"Pattern across {len(members)} memories: {named} {verb} coming up"
-    if details:
-        text += " — " + " / ".join(details)
-    return text, [w.casefold() for w in subject]
+def insight_importance(evidence: Sequence[Entry]) -> float:
+    """Below the person's own facts: at most 0.6, and 0.1 below the median importance of
+    the evidence (never below 0.1)."""
+    values = sorted(e.importance for e in evidence)
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    return round(max(0.1, min(0.6, median - 0.1)), 2)
 
 
 def extractive_insights(
-    pool: Sequence[Entry], vectors: np.ndarray, cfg: ReflectSettings
-) -> list[Insight]:
-    """Offline insights (DESIGN §6): cohesive clusters of the pool (cohesive_clusters,
-    `theme_similarity`, at least `min_evidence` entries), each stated as the pattern across
-    its evidence (synthesize), never a copy of one entry; a cluster whose entries share no
-    term gives none."""
-    if len(pool) < max(cfg.min_evidence, 2):
-        return []
-    groups = cohesive_clusters(vectors, cfg.theme_similarity, max(cfg.min_evidence, 2))
-    groups.sort(key=lambda g: (-sum(pool[i].importance for i in g), min(g)))
+    pool: Sequence[Entry],
+    vectors: np.ndarray,
+    cfg: ReflectSettings,
+    embed: Embed | None = None,
+) -> tuple[list[Insight], list[str]]:
+    """Offline insights (DESIGN §6) and, when there are none, why: cohesive clusters of
+    the pool's evidence (`theme_similarity` for English texts, THEME_OVERLAP_CJK of
+    shared words for Chinese ones; at least `min_evidence` entries), each stated as a
+    theme summary of its evidence (memcli.logic.themes) — only where the theme has a
+    label to state; never a copy of one entry."""
+    from memcli.logic.themes import label, similarities, statement
+
+    keep = [i for i, e in enumerate(pool) if is_evidence(e)]
+    why: list[str] = []
+    left_out = len(pool) - len(keep)
+    if left_out:
+        why.append(
+            f"{_entries(left_out)} left out: the assistant's side of a conversation and "
+            "earlier insights are never evidence"
+        )
+    need = max(cfg.min_evidence, 2)
+    if len(keep) < need:
+        why.append(f"{_entries(len(keep))} to reflect on: a theme needs at least {need}")
+        return [], why
+    evidence = [pool[i] for i in keep]
+    rows = vectors[keep]
+    texts = [e.text for e in evidence]
+    sims = similarities(texts, rows)
+    chinese = np.array([_mostly_chinese(t) for t in texts])
+    # one scale for both: a Chinese pair's overlap is read against its own threshold
+    scaled = np.where(
+        chinese[:, None] | chinese[None, :], sims * (cfg.theme_similarity / THEME_OVERLAP_CJK), sims
+    )
+    groups = cohesive_clusters(rows, cfg.theme_similarity, need, scaled)
+    groups.sort(key=lambda g: (-sum(evidence[i].importance for i in g), min(g)))
     insights = []
     for group in groups:
-        members = [pool[i] for i in group]
-        stated = synthesize(members)
-        if stated is None:
+        members = [evidence[i] for i in group]
+        about = label([m.text for m in members], rows[group], embed)
+        if about is None:
+            why.append(
+                f"{len(members)} related entries ({', '.join(m.id for m in members)}) "
+                "name no common subject to state"
+            )
             continue
-        text, words = stated
+        text = statement([m.text for m in members], about)
         if any(normalize_text(text) == normalize_text(m.text) for m in members):
             continue
-        insights.append(Insight(text, tuple(members), tuple(words)))
+        insights.append(Insight(text, tuple(members), (about.casefold(),)))
         if len(insights) >= cfg.max_insights:
             break
-    return insights
+    if not groups:
+        why.append(f"no {need} of the {len(evidence)} entries are about one theme")
+    return insights, why
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"
+
+
+def _mostly_chinese(text: str) -> bool:
+    from memcli.logic.themes import is_chinese
+
+    return is_chinese(text)
 
 
 QUESTIONS_SYSTEM = (
@@ -258,8 +257,9 @@ QUESTIONS_SYSTEM = (
 INSIGHTS_SYSTEM = (
     "You derive high-level insights from memories. Each memory is given as [id] text. "
     'Answer with a JSON object {"insights": [{"text": str, "evidence": [ids]}]}: at most '
-    "two insights answering the question, each a short third-person statement citing the "
-    "ids of the memories it rests on."
+    "two insights answering the question, each a short, well-formed third-person sentence "
+    "in the language of the memories it rests on, stating a pattern no single memory states "
+    "and citing the ids of at least three memories it rests on."
 )
 
 
@@ -273,6 +273,7 @@ def llm_insights(
     from the entries most relevant to it. LLMError on an answer of the wrong shape."""
     from memcli.adapters.llm import LLMError
 
+    pool = [e for e in pool if is_evidence(e)]
     listing = "\n".join(f"[{e.id}] {' '.join(e.text.split())}" for e in pool)
     answer = llm.chat_json(QUESTIONS_SYSTEM, listing)
     questions = answer.get("questions") if isinstance(answer, dict) else None
@@ -280,7 +281,7 @@ def llm_insights(
         raise LLMError('the LLM answer has no "questions" list; nothing was changed')
     insights: list[Insight] = []
     for question in questions[: cfg.max_insights]:
-        evidence = retrieve(question)
+        evidence = [e for e in retrieve(question) if is_evidence(e)]
         by_id = {e.id: e for e in evidence}
         listing = "\n".join(f"[{e.id}] {' '.join(e.text.split())}" for e in evidence)
         answer = llm.chat_json(INSIGHTS_SYSTEM, f"Question: {question}\n\n{listing}")
@@ -293,23 +294,40 @@ def llm_insights(
             cited = item.get("evidence") or []
             if not isinstance(cited, list):
                 raise LLMError("an LLM insight's evidence is not a list; nothing was changed")
-            found = tuple(by_id[str(i)] for i in cited if str(i) in by_id)
+            found = tuple(by_id[i] for i in dict.fromkeys(str(i) for i in cited) if i in by_id)
             text = " ".join(item["text"].split())
-            if text and found:
+            if text and len(found) >= max(cfg.min_evidence, 1):
                 insights.append(Insight(text, found))
     return insights[: cfg.max_insights]
+
+
+def insight_id(file: str, evidence_ids: Sequence[str], text: str, taken: set[str]) -> str:
+    """The id of an insight, derived from its evidence and text (a dry run and the run
+    name it alike): the file's prefix and 12 hex digits of their hash, not in `taken`."""
+    from memcli.store.markdown import id_prefix_for
+
+    seed = "\n".join([*sorted(evidence_ids), normalize_text(text)])
+    for n in range(1000):
+        digest = hashlib.sha256(f"{seed}\n{n}".encode()).hexdigest()[:12]
+        candidate = f"{id_prefix_for(file)}{digest}"
+        if candidate not in taken:
+            return candidate
+    raise RuntimeError("no free insight id")  # pragma: no cover - 1000 sha256 collisions
 
 
 def plan_reflect(
     insights: Sequence[Insight],
     existing: Sequence[Entry],
     now: dt.datetime,
-    new_id: Callable[[str], str],
+    notes: Sequence[str] = (),
 ) -> Plan:
     """Insights as entries: a lesson (learnings.md) when most evidence is procedural,
-    else a reflection (memory.md); importance 0.9, src = evidence ids. Skips insights
-    already written and themes an earlier insight already covers."""
+    else a reflection (memory.md); importance below the evidence (insight_importance),
+    src = evidence ids, an id derived from both (insight_id). Skips insights already
+    written and themes an earlier insight already covers; `notes` say why there are
+    none (or fewer)."""
     plan = Plan()
+    taken = {e.id for e in existing}
     texts = {normalize_text(e.text) for e in existing}
     covered = [
         {s.strip() for s in (e.source or "").split(",") if s.strip()}
@@ -324,8 +342,10 @@ def plan_reflect(
         procedural = sum(e.file == LEARNINGS_FILE for e in insight.evidence)
         lesson = procedural * 2 > len(insight.evidence)
         target = LEARNINGS_FILE if lesson else MEMORY_FILE
-        entry_id = new_id(target)
-        meta = {"id": entry_id, "imp": INSIGHT_IMPORTANCE, "created": format_time(now)}
+        entry_id = insight_id(target, ids, insight.text, taken)
+        taken.add(entry_id)
+        imp = f"{insight_importance(insight.evidence):g}"
+        meta = {"id": entry_id, "imp": imp, "created": format_time(now)}
         if insight.keywords:
             meta["kw"] = ",".join(insight.keywords)
         meta["src"] = ",".join(ids)
@@ -339,4 +359,6 @@ def plan_reflect(
         )
         texts.add(normalize_text(insight.text))
         covered.append(set(ids))
+    if not plan.writes:
+        plan.notes.extend(notes)
     return plan

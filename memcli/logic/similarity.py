@@ -85,6 +85,16 @@ _FUNCTION = frozenset(
     被 给 跟 对 从 向 于 时""".split()  # noqa: SIM905
 )
 _CJK_NUMBERS = frozenset("零一二两三四五六七八九十百千半")
+#: verbs that carry the relation, not the fact ("Takes oat milk in coffee" = "Drinks oat
+#: milk in coffee"): swapping one is a rewording, never another value
+_LIGHT = frozenset(
+    "be have take get use keep do go happen hold put 有 用 是 为 对 放".split()  # noqa: SIM905
+)
+#: two texts that each say something the other does not (a qualifier, an object, a scope)
+#: are one fact only when their meanings are this close (cosine); chosen on the tune half
+#: of bench/data/duplicates.jsonl ("Prefers pytest for testing Python code" ≠ "Prefers
+#: pytest markers for slow tests", 0.66)
+BOTH_SIDES_COSINE = 0.7
 
 
 @lru_cache(maxsize=1)
@@ -121,6 +131,7 @@ def tokens(text: str) -> tuple[Token, ...]:
     """The content words of `text`, in order (fillers dropped, negations kept)."""
     raw = unicodedata.normalize("NFKC", text).replace("’", "'")
     raw = re.sub(r"(?i)\b(\w+)n't\b", r"\1 not", raw)
+    raw = re.sub(r"(?i)\bdislik(?:e|es|ed|ing)\b", "not like", raw)  # = "doesn't like"
     raw = re.sub(r"(?i)\bany\s?(?:more|longer)\b", " ", raw)
     raw = raw.replace("不再", "不").replace("没有", "没")
     has_cjk = bool(_CJK.search(raw))
@@ -185,6 +196,8 @@ class PairFeatures:
     clash: bool  # each side names something (a number, a name) the other does not
     polarity: bool = False  # one side says not/no/never/不, the other does not
     cjk: bool = False  # either text has CJK characters
+    both_say_more: bool = False  # each side holds a content word the other lacks
+    numbers_differ: bool = False  # both hold numbers, not the same ones
 
     @property
     def duplicate_score(self) -> float:
@@ -215,11 +228,46 @@ def features(a: str, b: str, cosine: float) -> PairFeatures:
         clash=bool(only_a and only_b),
         polarity=(neg_a > 0) != (neg_b > 0),
         cjk=any(t.cjk for t in (*ta, *tb)),
+        both_say_more=_says_more(ta, tb) and _says_more(tb, ta),
+        numbers_differ=_numbers_differ(ta, tb),
     )
 
 
 def _holds_word(span: Sequence[Token]) -> bool:
     return any(t.stem not in _FUNCTION and t.norm not in _NEGATION for t in span)
+
+
+def _light(span: Sequence[Token]) -> bool:
+    """The span is only a light verb (and function words): "Takes" in "Takes oat milk"."""
+    return all(not t.distinctive and (t.stem in _FUNCTION or t.norm in _LIGHT_STEMS) for t in span)
+
+
+_LIGHT_STEMS = frozenset(_stem(w) for w in _LIGHT)
+
+
+def _says_more(mine: tuple[Token, ...], theirs: tuple[Token, ...]) -> bool:
+    """`mine` holds a content word (not a function word, a negation or a light verb) that
+    `theirs` lacks: a qualifier, an object or a scope of its own."""
+    other = {t.norm for t in theirs}
+    return any(
+        not t.cjk
+        and t.norm not in other
+        and t.stem not in _FUNCTION
+        and t.norm not in _NEGATION
+        and t.norm not in _LIGHT_STEMS
+        for t in mine
+    )
+
+
+def _numbers_differ(ta: tuple[Token, ...], tb: tuple[Token, ...]) -> bool:
+    """Both texts hold numbers, not the same ones ("每周跑四十公里" / "每周日跑十公里")."""
+    na = {t.norm for t in ta if t.number and not t.norm.isalpha()} | {
+        t.norm for t in ta if t.cjk and t.number
+    }
+    nb = {t.norm for t in tb if t.number and not t.norm.isalpha()} | {
+        t.norm for t in tb if t.cjk and t.number
+    }
+    return bool(na) and bool(nb) and na != nb
 
 
 def _one_slot(
@@ -247,6 +295,8 @@ def _one_slot(
     same = len(na) - len(sa)
     if set(na[i1:i2]) & set(nb[j1:j2]) or not (_holds_word(sa) and _holds_word(sb)):
         return False, False
+    if i1 == 0 and j1 == 0 and (_light(sa) or _light(sb)):
+        return False, False  # the predicate reworded: "Drinks oat milk" / "Takes oat milk"
     ratio = same / max(len(na), len(nb))
     if same < (1 if cjk else 2) or ratio < 0.4:
         return False, False
@@ -279,8 +329,10 @@ def judge(
         return "contradiction" if close else "distinct"
     if pair.exact:
         return "duplicate"
-    if pair.swapped or pair.clash or pair.polarity:
+    if pair.swapped or pair.clash or pair.polarity or pair.numbers_differ:
         return "distinct"
+    if pair.both_say_more and pair.cosine < BOTH_SIDES_COSINE:
+        return "distinct"  # a qualifier, object or scope on each side: two facts
     return "duplicate" if pair.duplicate_score >= duplicate_threshold else "distinct"
 
 

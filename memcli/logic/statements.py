@@ -63,8 +63,14 @@ def statements(sentence: str) -> list[tuple[str, str, float]]:
     """(text, type, importance) of the explicit statements of one sentence: a cue at the
     start of any clause; none from a question (unless it asks to remember) or a
     hypothetical; hedged or passing ("today") statements score HEDGE_PENALTY lower."""
+    return [(text, kind, score) for text, kind, score, _ in said_in(sentence)]
+
+
+def said_in(sentence: str) -> list[tuple[str, str, float, str]]:
+    """`statements`, each with the old value it names as replaced ("I live in Leipzig
+    now, not Munich" -> "Munich"), or ""."""
     question = _is_question(sentence)
-    found: list[tuple[str, str, float]] = []
+    found: list[tuple[str, str, float, str]] = []
     consumed = 0
     starts = [0] + [m.end() for m in _CLAUSE.finditer(sentence)]
     for start in starts:
@@ -82,7 +88,7 @@ def statements(sentence: str) -> list[tuple[str, str, float]]:
         consumed = offset + hit.end
         said = sentence[start:consumed]
         penalty = HEDGE_PENALTY if _HEDGES.search(said) or _TRANSIENT.search(said) else 0.0
-        found.append((hit.text, hit.type, round(hit.importance - penalty, 2)))
+        found.append((hit.text, hit.type, round(hit.importance - penalty, 2), hit.replaces))
     return found
 
 
@@ -94,6 +100,7 @@ class Candidate:
     type: str
     importance: float
     said: str  # the sentence it came from
+    replaces: str = ""  # the old value it names ("…, not Munich"): its entry is the target
 
 
 def candidates(messages: Sequence[dict]) -> list[Candidate]:
@@ -106,20 +113,22 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
         for sentence in split_sentences(strip_controls(message_text(message))):
             if len(sentence) < 3:
                 continue
-            for text, entry_type, score in statements(sentence):
+            for text, entry_type, score, replaces in said_in(sentence):
                 key = normalize_text(text)
                 if score >= KEEP_AT and key not in seen:
                     seen.add(key)
-                    found.append(Candidate(text, entry_type, score, sentence))
+                    found.append(Candidate(text, entry_type, score, sentence, replaces))
     return found
 
 
 LLM_SYSTEM = (
     "You extract long-term memories about the user from a conversation. Return a JSON "
     'object {"memories": [{"text": str, "type": one of preference, fact, pattern, '
-    'correction, skill, lesson, "importance": number 0-1}]}. Only lasting, explicit '
-    "information; write each memory as a short third-person statement; importance 0.9 for "
-    "things the user asked to remember or corrected, lower for passing remarks."
+    'correction, skill, lesson, "importance": number 0-1, "replaces": the old value the '
+    'user says is no longer true, or ""}]}. Only lasting, explicit information; write each '
+    'memory as a short third-person statement of the new fact alone ("Lives in Leipzig", '
+    'not "Lives in Leipzig, not Munich"); importance 0.9 for things the user asked to '
+    "remember or corrected, lower for passing remarks."
 )
 TYPES = ("preference", "fact", "pattern", "correction", "skill", "lesson")
 
@@ -151,5 +160,7 @@ def llm_candidates(messages: Sequence[dict], llm) -> list[Candidate]:  # noqa: A
         text = " ".join(item["text"].split())
         if text and importance >= KEEP_AT and normalize_text(text) not in seen:
             seen.add(normalize_text(text))
-            found.append(Candidate(text, entry_type, round(min(importance, 1.0), 2), "(llm)"))
+            replaces = item.get("replaces") if isinstance(item.get("replaces"), str) else ""
+            score = round(min(importance, 1.0), 2)
+            found.append(Candidate(text, entry_type, score, "(llm)", " ".join(replaces.split())))
     return found

@@ -39,20 +39,21 @@ def forget(
 
 @operation("restore")
 def restore(rt: Runtime, entry_id: str) -> Entry:
-    """Bring an archived entry back to the file and section it came from (or an entry
-    an editor's save removed, memcli.services.recovery.restore_removed)."""
+    """Bring an archived entry back to the file and section it came from (or any entry
+    that is in no file but whose text the history holds, its last version:
+    memcli.services.removed.restore_removed)."""
     archive = rt.require().load(ARCHIVE_FILE)
     block = archive.find(entry_id.strip())
     if block is None:
         from memcli.services.recovery import restore_removed
 
-        back = restore_removed(rt.store, entry_id.strip())  # a stale save removed it?
+        back = restore_removed(rt.store, entry_id.strip())  # deleted, the history has it?
         if back is not None:
             return back
         raise NotFoundError(
             f"no archived entry with id {entry_id!r} in {rt.root / ARCHIVE_FILE}",
             hint="`memcli list --include-archived --type archived` shows archived ids; "
-            "`memcli history --removed` the entries an editor's save removed",
+            "`memcli history --removed` the entries that left the files",
         )
     old = block.entry
     from memcli.store.changes import ARCHIVE_KEYS
@@ -84,9 +85,9 @@ def restore(rt: Runtime, entry_id: str) -> Entry:
             return doc.find(old.id).entry  # type: ignore[union-attr]
         return doc.insert_entry(restored)
 
-    result = rt.store.update(target, put_back)
+    result = rt.store.update(target, put_back)  # the destination first: a kill between
     rt.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
-    return result
+    return result  # the two writes leaves it in both (doctor says so), never in neither
 
 
 def archive_superseded(rt: Runtime, entry: Entry) -> None:

@@ -1,29 +1,27 @@
-"""An index other clones of the workspace write too (Milvus): the writer lease around a
-sync, and the ids this clone's files have held.
+"""An index other clones of the workspace write too (Milvus): the writer lease around
+a sync, and a read that finds another writer at work.
 
 memcli.services.indexing syncs inside `writing(backend, wait)`: a backend with a writer
 lease (memcli.index.lease.LeasedWrites) takes it at the sync's first write and gives it
 back when the sync ends; the local backend needs none (the index lock serializes the
-writers of one clone). A sync of a shared index never deletes an entry this clone's
-files never held (another clone's, not pulled yet): `SeenIds` is what they held at
-some sync (`.memcli/index/seen-ids`).
+writers of one clone). A read syncs inside `reading(manager)`: another live writer
+leaves the index as it is, with a notice. (What this clone's files held, so a sync never
+deletes another clone's entry: memcli.services.seen.)
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable
-from pathlib import Path
+from collections.abc import Iterator
+from typing import Any
 
 from memcli.index.lease import LeasedWrites, WriterConflict
-from memcli.store.files import atomic_write
 
-SEEN_FILE = "seen-ids"
 #: how long a command that writes the index (`index`, the watcher) waits for another
 #: live writer of the workspace (another clone's sync) before it gives up
 WRITE_WAIT_SECONDS = 15.0
 
-__all__ = ["SEEN_FILE", "WRITE_WAIT_SECONDS", "SeenIds", "WriterConflict", "behind", "writing"]
+__all__ = ["WRITE_WAIT_SECONDS", "WriterConflict", "behind", "is_shared", "reading", "writing"]
 
 
 def is_shared(backend: object) -> bool:
@@ -47,20 +45,16 @@ def behind(conflict: WriterConflict) -> str:
     )
 
 
-class SeenIds:
-    """Ids this clone's files have held at some sync of a shared index."""
-
-    def __init__(self, directory: Path) -> None:
-        self.path = directory / SEEN_FILE
-
-    def read(self) -> set[str]:
-        try:
-            return set(self.path.read_text(encoding="utf-8").split())
-        except OSError:
-            return set()
-
-    def remember(self, ids: Iterable[str]) -> None:
-        seen = self.read()
-        fresh = set(ids) - seen
-        if fresh:
-            atomic_write(self.path, "\n".join(sorted(seen | fresh)) + "\n")
+@contextlib.contextmanager
+def reading(manager: Any) -> Iterator[None]:
+    """A read's sync (memcli.services.indexing.IndexManager.ensure): when another live
+    process writes the shared index, the index is searched as it is; `manager.behind`
+    names that writer, and `manager.notify` says so once per writer."""
+    try:
+        yield
+    except WriterConflict as exc:
+        if manager.behind != exc.holder:
+            manager.notify(behind(exc))
+        manager.behind = exc.holder or "another writer"
+    else:
+        manager.behind = None

@@ -29,6 +29,7 @@ from memcli.core.models import (
     utc_now,
 )
 from memcli.core.requests import AddRequest, ListRequest
+from memcli.core.review import IMPORT_WRITER, REVIEW_KEY, Held, beyond, held_of, hold
 from memcli.core.validate import (
     check_created,
     check_keywords,
@@ -201,14 +202,13 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
     now = format_time(utc_now())
     wanted = normalize_text(text)
     auto_keywords = [] if keywords else extract_keywords(text)
+    asked = (entry_type, importance, pin)
+    held = Held()
+    if by != "person":  # an agent's correction, pin or high importance waits for a person
+        entry_type, importance, pin, held = hold(entry_type, importance, pin)
 
     def merged(entry: Entry) -> dict[str, str]:
-        meta = merged_meta(entry, importance, confidence, keywords, source, pin, now)
-        if secret:
-            meta["secret"] = "ok"
-        if by == "person":  # a person said it again: confirmed
-            meta[BY_KEY] = by
-        return meta
+        return repeat_meta(entry, asked, by, confidence, keywords, source, now, secret)
 
     for entry in store.entries():
         if normalize_text(entry.text) == wanted:
@@ -240,7 +240,11 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
             meta["pin"] = "true"
         if secret:
             meta["secret"] = "ok"
-        meta[BY_KEY] = by
+        # an import the person ran is theirs to keep (it never fades for age), but what
+        # it asks to lead waits for review like an agent's
+        meta[BY_KEY] = "person" if by == IMPORT_WRITER else by
+        if held:
+            meta[REVIEW_KEY] = held.format()
         entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
         return AddResult(doc.insert_entry(entry), "added")
 
@@ -260,6 +264,38 @@ def _merge_duplicate(
         )
 
     return rt.store.update(entry.file, change)
+
+
+def repeat_meta(
+    entry: Entry,
+    asked: tuple[str, float | None, bool],
+    by: str,
+    confidence: float | None,
+    keywords: list[str],
+    source: str | None,
+    now: str,
+    secret: bool,
+) -> dict[str, str]:
+    """Metadata of an entry that `add` of the same text repeats. A repeat never changes
+    who wrote the entry: an agent's `source` is not stamped on an entry written by hand
+    (`src=` alone would make it a program's, DESIGN §5.1), and what an agent asks for
+    that needs a person (memcli.core.review) is held in `review=`. A person saying it
+    again confirms it (`by=person`)."""
+    entry_type, importance, pin = asked
+    held = Held()
+    if by != "person":
+        _, importance, pin, wanted = hold(entry_type, importance, pin)
+        held = beyond(entry, wanted)
+        if entry.provenance == "hand":
+            source = None
+    meta = merged_meta(entry, importance, confidence, keywords, source, pin, now)
+    if secret:
+        meta["secret"] = "ok"
+    if by == "person":
+        meta[BY_KEY] = by
+    if held:
+        meta[REVIEW_KEY] = held_of(entry).union(held).format()
+    return meta
 
 
 def merged_meta(
@@ -326,8 +362,18 @@ def edit(
             )
         meta = dict(block.entry.meta)
         meta["id"] = block.entry.id
-        if importance is not None:
-            meta["imp"] = fmt_unit(importance)
+        imp, wants_pin = importance, pin
+        if by != "person":  # an agent's pin or high importance waits for a person
+            _, _, _, asked = hold(block.entry.type, importance, bool(pin))
+            held = beyond(block.entry, asked)
+            if asked.importance is not None:
+                imp = None
+            if asked.pin:
+                wants_pin = None
+            if held:
+                meta[REVIEW_KEY] = held_of(block.entry).union(held).format()
+        if imp is not None:
+            meta["imp"] = fmt_unit(imp)
         if confidence is not None:
             meta["conf"] = fmt_unit(confidence)
         if keywords is not None:
@@ -344,8 +390,8 @@ def edit(
                 meta.pop("kw", None)
         if source is not None:
             meta["src"] = source
-        if pin is not None:
-            if pin:
+        if wants_pin is not None:
+            if wants_pin:
                 meta["pin"] = "true"
             else:
                 meta.pop("pin", None)

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import marshal
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -28,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
+from memcli.core.errors import MemcliError
 from memcli.core.models import Entry
+from memcli.index import snapshot as entry_snapshot
 from memcli.index.backend import open_backend
 from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
 from memcli.index.protocol import IndexBackend, IndexDamaged
@@ -44,9 +45,12 @@ from memcli.index.sync import (
 )
 from memcli.services import clones
 from memcli.services.lastsync import LastSync
+from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
 from memcli.store.files import atomic_write, file_lock
+from memcli.store.locks import LockUnavailable
 from memcli.store.store import Store
+from memcli.store.trust import local_key
 
 STATE_VERSION = 2
 #: a file changed this close to the moment it was hashed may change again within the same
@@ -67,8 +71,11 @@ class IndexManager:
         query_factory: Callable[[], Embedder | None] | None = None,
         after_bulk: Callable[[Embedder], None] | None = None,
         bm25: tuple[float, float] = (1.2, 0.75),
+        key: Callable[[], bytes | None] | None = None,
     ) -> None:
         self.store = store
+        #: the user's secret that signs the entry snapshot (memcli.store.trust.local_key)
+        self._key = key or local_key
         self.settings = settings
         self.dir = store.state_dir / "index"
         self.cache_dir = store.state_dir / "cache"
@@ -85,8 +92,7 @@ class IndexManager:
         self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
-        #: why the last ensure() left the index behind the files (another live writer)
-        self.behind: str | None = None
+        self.behind: str | None = None  # the writer that left the index behind (ensure)
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: what this process's last sync left the backend holding
@@ -230,22 +236,22 @@ class IndexManager:
 
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
-        with a notice when its files cannot be read). For reading: when another live
-        process writes a shared index now, it is left as it is (`behind` says why, and
-        a notice, once per writer)."""
-        try:
-            if not self.is_current(self.read_manifest()):
-                self.sync(progress=progress, wait=0.0)
+        with a notice when unreadable; as it is while another writes it: clones.reading)."""
+        with clones.reading(self):
+            manifest = self.read_manifest()
+            if not self.is_current(manifest):
+                try:
+                    self.sync(progress=progress, wait=0.0)
+                except LockUnavailable as exc:  # a read-only workspace: say so, clearly
+                    raise exc.stale(f"{self.store.root}: the search index") from None
+            elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
+                # a snapshot this user did not write here (a copied workspace): a new one
+                with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
+                    self.sync(progress=progress, wait=0.0)
             try:
                 self.backend.count()
             except IndexDamaged as exc:
                 self.sync(rebuild=True, progress=progress, notice=str(exc), wait=0.0)
-        except clones.WriterConflict as exc:
-            if self.behind != exc.holder:  # once per writer in a long-lived process
-                self.notify(clones.behind(exc))
-            self.behind = exc.holder or "another writer"
-        else:
-            self.behind = None
         return self.backend
 
     def sync(
@@ -256,9 +262,8 @@ class IndexManager:
         notice: str | None = None,
         wait: float = clones.WRITE_WAIT_SECONDS,
     ) -> SyncReport:
-        """Bring the index up to date with the Markdown (from scratch with rebuild). A
-        shared index's writer lease is held from the first write to the end (waiting up
-        to `wait` seconds for another live writer: WriterConflict after that)."""
+        """Bring the index up to date with the Markdown (from scratch with rebuild); a
+        shared index's lease waits `wait` s for another writer (memcli.services.clones)."""
         with file_lock(self.lock), clones.writing(self.backend, wait):
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
@@ -340,7 +345,7 @@ class IndexManager:
         if clones.is_shared(backend) and not full:
             # an index other clones write too: an entry this clone's files never held
             # is another machine's (not pulled yet), never a deletion of ours
-            seen = clones.SeenIds(self.dir).read() | {e.id for e in unique}
+            seen = seen_ids(self.dir) | {e.id for e in unique}
             old = {i: k for i, k in old.items() if i in seen}
         keys = [content_key(e) for e in unique]
         plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
@@ -382,10 +387,11 @@ class IndexManager:
             if manifest["backend"] != revision:
                 return
             self.backend.flush()
-            name = manifest.get("entries")
+            name, mac = manifest.get("entries"), manifest.get("entries_mac")
             if not name and current:
-                name = self._write_snapshot(snapshot[1], to_disk=True)
-            self._save_manifest({**manifest, "backend": self.backend.revision(), "entries": name})
+                name, mac = self._write_snapshot(snapshot[1], manifest["files"], to_disk=True)
+            manifest = {**manifest, "entries": name, "entries_mac": mac}
+            self._save_manifest({**manifest, "backend": self.backend.revision()})
             if current:
                 self._snapshot = ((self.backend.revision(), name), snapshot[1])
 
@@ -393,7 +399,7 @@ class IndexManager:
         """Record that the backend now holds `unique` as read under `signature`."""
         old = self.read_manifest() or {}
         revision = self.backend.revision()
-        name = self._write_snapshot(unique)
+        name, mac = self._write_snapshot(unique, signature)
         self._save_manifest(
             {
                 "version": STATE_VERSION,
@@ -402,13 +408,14 @@ class IndexManager:
                 "backend": revision,
                 "count": len(unique),
                 "entries": name,
+                "entries_mac": mac,
             }
         )
         self._snapshot = ((revision, name), list(unique))
         if clones.is_shared(self.backend):
-            clones.SeenIds(self.dir).remember(e.id for e in unique)
+            remember_seen(self.dir, (e.id for e in unique))
         stale = old.get("entries")
-        if stale and stale != name:
+        if stale and stale != name and entry_snapshot.is_name(stale):
             with contextlib.suppress(OSError):
                 (self.dir / stale).unlink()
 
@@ -448,23 +455,18 @@ class IndexManager:
         if embedder is self.embedder and self._after_bulk:
             self._after_bulk(embedder)
 
-    def _write_snapshot(self, entries: Sequence[Entry], to_disk: bool | None = None) -> str | None:
-        """The parsed entries (file order, first of each id) as of the manifest's file
-        signature, so a one-off process whose files are unchanged need not parse the
-        Markdown. A watcher writes the file only when it flushes. The file name, or None."""
+    def _write_snapshot(
+        self, entries: Sequence[Entry], files: dict, to_disk: bool | None = None
+    ) -> tuple[str | None, str | None]:
+        """The parsed entries as read under `files`, signed (memcli.index.snapshot); a
+        watcher writes them only when it flushes. (file name, MAC), or (None, None)."""
         if not (not self.keep_cache_in_memory if to_disk is None else to_disk):
-            return None
-        self.dir.mkdir(parents=True, exist_ok=True)
-        name = f"entries-{os.urandom(6).hex()}.marshal"
-        rows = [e.as_row() for e in entries]
-        tmp = self.dir / (name + ".tmp")
-        tmp.write_bytes(marshal.dumps(rows))
-        tmp.replace(self.dir / name)
-        return name
+            return None, None
+        return entry_snapshot.write(self.dir, entries, files, self._key()) or (None, None)
 
     def snapshot_entries(self) -> list[Entry] | None:
-        """The entries the index was last synced with (file order, first of each id),
-        when the manifest names a snapshot this process holds or can read; None else."""
+        """The entries of the last sync (file order, first of each id) from this process
+        or a snapshot this user wrote here for the files the manifest records, or None."""
         manifest = self.read_manifest()
         if not manifest or manifest.get("corrupt"):
             return None
@@ -472,14 +474,12 @@ class IndexManager:
         key = (manifest["backend"], name)
         if self._snapshot is not None and self._snapshot[0] == key:
             return self._snapshot[1]
-        if not name:
+        if not isinstance(name, str) or not name:
             return None
-        try:
-            rows = marshal.loads((self.dir / name).read_bytes())
-            entries = [Entry.from_row(row) for row in rows]
-        except (OSError, ValueError, EOFError, TypeError, IndexError):
-            return None
-        if len(entries) != manifest["count"]:
+        entries = entry_snapshot.read(
+            self.dir, name, manifest.get("entries_mac"), manifest.get("files"), self._key()
+        )
+        if entries is None or len(entries) != manifest["count"]:
             return None
         self._snapshot = (key, entries)
         return entries

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from memcli.core.errors import ValidationError
 from memcli.core.models import Entry, normalize_text
 from memcli.core.requests import AddRequest
-from memcli.core.validate import check_meta_value
+from memcli.core.validate import check_meta_value, clean_text
 from memcli.services import entries
 from memcli.services.archive import archive_superseded
 from memcli.services.maintain import after_write
@@ -52,6 +53,9 @@ def extract(
     decisions = screen(plan(found, entries.all_entries(rt), embed))
     if dry_run:
         return decisions
+    for decision in decisions:  # every text checked before the first write
+        if decision.action in ("ADD", "UPDATE"):
+            _checked(decision.stored or decision.candidate.text, "a statement")
     applied = []
     for decision in decisions:
         c = decision.candidate
@@ -93,11 +97,16 @@ def import_items(
     *,
     dry_run: bool = False,
     source: str | None = None,
-    by: str = "person",
+    by: str = "import",
 ) -> list[tuple[str, Any, str | None]]:
     """Add imported memories (`memcli.adapters.portability.ImportItem`) through `add`:
     each gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
-    dry_run nothing is written (ids of new entries are None)."""
+    dry_run nothing is written (ids of new entries are None). `by="person"` (`import
+    --as-mine`) files them as the person's own; otherwise (`by=import`) a correction, a
+    pin or an importance ≥ 0.9 they carry waits for review (memcli.core.review). Every
+    item's text is checked before the first is written."""
+    for number, item in enumerate(items, 1):
+        _checked(item.text, f"item {number}")
     seen = {normalize_text(e.text): e.id for e in entries.all_entries(rt)}
     out: list[tuple[str, Any, str | None]] = []
     for item in items:
@@ -121,3 +130,11 @@ def import_items(
         seen[key] = result.entry.id
         out.append(("add" if result.action == "added" else "exists", item, result.entry.id))
     return out
+
+
+def _checked(text: str, where: str) -> None:
+    """ValidationError naming `where` unless `text` can be stored; nothing is written."""
+    try:
+        clean_text(text)
+    except ValidationError as exc:
+        raise ValidationError(f"{where}: {exc.message}", hint=exc.hint) from None

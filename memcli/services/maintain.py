@@ -9,6 +9,7 @@ applying a plan is memcli.store.changes.apply.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -129,8 +130,13 @@ def plan_reflect(rt: Runtime, *, force: bool = False) -> tuple[Trigger, Plan]:
         pool = new[-cfg.window :]
     llm = rt.llm()
     index = rt.index_manager
+    why: list[str] = []
     if llm is None:
-        insights = extractive_insights(pool, index.vectors_for(pool), cfg)
+
+        def embed(texts: Sequence[str]) -> np.ndarray:  # words: cached like entries
+            return index.vectors_for([Entry("", t, "fact", "", 0) for t in texts])
+
+        insights, why = extractive_insights(pool, index.vectors_for(pool), cfg, embed)
     else:
         others = [e for e in entries if not is_insight(e)]
         vectors = index.vectors_for(others)
@@ -141,7 +147,7 @@ def plan_reflect(rt: Runtime, *, force: bool = False) -> tuple[Trigger, Plan]:
             return [others[int(i)] for i in best]
 
         insights = llm_insights(pool, llm, retrieve, cfg)
-    return trigger, plan(insights, entries, now, id_maker(rt))
+    return trigger, plan(insights, entries, now, why)
 
 
 @operation("reflect")

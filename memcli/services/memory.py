@@ -275,11 +275,13 @@ class Memory:
         *,
         dry_run: bool = False,
         source: str | None = None,
-        by: str = "person",
+        by: str = "import",
     ) -> list[tuple[str, Any, str | None]]:
         """Add imported memories (`memcli.adapters.portability.ImportItem`) through `add`:
         each gives ("add", item, id) or ("exists", item, id of the entry it repeats); with
-        dry_run nothing is written (ids of new entries are None)."""
+        dry_run nothing is written (ids of new entries are None). by="person" files them
+        as the person's own (`--as-mine`); otherwise their corrections, pins and
+        importance ≥ 0.9 wait for `memcli review`."""
         return intake.import_items(self.runtime, items, dry_run=dry_run, source=source, by=by)
 
     def import_conversation(
@@ -432,14 +434,15 @@ class Memory:
         return versions(self.ready(), entry_id=entry_id, file=file, limit=limit)
 
     def removed(self) -> list[dict[str, Any]]:
-        """Entries memcli wrote that an editor's save removed since (not back in any
-        file); `restore ID` brings one back."""
+        """Entries in no file now whose text the history holds (deleted by hand, by a
+        stale editor save, ...; `memcli.services.removed`); `restore ID` brings one back."""
         from memcli.services.recovery import removed_entries
 
         return removed_entries(self.ready())
 
     def plan_undo(self) -> Any:
-        """The undo of memcli's newest operation not yet undone (`recovery.UndoPlan`)."""
+        """The undo of the newest change not yet undone, memcli's or a save by hand
+        (`memcli.services.undo.UndoPlan`)."""
         from memcli.services.recovery import plan_undo
 
         return plan_undo(self.ready())

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings, load_settings
 from memcli.store.store import Store
+from memcli.store.trust import local_key
 from memcli.store.workspace import require_workspace, resolve_workspace
 
 if TYPE_CHECKING:
@@ -86,7 +87,12 @@ class Runtime:
             bm25 = (self.settings.search.bm25_k1, self.settings.search.bm25_b)
             if self.embedder_factory is not None:
                 self._index = IndexManager(
-                    self.store, settings, self.embedder_factory, notify=self.notify, bm25=bm25
+                    self.store,
+                    settings,
+                    self.embedder_factory,
+                    notify=self.notify,
+                    bm25=bm25,
+                    key=functools.partial(local_key, self.env),
                 )
             else:
                 self._index = IndexManager(
@@ -97,6 +103,7 @@ class Runtime:
                     query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
                     after_bulk=functools.partial(_export_after_bulk, settings.model, settings.onnx),
                     bm25=bm25,
+                    key=functools.partial(local_key, self.env),
                 )
         return self._index
 

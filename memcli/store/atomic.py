@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from memcli.core.errors import MemcliError, UnreadableFileError
+from memcli.store.modes import file_mode
 
 
 def read_text(path: Path) -> str:
@@ -101,9 +102,10 @@ def _prepare(path: Path, text: str) -> str:
     data = text.encode("utf-8")
     directory = path.parent
     try:
-        mode = path.stat().st_mode & 0o777
+        existing: int | None = path.stat().st_mode & 0o777
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+        existing = None
+    mode = file_mode(path, existing)  # never more readable than the workspace's memory.md
     try:
         import tempfile  # ≈ 4 ms (shutil, random): only processes that write pay it
 
@@ -135,15 +137,6 @@ def _sync_dir(directory: Path) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
-
-
-@functools.cache
-def _umask() -> int:
-    """This process's umask (read once: setting it to read it is not thread-safe, so
-    the brief window uses the strictest mask)."""
-    mask = os.umask(0o077)
-    os.umask(mask)
-    return mask
 
 
 def _swap_in(tmp: str, path: Path) -> str | None:
@@ -218,6 +211,21 @@ def _exchange(tmp: str, path: Path) -> bool:
         _AT_FDCWD, os.fsencode(tmp), _AT_FDCWD, os.fsencode(str(path)), _RENAME_EXCHANGE
     )
     return rc == 0
+
+
+STALE_TEMP = 600.0  # seconds: a temp file this old belongs to a write that was killed
+
+
+def sweep_temps(path: Path) -> None:
+    """Remove the temp files of writes to `path` that were killed before their rename
+    (`.memory.md.*.tmp` older than STALE_TEMP; a younger one may be another writer's)."""
+    prefix, now = f".{path.name}.", time.time()
+    with contextlib.suppress(OSError):
+        for name in os.listdir(path.parent):
+            if name.startswith(prefix) and name.endswith(".tmp"):
+                with contextlib.suppress(OSError):
+                    if now - (path.parent / name).stat().st_mtime > STALE_TEMP:
+                        os.unlink(path.parent / name)
 
 
 def _discard(tmp: str) -> None:

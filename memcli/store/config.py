@@ -87,14 +87,22 @@ class InjectSettings:
     profile_importance: float = 0.9
 
 
+#: [llm] provider values (memcli.adapters.llm): none, an OpenAI-compatible endpoint, a
+#: local one without a key (Ollama, llama.cpp), the Claude Code or Codex CLI
+LLM_PROVIDERS = ("none", "openai", "local", "claude-cli", "codex-cli")
+
+
 @dataclass(frozen=True)
 class LLMSettings:
-    """Optional OpenAI-compatible LLM."""
+    """Optional LLM (memcli.adapters.llm): `provider` one of LLM_PROVIDERS; `base_url`,
+    `api_key_env` for openai and local; `command` the executable of claude-cli or
+    codex-cli (default `claude`, `codex`); `model` for any (empty: the CLI's own)."""
 
     provider: str = "none"
     base_url: str = ""
     model: str = ""
     api_key_env: str = "OPENAI_API_KEY"
+    command: str = ""
     timeout: float = 30.0
     retries: int = 2
 
@@ -107,7 +115,7 @@ class CompressSettings:
     #: this and nothing structural tells them apart (memcli.logic.similarity); a contradiction
     #: needs the cosine or the overlap ≥ contradiction_similarity. Chosen on
     #: bench/data/*.jsonl (bench/maintenance.py)
-    duplicate_threshold: float = 0.65
+    duplicate_threshold: float = 0.6
     contradiction_similarity: float = 0.5
     forget_base: float = 0.9
     forget_strength: float = 1.5
@@ -141,8 +149,9 @@ class ReflectSettings:
     min_entries: int = 2
     cooldown_hours: float = 1.0
     #: a theme's cohesion: every member's mean cosine similarity to the other members is
-    #: at least this (README "Compress and reflect" says how it was chosen)
-    theme_similarity: float = 0.6
+    #: at least this (chosen on the tune half of bench/data/reflect_themes.jsonl:
+    #: bench/reflect_quality.py; Chinese texts use the overlap of their words instead)
+    theme_similarity: float = 0.25
     min_evidence: int = 3  # entries a theme needs before it is a pattern
     max_insights: int = 3
     window: int = 50  # recent entries considered when forced with nothing new

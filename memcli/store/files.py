@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from memcli.core.errors import ConflictError, MemcliError
-from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir
+from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir, sweep_temps
 from memcli.store.atomic import atomic_write as atomic_write
 from memcli.store.atomic import decode_text as decode_text
 from memcli.store.atomic import read_text as read_text
@@ -82,6 +82,7 @@ def guarded_update(
     file = name or path.name
     deadline = time.monotonic() + BUSY_LIMIT
     with file_lock(lock_path):
+        sweep_temps(path)  # left by a write that was killed
         late = keeper.late_writes(file) if keeper is not None else []
         retained: list[_Replaced] = []
         try:
@@ -92,7 +93,11 @@ def guarded_update(
                         break
                     continue
                 if keeper is not None:
-                    keeper.observe(file, on_disk)
+                    try:
+                        keeper.observe(file, on_disk)
+                    except MemcliError as exc:  # before our write: nothing written
+                        raise MemcliError(f"{exc.message}; nothing was changed",
+                                          hint=exc.hint) from None
                 text = decode_text(on_disk, path) if on_disk else ""
                 for item, content in late:
                     text = _merge_late(keeper, item, content, text, path)
@@ -121,7 +126,10 @@ def guarded_update(
                             keeper.record(file, new_bytes, source="memcli", prev=_sha(on_disk))
                         _settle_late(keeper, late)
                     except MemcliError as exc:  # written: the history is what is missing
-                        sys.stderr.write(f"memcli: warning: {exc.message}\n")
+                        sys.stderr.write(
+                            f"memcli: warning: {path} was written, but {exc.message}: "
+                            "`memcli undo` cannot take this write back\n"
+                        )
                     return result
         finally:
             for item in retained:  # an editor may still hold it open: keep it a while

@@ -15,28 +15,36 @@ both machines comes out twice, or as a conflict. This driver merges the three ve
   removal; `forget` left a copy in archive.md anyway).
 
 `memcli git setup` registers it (`.gitattributes` plus `git config merge.memcli.*`) and a
-post-merge hook that re-indexes.
+post-merge hook that re-indexes. The attributes are anchored to the workspace
+(`/memory.md`: a `docs/memory.md` further down is not ours); the commands git runs
+through the shell quote every path (shlex), and the driver's `%` as git wants it (`%%`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from memcli.core.errors import MemcliError
 from memcli.core.models import SEQUENCE_DIRS, Entry
+from memcli.store.atomic import atomic_write
 from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
 from memcli.store.merge import merge_lines
 
 MERGED_FILES = ("memory.md", "learnings.md", "archive.md")
 #: the ordered logs (episodes/, conversations/): both machines' notes of one day kept
 LOG_PATTERNS = tuple(f"{folder}/*.md" for folder in SEQUENCE_DIRS)
-ATTRIBUTES = [f"{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
+ATTRIBUTES = [f"/{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
+#: what earlier versions wrote (unanchored: it matched a memory.md in any folder)
+OLD_ATTRIBUTES = {line[1:]: line for line in ATTRIBUTES}
 TOKEN = "\x00memcli-entry:"
 HOOK_MARK = "# memcli: re-index after a merge"
+MAX_ID_CHARS = 64  # memcli.core.models.is_valid_id
 
 
 @dataclass
@@ -62,8 +70,9 @@ def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutc
     chosen: dict[str, list[str] | None] = {}
     extra: dict[str, list[str]] = {}  # theirs' text of a both-sides text change
     conflicts = 0
+    taken = {*o, *a, *b}  # a conflict copy's new id is none of these (nor another copy's)
     for entry_id in dict.fromkeys([*o, *a, *b]):
-        lines, other = _decide(o.get(entry_id), a.get(entry_id), b.get(entry_id), eol)
+        lines, other = _decide(o.get(entry_id), a.get(entry_id), b.get(entry_id), eol, taken)
         chosen[entry_id] = lines
         if other is not None:
             extra[entry_id] = other
@@ -108,7 +117,7 @@ def _tokens(doc: Document) -> list[str]:
 
 
 def _decide(
-    o: EntryBlock | None, a: EntryBlock | None, b: EntryBlock | None, eol: str
+    o: EntryBlock | None, a: EntryBlock | None, b: EntryBlock | None, eol: str, taken: set[str]
 ) -> tuple[list[str] | None, list[str] | None]:
     """(the entry's lines in the result or None when it goes, theirs' lines to keep
     beside it when both sides changed its text differently)."""
@@ -117,7 +126,7 @@ def _decide(
             return ((a or b).lines if (a or b) else None), None  # added on one side
         if a.lines == b.lines:
             return a.lines, None
-        return _merge_changed(None, a, b, eol)
+        return _merge_changed(None, a, b, eol, taken)
     if a is None and b is None:
         return None, None
     if a is None:  # ours removed it
@@ -128,11 +137,11 @@ def _decide(
         return a.lines, None
     if a.lines == o.lines:
         return b.lines, None
-    return _merge_changed(o, a, b, eol)
+    return _merge_changed(o, a, b, eol, taken)
 
 
 def _merge_changed(
-    o: EntryBlock | None, a: EntryBlock, b: EntryBlock, eol: str
+    o: EntryBlock | None, a: EntryBlock, b: EntryBlock, eol: str, taken: set[str]
 ) -> tuple[list[str], list[str] | None]:
     """Both sides changed one entry: field by field; a text both changed is kept twice."""
     base = o.entry if o is not None else None
@@ -156,22 +165,39 @@ def _merge_changed(
     if other is None:
         return lines, None
     their_meta = dict(other.meta)
-    their_meta["id"] = _conflict_id(a.entry.id, other.text)
+    their_meta["id"] = _conflict_id(a.entry.id, other.text, taken)
     their_meta["conflict"] = a.entry.id
     return lines, render_entry_lines(other.text, their_meta, eol, a.marker)
 
 
-def _conflict_id(entry_id: str, text: str) -> str:
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:6]
-    return f"{entry_id}-{digest}"
+def _conflict_id(entry_id: str, text: str, taken: set[str]) -> str:
+    """`<id>-<6 hex digits of the text>`, more digits (then numbered) where a version
+    already uses that id (a planted entry may); at most 64 characters, as every id. The
+    new id joins `taken`."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def joined(suffix: str) -> str:
+        return f"{entry_id[: MAX_ID_CHARS - 1 - len(suffix)]}-{suffix}"
+
+    for digits in range(6, max(6, MAX_ID_CHARS - 1 - len(entry_id)) + 1):
+        found = joined(digest[:digits])
+        if found not in taken:
+            break
+    number = 2
+    while found in taken:
+        found = joined(f"{digest[:6]}-{number}")
+        number += 1
+    taken.add(found)
+    return found
 
 
 # ---------------------------------------------------------------------- git plumbing
 
 
 def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> int:
-    """What git runs: merge into `ours` in place; 0 when merged (always, unless a
-    version cannot be read or parsed, when git's conflict handling takes over: 1)."""
+    """What git runs: merge into `ours` (replaced in one rename, keeping its mode); 0
+    when merged (always, unless a version cannot be read or parsed or the result cannot
+    be written, when git's conflict handling takes over: 1)."""
     filename = os.path.basename(pathname or str(ours))
     folder = os.path.basename(os.path.dirname(pathname or ""))
     if folder in SEQUENCE_DIRS:  # an episode file or a conversation: its own defaults
@@ -184,7 +210,11 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         sys.stderr.write(f"memcli merge-driver: {pathname or ours}: {exc}; left to git\n")
         return 1
-    ours.write_bytes(outcome.text.encode("utf-8"))
+    try:  # a temp file renamed over %A: killed mid-write, %A is still ours, whole
+        atomic_write(ours, outcome.text)
+    except MemcliError as exc:
+        sys.stderr.write(f"memcli merge-driver: {pathname or ours}: {exc}; left to git\n")
+        return 1
     if outcome.conflicts:
         sys.stderr.write(
             f"memcli merge-driver: {pathname or ours}: {outcome.conflicts} entr(ies) edited "
@@ -196,36 +226,59 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
 def setup(root: Path) -> list[str]:
     """Register the driver for the git repository holding `root`: .gitattributes in
     `root`, `git config merge.memcli.*` and a post-merge hook. Returns what it did."""
-    done: list[str] = []
-    attributes = root / ".gitattributes"
-    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
-    lines = existing.splitlines()
-    wanted = [line for line in ATTRIBUTES if line not in lines]
-    if wanted:
-        prefix = existing if not existing or existing.endswith("\n") else existing + "\n"
-        attributes.write_text(prefix + "\n".join(wanted) + "\n", encoding="utf-8")
-        done.append(f"{attributes}: {', '.join(wanted)}")
+    done = _write_attributes(root / ".gitattributes")
     git_dir = _git(root, "rev-parse", "--git-dir")
     if git_dir is None:
         return done  # not in a repository (yet): the attributes wait for `git init`
-    command = f'"{sys.executable}" -m memcli merge-driver %O %A %B %P'
+    # git runs the driver through the shell after replacing %O %A %B %P (quoted) itself
+    program = shlex.join([sys.executable, "-m", "memcli", "merge-driver"])
+    command = program.replace("%", "%%") + " %O %A %B %P"
     if _git(root, "config", "--local", "merge.memcli.driver") != command:
         _git(root, "config", "--local", "merge.memcli.name", "memcli: merge entries by id")
         _git(root, "config", "--local", "merge.memcli.driver", command)
         done.append("git config merge.memcli.driver")
     hooks = Path(git_dir) if os.path.isabs(git_dir) else root / git_dir
     hook = hooks / "hooks" / "post-merge"
+    bad = next((c for c in str(root) if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:  # quoted it would span lines, which a later setup cannot replace
+        done.append(
+            f"{hook}: not written: the workspace path holds a control character "
+            f"({bad!r}); run `memcli index` after a merge"
+        )
+        return done
     current = hook.read_text(encoding="utf-8") if hook.exists() else ""
-    if HOOK_MARK not in current:
+    index = shlex.join([sys.executable, "-m", "memcli", "-w", str(root), "index"])
+    line = f"{index} >/dev/null 2>&1 || true  {HOOK_MARK}\n"
+    if line not in current:
         hook.parent.mkdir(parents=True, exist_ok=True)
         body = current or "#!/bin/sh\n"
         if not body.endswith("\n"):
             body += "\n"
-        line = f'"{sys.executable}" -m memcli -w "{root}" index >/dev/null 2>&1 || true'
-        hook.write_text(body + f"{line}  {HOOK_MARK}\n", encoding="utf-8")
+        # an earlier line of ours (paths in double quotes, open to `$(...)`) is replaced
+        kept = [old for old in body.splitlines(keepends=True) if HOOK_MARK not in old]
+        hook.write_text("".join(kept) + line, encoding="utf-8")
         hook.chmod(0o755)
         done.append(f"{hook}: re-index after a merge")
     return done
+
+
+def _write_attributes(attributes: Path) -> list[str]:
+    """Add the anchored driver lines to .gitattributes, replacing the unanchored ones
+    earlier versions wrote; what it did."""
+    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    lines: list[str] = []
+    for line in existing.splitlines():
+        line = OLD_ATTRIBUTES.get(line.strip(), line)
+        if not (line in ATTRIBUTES and line in lines):  # the old and the new line: once
+            lines.append(line)
+    migrated = lines != existing.splitlines()
+    wanted = [line for line in ATTRIBUTES if line not in lines]
+    if not wanted and not migrated:
+        return []
+    text = "".join(f"{line}\n" for line in lines + wanted)
+    attributes.write_text(text, encoding="utf-8")
+    what = ", ".join(wanted) if wanted else "anchored to the workspace"
+    return [f"{attributes}: {what}"]
 
 
 def _git(root: Path, *args: str) -> str | None:

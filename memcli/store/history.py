@@ -2,17 +2,19 @@
 state the files were ever in is lost (the guarantee git gives, without git).
 
 `.memcli/history/` holds
-- `objects/ab/cdef…`: file contents, zlib-compressed, named by their sha256 (each
-  distinct content once);
+- `objects/ab/cdef…`: file contents named by their sha256, each distinct content once,
+  whole or as a delta against the version it replaced (memcli.store.history_objects);
 - `log.jsonl`: one line per version (time, file, sha, the sha it replaced, source —
   `memcli` for memcli's own writes, `external` for a change someone else made, seen by a
   write or the watcher —, the operation and its id), and one per entry that an external
-  save removed right after memcli wrote it (a stale editor buffer);
+  save removed right after memcli wrote it (a stale editor buffer); `heads.json` indexes
+  it (memcli.store.history_log);
 - `detached/`: the files memcli replaced, kept for a while as they are (same inode): an
   editor that was still writing into one when memcli swapped its own version in has
   its bytes merged back by the next write (`late_writes`).
 
-Old versions are pruned by age and total size, never the newest ones of a file.
+Old versions are pruned by age and total size, never the newest ones of a file, by
+whatever process writes (memcli.store.history_prune).
 """
 
 from __future__ import annotations
@@ -20,24 +22,24 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
-import hashlib
-import json
 import os
 import time
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli.core.errors import MemcliError
+from memcli.store.history_log import Heads, dump
+from memcli.store.history_log import read as read_log
+from memcli.store.history_objects import Objects, sha256
+from memcli.store.history_prune import KEEP_PER_FILE as KEEP_PER_FILE
+from memcli.store.history_prune import MAX_RECORDS as MAX_RECORDS
+from memcli.store.history_prune import note_append, prune_locked
 
 KEEP_DAYS = 30
 KEEP_MB = 100
-KEEP_PER_FILE = 20  # the newest versions of each file survive any pruning
-MAX_RECORDS = 20_000  # log lines (≈ 4 MB): beyond these the oldest go, whatever their age
 DETACHED_GRACE = 120.0  # seconds a replaced file is watched for late writes
 MAX_DETACHED = 8  # per file: the oldest beyond these is dropped (its content stays in objects/)
-PRUNE_EVERY = 64  # records between two prunes
 
 _operation: contextvars.ContextVar[tuple[str, str] | None] = contextvars.ContextVar(
     "memcli_operation", default=None
@@ -79,10 +81,6 @@ def current_operation() -> tuple[str, str]:
     return found if found is not None else ("write", f"{time.time_ns():x}-{os.getpid()}")
 
 
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -114,10 +112,8 @@ class History:
     state_dir: Path
     keep_days: float = KEEP_DAYS
     keep_mb: float = KEEP_MB
-    _heads: dict[str, str] | None = field(default=None, repr=False)
-    _head_sources: dict[str, str] = field(default_factory=dict, repr=False)
-    _log_stamp: tuple[int, int] | None = field(default=None, repr=False)
-    _since_prune: int = field(default=0, repr=False)
+    _objects: Objects | None = field(default=None, repr=False)
+    _heads: Heads | None = field(default=None, repr=False)
 
     @property
     def dir(self) -> Path:
@@ -131,105 +127,75 @@ class History:
     def detached_dir(self) -> Path:
         return self.dir / "detached"
 
+    @property
+    def objects(self) -> Objects:
+        if self._objects is None:
+            self._objects = Objects(self.dir / "objects")
+        return self._objects
+
+    @property
+    def heads(self) -> Heads:
+        if self._heads is None:
+            self._heads = Heads(self.dir)
+        return self._heads
+
     # ----------------------------------------------------------------- objects
 
-    def put(self, data: bytes) -> str:
-        """Store `data` once; returns its sha256."""
+    def put(self, data: bytes, base: str | None = None) -> str:
+        """Store `data` once (a delta against `base` when cheap); returns its sha256."""
+        return self._put(data, base)[0]
+
+    def _put(self, data: bytes, base: str | None = None) -> tuple[str, int]:
         try:
-            return self._put(data)
+            return self.objects.put(data, base)
         except OSError as exc:
             raise _unwritable(self.dir, exc) from None
 
-    def _put(self, data: bytes) -> str:
-        digest = sha256(data)
-        path = self._object_path(digest)
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(zlib.compress(data, 1))
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        return digest
-
     def get(self, digest: str) -> bytes:
         """The content stored under `digest` (KeyError when it was pruned or never kept)."""
-        try:
-            return zlib.decompress(self._object_path(digest).read_bytes())
-        except (FileNotFoundError, zlib.error):
-            raise KeyError(digest) from None
-
-    def _object_path(self, digest: str) -> Path:
-        return self.dir / "objects" / digest[:2] / digest[2:]
+        return self.objects.get(digest)
 
     # --------------------------------------------------------------------- log
 
     def records(self) -> list[dict]:
-        """Every record of the log, oldest first (unreadable lines skipped)."""
-        try:
-            raw = self.log_path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return []
-        out = []
-        for line in raw.splitlines():
-            with contextlib.suppress(ValueError):
-                record = json.loads(line)
-                if isinstance(record, dict):
-                    out.append(record)
-        return out
+        """Every record of the log, oldest first, each with `_line` (its line number;
+        unreadable lines skipped)."""
+        return read_log(self.log_path)[0]
 
     def head(self, file: str) -> str | None:
         """The sha of the newest version of `file` the history knows."""
-        return self._load_heads().get(file)
+        found = self.heads.current().get(file)
+        return found[0] if found else None
 
-    def _load_heads(self) -> dict[str, str]:
-        try:
-            st = self.log_path.stat()
-            stamp = (st.st_size, st.st_mtime_ns)
-        except FileNotFoundError:
-            stamp = (0, 0)
-        if self._heads is None or self._log_stamp != stamp:
-            heads: dict[str, str] = {}
-            sources: dict[str, str] = {}
-            for record in self.records():
-                if "sha" in record and record.get("event", "version") == "version":
-                    heads[record["file"]] = record["sha"]
-                    sources[record["file"]] = record.get("source", "")
-            self._heads, self._head_sources, self._log_stamp = heads, sources, stamp
-        return self._heads
-
-    def _append(self, record: dict) -> None:
+    def _append(self, record: dict, data: bytes | None = None, stored: int = 0) -> None:
+        """Log one record; under the history lock its object is checked to be whole
+        first (a prune may have taken an object not logged yet: it is stored again)."""
         from memcli.store.files import file_lock
 
-        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        line = json.dumps(record, ensure_ascii=False) + "\n"
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise _unwritable(self.dir, exc) from None
         with file_lock(self.state_dir / "locks" / "history.lock"):
+            if data is not None and not self.objects.intact(record["sha"]):
+                self.objects.forget(record["sha"])
+                stored += self._put(data)[1]  # whole, no base to lose
             try:
                 fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 try:
-                    os.write(fd, line.encode("utf-8"))
+                    os.write(fd, dump(record).encode("utf-8"))
                 finally:
                     os.close(fd)
             except OSError as exc:
                 raise _unwritable(self.dir, exc) from None
-        if record.get("event", "version") == "version":
-            heads = self._load_heads()
-            heads[record["file"]] = record["sha"]
-            with contextlib.suppress(OSError):
-                st = self.log_path.stat()
-                self._log_stamp = (st.st_size, st.st_mtime_ns)
-        self._since_prune += 1
-        if self._since_prune >= PRUNE_EVERY:
-            self._since_prune = 0
-            self.prune()
+            if note_append(self, stored):
+                prune_locked(self)
 
     def record(
         self, file: str, data: bytes, *, source: str, prev: str | None = None, **extra: object
     ) -> str:
         """Keep `data` as the newest version of `file`; returns its sha."""
-        digest = self.put(data)
+        digest, stored = self._put(data, prev)
         if source == "external" and self.head(file) == digest:
             return digest
         name, opid = current_operation()
@@ -240,17 +206,18 @@ class History:
             if undoes:
                 record["undoes"] = undoes
         record.update(extra)
-        self._append(record)
+        self._append(record, data, stored)
         return digest
 
     def observe(self, file: str, data: bytes) -> list[dict]:
         """Note the current content of `file`. A content the history has not seen as the
-        file's newest version is an external change: it is kept, and entries it removed
-        that memcli had just written (a stale editor buffer saved over them) are recorded
-        and returned as lost."""
+        file's newest version is an external change: it is kept (an operation `undo`
+        can take back), and entries it removed that memcli had just written (a stale
+        editor buffer saved over them) are recorded and returned as lost."""
         digest = sha256(data)
         previous = self.head(file)
         if previous == digest:
+            self.objects.remember(digest, data)  # the base of the next write's delta
             return []
         lost = [] if previous is None else self._removed_memcli_entries(file, previous, data)
         self.record(file, data, source="external", prev=previous)
@@ -267,7 +234,8 @@ class History:
         metadata each."""
         from memcli.store.markdown import parse
 
-        if self.head(file) == previous and self._head_sources.get(file) == "external":
+        head = self.heads.current().get(file)
+        if head is not None and head == (previous, "external"):
             return []  # memcli wrote nothing since the last external version: nothing lost
         try:
             before = self.get(previous)
@@ -298,20 +266,23 @@ class History:
         ]
 
     def _last_external_before(self, file: str, head: str) -> str | None:
-        """The newest version of `file` up to `head` that memcli did not write."""
-        chain = [r for r in self.records() if r.get("file") == file and "source" in r]
-        for record in reversed(chain):
-            if record.get("source") == "external":
-                return record["sha"]
-        return chain[0].get("prev") if chain else None
+        """The newest version of `file` up to `head` that memcli did not write (from the
+        heads index: no read of the whole log)."""
+        self.heads.current()
+        return self.heads.baseline.get(file)
 
     def lost_entries(self) -> list[dict]:
-        """Every entry an external save removed right after memcli wrote it, with when."""
+        """Every entry an external save removed right after memcli wrote it, with when
+        and the log line (`line`) that says so."""
         out = []
         for record in self.records():
             if record.get("event") == "removed":
                 for entry in record.get("entries", []):
-                    out.append({"t": record["t"], "file": record["file"], **entry})
+                    if isinstance(entry, dict):
+                        out.append(
+                            {"t": record["t"], "file": record.get("file"),
+                             "line": record["_line"], **entry}
+                        )
         return out
 
     def versions(self, file: str | None = None) -> list[dict]:
@@ -325,21 +296,39 @@ class History:
         ]
 
     def operations(self) -> list[dict]:
-        """memcli's own writes grouped by operation, oldest first: each with `op`,
-        `opid`, `t` (its first write) and `writes` (file, prev, sha; in order)."""
+        """The changes `undo` can take back, oldest first: memcli's writes grouped by
+        operation, and each save someone else made (an editor, seen by memcli or the
+        watcher: op `hand edit`). Each with `op`, `opid`, `t` (its first write), `line`
+        and `writes` (file, prev, sha, line; in order)."""
         grouped: dict[str, dict] = {}
         for record in self.versions():
-            if record.get("source") != "memcli" or not record.get("opid"):
-                continue
+            source = record.get("source")
+            if source == "memcli" and record.get("opid"):
+                opid, op = str(record["opid"]), str(record.get("op", "write"))
+            elif source == "external" and record.get("prev"):
+                opid, op = f"hand-{record['t']}-{str(record['sha'])[:12]}", "hand edit"
+            else:
+                continue  # a file's first sighting, bytes merged back: no one's change
             group = grouped.setdefault(
-                record["opid"],
-                {"op": record.get("op", "write"), "opid": record["opid"], "t": record["t"],
+                opid,
+                {"op": op, "opid": opid, "t": record["t"], "line": record["_line"],
                  "undoes": record.get("undoes"), "writes": []},
             )
             group["writes"].append(
-                {"file": record["file"], "prev": record.get("prev"), "sha": record["sha"]}
+                {"file": record["file"], "prev": record.get("prev"), "sha": record["sha"],
+                 "line": record["_line"]}
             )
         return list(grouped.values())
+
+    def note_undo(self, opid: str, files: list[str], done: bool = False) -> None:
+        """Log that an undo of `opid` sets out to write `files` (before it writes any),
+        or, `done`, that it wrote them all: an undo cut short is finished by the next."""
+        event = "undo-done" if done else "undo"
+        self._append({"t": _now(), "event": event, "undoes": opid, "files": files})
+
+    def undone(self) -> set[str]:
+        """The operations an undo took back."""
+        return {str(r["undoes"]) for r in self.records() if r.get("undoes")}
 
     # ---------------------------------------------------------------- detached
 
@@ -354,6 +343,9 @@ class History:
         except OSError:  # another file system: its content is kept in objects/
             with contextlib.suppress(OSError):
                 os.unlink(replaced)
+        if not self.objects.intact(digest):  # a prune took it before it was listed here
+            self.objects.forget(digest)
+            self._put(content)
         for old in self.detached(file)[:-MAX_DETACHED]:
             if old.late_content() is None:  # one with late bytes stays until merged
                 with contextlib.suppress(OSError):
@@ -395,7 +387,8 @@ class History:
         digest = self.put(content)
         self._append(
             {"t": _now(), "file": item.file, "sha": digest, "source": "recovered",
-             "event": "late-write", "op": current_operation()[0]}
+             "event": "late-write", "op": current_operation()[0]},
+            content,
         )
         target = self.detached_dir / f"{_escape(item.file)}.{time.time_ns()}.{digest}"
         with contextlib.suppress(OSError):
@@ -404,81 +397,22 @@ class History:
     # ------------------------------------------------------------------ prune
 
     def prune(self) -> None:
-        """Drop versions older than `keep_days`, the oldest beyond MAX_RECORDS, and then
-        the oldest until the objects fit in `keep_mb`, keeping each file's newest
-        KEEP_PER_FILE versions."""
+        """Drop old versions by age and size (memcli.store.history_prune)."""
         from memcli.store.files import file_lock
 
         with file_lock(self.state_dir / "locks" / "history.lock"):
-            records = self.records()
-            if not records:
-                return
-            cutoff = (dt.datetime.now(dt.UTC) - dt.timedelta(days=self.keep_days)).strftime(
-                "%Y-%m-%dT%H:%M:%S"
-            )
-            protected: set[int] = set()
-            per_file: dict[str, int] = {}
-            for index in range(len(records) - 1, -1, -1):
-                file = records[index].get("file", "")
-                per_file[file] = per_file.get(file, 0) + 1
-                if per_file[file] <= KEEP_PER_FILE:
-                    protected.add(index)
-            kept = [
-                (i, r) for i, r in enumerate(records) if i in protected or r.get("t", "") >= cutoff
-            ]
-            excess = len(kept) - MAX_RECORDS  # a log every process reads stays small
-            if excess > 0:
-                oldest = [i for i, _ in kept if i not in protected][:excess]
-                gone = set(oldest)
-                kept = [(i, r) for i, r in kept if i not in gone]
-            sizes = self._object_sizes()
-            refs: dict[str, int] = {}
-            for _, r in kept:
-                refs[r.get("sha", "")] = refs.get(r.get("sha", ""), 0) + 1
-            total = sum(sizes.get(digest, 0) for digest in refs)
-            limit = self.keep_mb * 1e6
-            dropped: set[int] = set()
-            for i, r in kept:  # oldest first
-                if total <= limit:
-                    break
-                if i in protected:
-                    continue
-                dropped.add(i)
-                digest = r.get("sha", "")
-                refs[digest] -= 1
-                if refs[digest] == 0:
-                    total -= sizes.get(digest, 0)
-            keep = [r for i, r in kept if i not in dropped]
-            if len(keep) != len(records):
-                from memcli.store.files import atomic_write
-
-                text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in keep)
-                atomic_write(self.log_path, text)
-                self._heads = None
-            wanted = {r.get("sha") for r in keep} | {r.get("prev") for r in keep}
-            wanted |= {d.sha for d in self.detached()}
-            for digest in self._object_sizes():
-                if digest not in wanted:
-                    with contextlib.suppress(OSError):
-                        self._object_path(digest).unlink()
-
-    def _object_sizes(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        root = self.dir / "objects"
-        with contextlib.suppress(FileNotFoundError):
-            for sub in os.scandir(root):
-                if sub.is_dir():
-                    for item in os.scandir(sub.path):
-                        if not item.name.startswith("."):
-                            out[sub.name + item.name] = item.stat().st_size
-        return out
+            prune_locked(self)
 
 
-def _unwritable(directory: Path, exc: OSError) -> MemcliError:
-    return MemcliError(
+class HistoryUnwritable(MemcliError):
+    """The history could not be written; what that left undone is said where it is
+    caught (before a file's write: nothing changed; after it: only the history)."""
+
+
+def _unwritable(directory: Path, exc: OSError) -> HistoryUnwritable:
+    return HistoryUnwritable(
         f"{directory}: the write failed: cannot keep the history of the files "
-        f"({exc.strerror}); "
-        "nothing was changed",
+        f"({exc.strerror})",
         hint="free disk space or fix permissions, then run the command again",
     )
 

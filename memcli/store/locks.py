@@ -5,6 +5,7 @@ error after MEMCLI_LOCK_TIMEOUT."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 import time
@@ -14,6 +15,29 @@ from pathlib import Path
 from memcli.core.errors import ConflictError, WorkspaceError
 
 LOCK_NOTICE_AFTER = 1.0  # seconds before a waiting command says what it waits for
+
+
+class LockUnavailable(WorkspaceError):
+    """The lock file cannot be created or opened (a read-only workspace, another user's):
+    nothing that needs it can be done here. `reason` says why (the OS's words)."""
+
+    def __init__(self, lock_path: Path, exc: OSError) -> None:
+        self.reason = exc.strerror or str(exc)
+        self.read_only = exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+        super().__init__(
+            f"{lock_path.parent}: cannot create the lock file ({self.reason})",
+            hint="is the workspace read-only? memcli needs to write in it",
+        )
+
+    def stale(self, what: str) -> WorkspaceError:
+        """The error of a command that found `what` out of date and cannot update it
+        here (the index of a read-only workspace)."""
+        return WorkspaceError(
+            f"{what} is out of date (the Markdown changed since it was built) and cannot "
+            f"be updated here: {self.reason}" + (" (read-only)" if self.read_only else ""),
+            hint="run `memcli index` where the workspace can be written, or use a writable "
+            "copy; `memcli list` and `memcli get` read the files directly",
+        )
 
 
 def lock_timeout() -> float:
@@ -35,10 +59,7 @@ def file_lock(lock_path: Path, timeout: float | None = None) -> Iterator[None]:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock_path, "a+b")  # noqa: SIM115 - closed in finally
     except OSError as exc:
-        raise WorkspaceError(
-            f"{lock_path.parent}: cannot create the lock file ({exc.strerror})",
-            hint="is the workspace read-only? memcli needs to write in it",
-        ) from None
+        raise LockUnavailable(lock_path, exc) from None
     limit = lock_timeout() if timeout is None else timeout
     try:
         try:

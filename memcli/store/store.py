@@ -53,6 +53,11 @@ class Store:
     #: files not UTF-8 (their problem) already reported by this store
     _unreadable: set[str] = field(default_factory=set, repr=False)
 
+    def __post_init__(self) -> None:
+        from memcli.store.modes import protect
+
+        protect(self.root)  # what memcli creates here: no more readable than memory.md
+
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
@@ -309,6 +314,20 @@ def duplicate_ids(entries: list[Entry]) -> dict[str, list[Entry]]:
     return {i: p for i, p in places.items() if len(p) > 1}
 
 
+#: the warnings said on stderr since the command began: each is said once per command,
+#: however many reads meet it (a long-lived process clears it per request: new_command)
+_said: set[str] = set()
+
+
+def new_command() -> None:
+    """A new command begins in this process (a served request): its warnings are said
+    again, once each."""
+    _said.clear()
+
+
 def _warn_stderr(problem: ParseError) -> None:
     skipped = " (entry skipped)" if getattr(problem, "skipped", True) else ""
-    print(f"warning: {problem.message}{skipped}", file=sys.stderr)
+    line = f"warning: {problem.message}{skipped}"
+    if line not in _said:
+        _said.add(line)
+        print(line, file=sys.stderr)

@@ -23,10 +23,11 @@ from typing import Any
 from memcli.core.errors import ConfigError
 
 #: settings a workspace's memcli.toml may set only once the workspace is trusted: where
-#: memory text goes (an LLM endpoint, whether to use one), which secret is read and sent
-#: (the API key's variable), and which model files are loaded (a name may be downloaded)
+#: memory text goes (an LLM endpoint, whether to use one), which program runs (the
+#: agent CLI's command), which secret is read and sent (the API key's variable), and
+#: which model files are loaded (a name may be downloaded)
 SENSITIVE: dict[str, tuple[str, ...]] = {
-    "llm": ("provider", "base_url", "api_key_env"),
+    "llm": ("provider", "base_url", "api_key_env", "command"),
     "index": ("model", "uri", "token_env", "collection", "workspace"),
 }
 #: settings that say together where the index lives: they apply together or not at all.
@@ -160,3 +161,49 @@ def untrusted_notice(config: Path, ignored: tuple[str, ...]) -> str:
         f"{config.parent}` approves it as it is now, or set these in "
         f"{user_config_file()} or MEMCLI_* variables"
     )
+
+
+KEY_NAME = "local.key"
+_keys: dict[str, bytes | None] = {}
+
+
+def local_key(env: Mapping[str, str] | None = None) -> bytes | None:
+    """This user's secret on this machine (`$XDG_CONFIG_HOME/memcli/local.key`, 32
+    random bytes, created on first use, mode 0600): it signs what memcli writes for
+    itself to read back (the index's entry snapshot), so a snapshot another machine or
+    user wrote (a copied or cloned workspace) is never trusted. None when it cannot be
+    made or is not this user's alone (nothing is trusted then)."""
+    path = user_config_dir(env) / KEY_NAME
+    key = str(path)
+    if key not in _keys:
+        _keys[key] = _read_or_make_key(path)
+    return _keys[key]
+
+
+def _read_or_make_key(path: Path) -> bytes | None:
+    import secrets
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    else:
+        with os.fdopen(fd, "w", encoding="ascii") as handle:
+            handle.write(secrets.token_hex(32) + "\n")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "r", encoding="ascii") as handle:
+            st = os.fstat(handle.fileno())
+            text = handle.read(200).strip()
+    except (OSError, ValueError):
+        return None
+    if os.name != "nt" and (st.st_uid != os.geteuid() or st.st_mode & 0o077):
+        return None
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return data if len(data) == 32 else None

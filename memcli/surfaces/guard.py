@@ -44,6 +44,23 @@ CODES = {
 }
 
 
+#: what to do next, for an error raised without a hint of its own: every message that
+#: says something is wrong also says what to do (by the envelope's code)
+NEXT_STEP = {
+    "usage": "`memcli COMMAND --help` lists the options",
+    "not_found": "`memcli list` shows the ids in use; `memcli history --removed` lists "
+    "entries a save removed",
+    "parse": "fix that line in your editor (`memcli doctor` lists every problem)",
+    "invalid": "check the value named above; `memcli COMMAND --help` says what is allowed",
+    "conflict": "the file kept changing: run the command again once the other writer is done",
+    "config": "`memcli config list` shows each setting and where it comes from; "
+    "`memcli doctor` checks them",
+    "workspace": "`memcli init PATH` creates a workspace; -w PATH or MEMCLI_WORKSPACE picks one",
+    "error": "`memcli doctor` checks the workspace; --traceback shows where it failed",
+    "not_utf8": "save the input as UTF-8 text and run the command again",
+}
+
+
 def describe(exc: BaseException) -> dict[str, object] | None:
     """An error memcli reports as data, or None (as `outcome`): `error` the text printed
     after "error: " (None: nothing to print), `exit` the exit code, and the envelope's
@@ -59,13 +76,16 @@ def describe(exc: BaseException) -> dict[str, object] | None:
             for cls in type(exc).__mro__
             if cls.__module__ == MemcliError.__module__ and cls.__name__ in CODES
         )
-        message, hint = exc.message, exc.hint
+        message, hint = exc.message, exc.hint or NEXT_STEP[code]
+        if not exc.hint:
+            text = f"{message}\n  hint: {hint}"
     elif isinstance(exc, KeyboardInterrupt):
         code, message = "interrupted", "interrupted"
     elif isinstance(exc, BrokenPipeError):
         code, message = "broken_pipe", "the reader went away"
     else:
-        code, message = "not_utf8", text or ""
+        code, message, hint = "not_utf8", text or "", NEXT_STEP["not_utf8"]
+        text = f"{message}\n  hint: {hint}"
     return {"error": text, "exit": int(exit_code), "code": code, "message": message, "hint": hint}
 
 

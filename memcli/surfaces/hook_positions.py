@@ -1,8 +1,9 @@
 """How far each session's transcript has been extracted, so that `memcli hook pre-compact`
 and `memcli hook stop` never extract the same part of a transcript twice.
 
-`.memcli/hooks.json` holds, per session id, the transcript's path and the byte offset
-reached (`{"sessions": {id: {"transcript", "offset", "t"}}}`; the last MAX_SESSIONS
+`.memcli/hooks.json` holds, per session id, the transcript's path, the byte offset
+reached and the number of the line there (`{"sessions": {id: {"transcript", "offset",
+"line", "t"}}}`, so that a line skipped later is named by its number); the last MAX_SESSIONS
 sessions are kept). A lock on `.memcli/hooks.lock` makes read, extract and record one
 step: a PreCompact and a Stop of one session must not both read the same new lines. The
 file is derived state: a damaged one is started afresh (parts may be read again; extract
@@ -56,10 +57,19 @@ class Positions:
         offset = seen.get("offset", 0) if seen.get("transcript") == transcript else 0
         return offset if isinstance(offset, int) and offset >= 0 else 0
 
-    def record(self, session: str, transcript: str, offset: int) -> None:
-        """Keep `offset` as reached (written at once, atomically)."""
+    def line(self, session: str, transcript: str) -> int | None:
+        """The number of the line at `offset()` (None: not recorded, an older file)."""
+        if self.offset(session, transcript) == 0:
+            return 1
+        line = (self.state["sessions"].get(session) or {}).get("line")
+        return line if isinstance(line, int) and not isinstance(line, bool) and line > 0 else None
+
+    def record(self, session: str, transcript: str, offset: int, line: int | None = None) -> None:
+        """Keep `offset` (line number `line`) as reached (written at once, atomically)."""
         sessions = self.state["sessions"]
         sessions[session] = {"transcript": transcript, "offset": offset, "t": time.time()}
+        if line is not None:
+            sessions[session]["line"] = line
         if len(sessions) > MAX_SESSIONS:
             oldest = sorted(sessions, key=lambda k: sessions[k].get("t", 0))
             for key in oldest[: len(sessions) - MAX_SESSIONS]:

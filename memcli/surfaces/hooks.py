@@ -185,16 +185,18 @@ def answer(
     payload = parse_payload(stdin_text)
     root = workspace_for(workspace_flag, payload)
     if event in INJECT_EVENTS:
-        block = inject_block(root, event, payload, max_tokens, timeout)
+        notes: list[str] = []  # a transcript line skipped, a transcript not read
+        block = inject_block(root, event, payload, max_tokens, timeout, notes)
+        said = "".join(f"{note}\n" for note in notes)
         if not block:
-            return "", ""
+            return "", said
         out, left_out = fitted_output(EVENTS[event], block, HOST_OUTPUT_CHARS)
         if left_out:
-            return out, (
+            return out, said + (
                 f"memcli hook {event}: {left_out} memories left out to keep the block under "
                 f"{HOST_OUTPUT_CHARS} characters (--max-tokens sets a smaller budget)\n"
             )
-        return out, ""
+        return out, said
     return "", extract_new(root, payload) + "\n"
 
 
@@ -212,9 +214,8 @@ def parse_payload(text: str) -> dict[str, Any]:
 
 def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
     """The workspace: --workspace, MEMCLI_WORKSPACE, the nearest ancestor of the hook's
-    `cwd` holding memory.md or memcli.toml, then the per-user default (the rules of
-    memcli.store.workspace.resolve_workspace, with os.path alone: importing that module
-    costs the settings parser); it must exist."""
+    `cwd` holding memory.md or memcli.toml, then the per-user default
+    (memcli.store.workspace.find_root); it must exist."""
     cwd = payload.get("cwd")
     if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
         cwd = os.getcwd()
@@ -223,41 +224,37 @@ def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
         os.path.isfile(os.path.join(root, "memory.md"))
         or os.path.isfile(os.path.join(root, "learnings.md"))
     ):
-        raise HookError(f"no memcli workspace at {root} (`memcli init {root}` creates one)")
+        from memcli.store.workspace import init_hint
+
+        raise HookError(f"no memcli workspace at {root} ({init_hint(root)})")
     return root
 
 
 def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
-    """resolve_workspace's answer as a string, without importing it."""
-    given = flag or env.get("MEMCLI_WORKSPACE")
-    if given:
-        root = os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
-        if os.path.exists(root) and not os.path.isdir(root):
-            raise HookError(f"{root}: the workspace is a file, not a directory")
-        return root
-    here = os.path.realpath(cwd)
-    while True:
-        if os.path.isfile(os.path.join(here, "memory.md")) or os.path.isfile(
-            os.path.join(here, "memcli.toml")
-        ):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    from memcli.core.paths import data_dir
+    """memcli.store.workspace.find_root (the one resolver: the walk up never takes a
+    directory that is not the user's alone), its error as a HookError."""
+    from memcli.store.workspace import find_root
 
-    return str(data_dir(env))
+    try:
+        return find_root(flag, env, cwd)
+    except Exception as exc:  # noqa: BLE001 - WorkspaceError, without importing errors
+        raise HookError(getattr(exc, "message", str(exc))) from None
 
 
 # ------------------------------------------------------------------ inject
 
 
 def inject_block(
-    root: str, event: str, payload: dict[str, Any], max_tokens: int, timeout: float
+    root: str,
+    event: str,
+    payload: dict[str, Any],
+    max_tokens: int,
+    timeout: float,
+    notes: list[str] | None = None,
 ) -> str:
-    """The memory block for the prompt and recent turns ('' when no memory fits)."""
-    context = hook_context(event, payload) or None
+    """The memory block for the prompt and recent turns ('' when no memory fits); what
+    the transcript's reading left out goes to `notes`."""
+    context = hook_context(event, payload, notes) or None
     # memcli.core.requests.InjectRequest in its wire form (that module costs dataclasses)
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
@@ -309,14 +306,14 @@ def unreadable_file(root: str) -> str | None:
 
 
 def has_entries(block: str) -> bool:
-    """Whether a block holds more than its wrapper (`<memory>` and `</memory>`)."""
-    lines = [line for line in block.splitlines() if line.strip()]
-    return len(lines) > 2
+    """Whether a block holds an entry (a `- ` item), not only its wrapper and note."""
+    return any(line.startswith("- ") for line in block.splitlines())
 
 
-def hook_context(event: str, payload: dict[str, Any]) -> str:
+def hook_context(event: str, payload: dict[str, Any], notes: list[str] | None = None) -> str:
     """The prompt first (the embedding model reads the start of a query), then the recent
-    turns of the transcript, each cut to TURN_CHARS; control characters become spaces."""
+    turns of the transcript, each cut to TURN_CHARS; control characters become spaces.
+    Lines of the transcript that cannot be read are left out (said in `notes`)."""
     parts = []
     prompt = payload.get("prompt")
     if isinstance(prompt, str) and prompt.strip():
@@ -325,8 +322,11 @@ def hook_context(event: str, payload: dict[str, Any]) -> str:
     if isinstance(path, str) and path:
         from memcli.surfaces import transcript
 
-        lines = transcript.tail_lines(os.path.expanduser(path), TAIL_BYTES)
-        turns = transcript.recent_turns(transcript.transcript_messages(lines), RECENT_TURNS)
+        reading = transcript.tail_reading(os.path.expanduser(path), TAIL_BYTES)
+        messages = transcript.reading_messages(reading)
+        if reading.skipped.note() and notes is not None:
+            notes.append(reading.skipped.note())
+        turns = transcript.recent_turns(messages, RECENT_TURNS)
         if parts and turns and turns[-1] == parts[0]:
             turns.pop()  # the prompt may already be in the transcript
         parts.extend(t[:TURN_CHARS] for t in turns)
@@ -344,7 +344,7 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     if not isinstance(path, str) or not path:
         raise HookError("the hook input has no transcript_path")
     path = os.path.realpath(os.path.expanduser(path))
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise HookError(f"{path}: no such transcript")
     problem = unreadable_file(root)
     if problem:  # its memories cannot be compared or written: later, once it is mended
@@ -355,15 +355,24 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
 
     session = transcript.session_of(path, payload.get("session_id"))
     with Positions(root) as positions:
-        lines, start, end = transcript.lines_after(path, positions.offset(session, path))
-        messages = transcript.transcript_messages(lines)
+        try:  # only a regular file, in chunks: a line over the limit is passed over
+            reading = transcript.read_after(
+                path, positions.offset(session, path), positions.line(session, path)
+            )
+        except transcript.NotRegularFile as exc:
+            raise HookError(str(exc)) from None
+        messages = transcript.reading_messages(reading)  # a line that is not JSON: skipped
         decisions = Memory(root).extract(messages, source=session) if messages else []
-        positions.record(session, path, end)
+        positions.record(session, path, reading.end, reading.line)
     counts: dict[str, int] = {}
     for decision in decisions:
         counts[decision.action] = counts.get(decision.action, 0) + 1
     summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "nothing new"
-    return f"memcli: {summary} from {end - start} new bytes of session {session}"
+    new = reading.end - reading.start
+    note = reading.skipped.note()
+    return f"memcli: {summary} from {new} new bytes of session {session}" + (
+        f"\n{note}" if note else ""
+    )
 
 
 # ------------------------------------------------------------------ the answer

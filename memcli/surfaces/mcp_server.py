@@ -8,6 +8,12 @@ schemas, so a host validates before calling. Resources: `memory://memory.md`,
 agent the inject block. The server reports memcli's version. Bad arguments and domain
 errors become MCP errors, never crashes; nothing is printed on stdout, which belongs to
 the protocol.
+
+One vocabulary (issue 29): what to look for is `query` in every tool (`inject_memory`
+still takes its old name `context`), an entry is a `memory_key`. An argument a tool
+does not take is an error naming it (the schemas say `additionalProperties: false`),
+never silently dropped. Every tool carries MCP's annotations (read-only, destructive,
+idempotent; none reaches beyond the workspace: openWorldHint false).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pydantic import Field
 
 from memcli.core.errors import MemcliError
 from memcli.core.requests import MODES, AddRequest, GetRequest, InjectRequest, SearchQuery
+from memcli.core.validate import strip_invisible
 from memcli.core.version import VERSION as __version__
 from memcli.services.memory import Memory, shared_memory
 from memcli.surfaces import operations
@@ -39,6 +46,61 @@ MemoryKey = Annotated[
         max_length=64,
     ),
 ]
+
+
+#: (readOnlyHint, destructiveHint, idempotentHint) of each tool
+ANNOTATIONS: dict[str, tuple[bool, bool, bool]] = {
+    "search_memories": (True, False, True),
+    "get_memory_detail": (True, False, True),
+    "add_memory": (False, False, True),  # the same text again updates the same memory
+    "inject_memory": (True, False, True),
+    "forget_memory": (False, True, True),  # restorable, but it leaves the memory
+}
+
+
+def annotations(name: str):  # noqa: ANN201 - mcp.types.ToolAnnotations
+    """The MCP annotations of tool `name` (ANNOTATIONS)."""
+    from mcp.types import ToolAnnotations
+
+    read_only, destructive, idempotent = ANNOTATIONS[name]
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+def strict_arguments(server: Any) -> None:
+    """Make every tool of `server` refuse an argument it does not take, naming it and
+    the ones it does take (the mcp package's argument models ignore extras)."""
+    from pydantic import ConfigDict, model_validator
+
+    for tool in server._tool_manager.list_tools():  # noqa: SLF001 - no public way in
+        base = tool.fn_metadata.arg_model
+        known = sorted(f.alias or n for n, f in base.model_fields.items())
+
+        def refuse_unknown(data: Any, name: str = tool.name, known: list = known) -> Any:
+            if isinstance(data, dict):
+                unknown = sorted(set(data) - set(known))
+                if unknown:
+                    raise ValueError(
+                        f"{name} takes no argument {', '.join(map(repr, unknown))}; "
+                        f"its arguments: {', '.join(known)}"
+                    )
+            return data
+
+        strict = type(
+            base.__name__,
+            (base,),
+            {
+                "__module__": base.__module__,
+                "model_config": ConfigDict(**base.model_config, extra="forbid"),
+                "_refuse_unknown": model_validator(mode="before")(refuse_unknown),
+            },
+        )
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
 
 def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
@@ -72,7 +134,8 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "past work, and before asking the user something they may have said already. "
             "search_mode: hybrid (default, best), semantic (meaning), keyword (exact words). "
             "time_range: {start, end} as YYYY-MM-DD. limit: 1-20."
-        )
+        ),
+        annotations=annotations("search_memories"),
     )
     def search_memories(
         query: Annotated[
@@ -122,17 +185,23 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "search_strategy_used": search_mode,
         }
 
-    @server.tool(description="Everything about one memory (text, metadata, access counts).")
+    @server.tool(
+        description="Everything about one memory (text, metadata, access counts).",
+        annotations=annotations("get_memory_detail"),
+    )
     def get_memory_detail(memory_key: MemoryKey) -> dict[str, Any]:
-        return call(operations.get, memory(), GetRequest(memory_key)).to_dict()
+        detail = call(operations.get, memory(), GetRequest(memory_key)).to_dict()
+        return {**detail, "text": strip_invisible(detail["text"])}
 
     @server.tool(
         description=(
             "Remember something lasting: a user preference, a fact about the user or their "
             "work, a pattern, a skill or a lesson. The same text again updates the existing "
             "memory instead of duplicating it. memory_type: preference, fact, pattern, "
-            "correction, skill, lesson. importance: 0-1."
-        )
+            "correction, skill, lesson. importance: 0-1. A correction, or an importance of "
+            "0.9 or more, waits for the user to confirm it (`memcli review`)."
+        ),
+        annotations=annotations("add_memory"),
     )
     def add_memory(
         content: Annotated[
@@ -164,31 +233,44 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             by="agent",
         )
         result = call(operations.add, memory(), request)
-        return {
+        answer = {
             "action": result.action,
             "memory_key": result.entry.id,
             "memory": result.entry.to_dict(),
         }
+        if "review" in result.entry.meta:
+            answer["waits_for_review"] = (
+                "a correction, a pin or an importance of 0.9 or more waits for the user "
+                "to confirm it (memcli review)"
+            )
+        return answer
 
     @server.tool(
         description=(
             "A ready-to-use memory block for a prompt, at most max_tokens tokens "
-            "(cl100k_base), with the memories most relevant to the context first."
-        )
+            "(cl100k_base), with the memories most relevant to the query first."
+        ),
+        annotations=annotations("inject_memory"),
     )
     def inject_memory(
-        context: Annotated[
+        query: Annotated[
             str,
             Field(
-                description="The conversation or task the memories are for (empty: the most "
-                "important memories)."
+                description="The conversation, task or question the memories are for (empty: "
+                "the most important memories)."
             ),
         ] = "",
         max_tokens: Annotated[
             int, Field(ge=1, le=100_000, description="Token budget of the whole block.")
         ] = 2000,
+        context: Annotated[
+            str | None, Field(description="The old name of `query` (give one of them).")
+        ] = None,
     ) -> dict[str, Any]:
-        packed = call(operations.inject, memory(), InjectRequest(context or None, max_tokens))
+        if context is not None and query and context != query:
+            raise ToolError("give `query` or its old name `context`, not both")
+        wanted = query or context or None
+        packed = call(operations.inject, memory(), InjectRequest(wanted, max_tokens))
         return {
             "block": packed.text,
             "tokens": packed.tokens,
@@ -200,16 +282,18 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         description=(
             "Forget a memory that is wrong or no longer true: it moves to archive.md "
             "(restorable with `memcli restore`)."
-        )
+        ),
+        annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
         entry = call(memory().forget, memory_key)
         return {"forgotten": entry.id, "text": entry.text}
 
     def read_file(name: str) -> str:
+        """A file as a model reads it: without invisible characters a hand edit left."""
         path = memory().root / name
         try:
-            return path.read_text(encoding="utf-8")
+            return strip_invisible(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             return ""
         except (OSError, UnicodeDecodeError) as exc:
@@ -245,6 +329,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             detail = operations.get(memory(), GetRequest(memory_key)).to_dict()
         except MemcliError as exc:
             raise ResourceError(str(exc)) from None
+        detail["text"] = strip_invisible(detail["text"])
         return json.dumps(detail, ensure_ascii=False, indent=1)
 
     @server.prompt(
@@ -267,16 +352,20 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "applies; the user's newer words take precedence.\n\n" + packed.text
         )
 
+    strict_arguments(server)
     return server
 
 
 def _result(hit: Any) -> dict[str, Any]:
+    """A search hit as the tool returns it; the text without invisible characters (a
+    hand edit may hold some: they never reach a model, as in inject blocks)."""
     entry = hit.entry
-    first_line = entry.text.split("\n", 1)[0]
+    text = strip_invisible(entry.text)
+    first_line = text.split("\n", 1)[0]
     return {
         "memory_key": entry.id,
         "summary": first_line if len(first_line) <= 120 else first_line[:119] + "…",
-        "content_preview": entry.text[:200],
+        "content_preview": text[:200],
         "memory_type": entry.type,
         "relevance_score": round(hit.score, 6),
         "created_at": entry.meta.get("created"),

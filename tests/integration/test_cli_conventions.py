@@ -276,7 +276,7 @@ def test_list_limit_sort_pinned(runner: CliRunner, workspace: Path) -> None:
         )
     mem = Memory(workspace)
     older, newer = mem.get("mold").entry, mem.get("mnew").entry
-    mem.edit(older.id, pin=True)
+    mem.edit(older.id, pin=True, by="person")  # an agent's pin would wait for review
 
     def ids(*args: str) -> list[str]:
         result = invoke(runner, workspace, "list", "--json", *args)

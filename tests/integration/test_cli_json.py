@@ -149,6 +149,14 @@ CASES: dict[str, Case] = {
         lambda ws, tmp: _damaged_settings(tmp, "uninstall"),
     ),
     "trust": Case(lambda ws, tmp: ["trust"], lambda ws, tmp: ["trust", str(tmp / "missing")]),
+    "review confirm": Case(
+        lambda ws, tmp: ["review", "confirm", "--all"],
+        lambda ws, tmp: ["review", "confirm", "mnothere"],
+    ),
+    "review reject": Case(
+        lambda ws, tmp: ["review", "reject", "--all"],
+        lambda ws, tmp: ["review", "reject", "mnothere"],
+    ),
 }
 
 ALL = commands()

@@ -310,19 +310,24 @@ def test_log_writes_a_searchable_episode(workspace: Path, runner: CliRunner) -> 
 
 def test_sample_workspace_round_trip(workspace: Path) -> None:
     """By default compress leaves the hand-kept sample alone; with [forget] scope = "all"
-    it archives by age, and restoring everything puts the entries back as they were."""
+    too (its entries are lasting facts: nothing transient fades); --target-tokens
+    archives, and restoring everything puts the entries back as they were."""
     assert Memory(workspace).plan_compress().is_empty
     (workspace / "memcli.toml").write_text('[forget]\nscope = "all"\n', encoding="utf-8")
+    assert not [a for a in Memory(workspace).plan_compress().actions if a.kind == "forget"]
     original = {
         name: {e.id: (e.text, e.meta) for e in Memory(workspace).store.load(name).entries()}
         for name in ("memory.md", "learnings.md")
     }
     before_texts = texts_everywhere(workspace)
     mem = Memory(workspace)
-    plan = mem.compress()
-    assert plan.removals  # the sample has entries older than the forgetting curve allows
+    size = sum(
+        get_counter().count((workspace / n).read_text(encoding="utf-8"))
+        for n in ("memory.md", "learnings.md")
+    )
+    plan = mem.compress(target_tokens=size // 2)
+    assert plan.removals
     assert all(text in texts_everywhere(workspace) for text in before_texts)
-    assert mem.plan_compress().is_empty
     for entry in mem.list(include_archived=True, types=["archived"]):
         mem.restore(entry.id)
     for name, entries in original.items():
@@ -417,7 +422,59 @@ def test_labelled_sets_precision_on_the_held_out_half() -> None:
         assert {r["lang"] for r in rows} == {"en", "zh"}
         held_out = scores(rows, featurize(rows), positive, CompressSettings(), "test")
         assert held_out["precision"] >= 0.97, (name, held_out)
-        assert held_out["recall"] >= 0.5, (name, held_out)
+        assert held_out["recall"] >= (0.8 if name == "duplicates" else 0.5), (name, held_out)
+    # issue 26: ≥ 60 pairs more, hard negatives (same subject, another qualifier) and
+    # paraphrases, in both languages
+    added = [r for r in load("duplicates") if r.get("set") == "issue26"]
+    assert len(added) >= 60
+    assert {(r["label"], r["lang"]) for r in added} == {
+        (label, lang) for label in ("duplicate", "distinct") for lang in ("en", "zh")
+    }
+
+
+def test_compress_merges_only_what_is_the_same_and_fades_only_what_passes(
+    tmp_path: Path,
+) -> None:
+    """Issue 26 §2, with the real model: another qualifier stays apart; a paraphrase is
+    merged into the person's wording, the program's text archived with replaced_by; a
+    lone episode line never becomes a memory.md fact; a lasting fact an agent wrote 45
+    days ago and nobody searched does not fade."""
+    root = tmp_path / "ws"
+    (root / "episodes").mkdir(parents=True)
+    day = (NOW - dt.timedelta(days=30)).date().isoformat()
+    (root / "memory.md").write_text(
+        f"""# Memory
+
+## Preferences
+- Prefers pytest for testing Python code
+- Prefers pytest markers for slow tests
+- Drinks oat milk in coffee
+- Takes oat milk in their coffee <!-- id=moat created={ago(60)} by=agent -->
+
+## Facts
+- Has a cat named Miso <!-- id=mcat created={ago(45)} by=agent -->
+""",
+        encoding="utf-8",
+    )
+    (root / "episodes" / f"{day}.md").write_text(
+        f"# {day}\n\n- 15:05 Lunch with the team\n", encoding="utf-8"
+    )
+    mem = Memory(root)
+    plan = mem.plan_compress()
+    (merge,) = [a for a in plan.actions if a.kind == "merge"]
+    hand = next(e for e in mem.entries() if e.text == "Drinks oat milk in coffee")
+    assert set(merge.ids) == {hand.id, "moat"}
+    assert "mcat" not in plan.removed_ids()
+    assert all("Lunch" not in w.entry.text for w in plan.writes)  # no fact from one line
+    mem.apply(plan)
+    memory = (root / "memory.md").read_text(encoding="utf-8")
+    assert "- Prefers pytest for testing Python code" in memory
+    assert "- Prefers pytest markers for slow tests" in memory
+    assert "- Drinks oat milk in coffee <!--" in memory and "Takes oat milk" not in memory
+    assert "Has a cat named Miso" in memory and "Lunch" not in memory
+    archived = {e.id: e for e in mem.store.load("archive.md").entries()}
+    assert archived["moat"].meta["replaced_by"] == hand.id
+    assert mem.plan_compress().is_empty
 
 
 # ---------------------------------------------------------------------- idempotent (§5.6)

@@ -124,7 +124,7 @@ def test_compress_never_touches_the_turns_of_a_conversation(
     ]
     (empty_workspace / "memory.md").write_text(
         "# Memory\n\n## Facts\n"
-        "- Left a note about the build <!-- id=mold0001 created=2020-01-01T00:00:00Z by=agent -->\n"
+        "- TODO: write a note about the build <!-- id=mold0001 created=2020-01-01T00:00:00Z by=agent -->\n"
     )
     mem = memory(empty_workspace, model, forget_scope="all")
     mem.import_conversation(json.dumps(talk), "trip.json")

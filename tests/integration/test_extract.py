@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memcli.core.review import held_of
 from memcli.services.memory import Memory
 from memcli.store.trust import trust
 from memcli.surfaces.cli.app import app
@@ -42,7 +43,9 @@ def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
     )
     mem = Memory(workspace)
     stored = mem.get(added[0]["id"]).entry
-    assert stored.source == "conv-42" and stored.importance >= 0.7
+    # importance 0.9 from extract waits for review (memcli.core.review): asked for, not set
+    asked = held_of(stored).importance or stored.importance
+    assert stored.source == "conv-42" and asked >= 0.7
     second = envelope(
         runner.invoke(
             app, ["-w", str(workspace), "extract", "--messages", str(transcript), "--json"]
@@ -156,3 +159,47 @@ def test_labelled_extract_set_held_out_half(tmp_path: Path, exported) -> None:  
     assert held_out["all"]["precision"] >= 0.9 and held_out["all"]["recall"] >= 0.9, held_out
     clean, total = held_out["nothing_kept_clean"].split("/")
     assert clean == total and int(total) > 0
+
+
+@pytest.mark.slow
+def test_a_correction_updates_the_entry_it_names(empty_workspace: Path, exported) -> None:  # noqa: ANN001
+    """Issue 26 §1: with "Lives in Berlin" (older) and "Lives in Munich" (newer), "I moved,
+    I live in Leipzig now, not Munich" rewrites the Munich entry to "Lives in Leipzig";
+    its old text goes to archive.md with replaced_by; Berlin stays as it was."""
+    (empty_workspace / "memory.md").write_text(
+        "# Memory\n\n## Facts\n"
+        "- Lives in Berlin <!-- id=mber created=2026-01-01T10:00:00Z -->\n"
+        "- Lives in Munich <!-- id=mmuc created=2026-06-01T10:00:00Z -->\n"
+    )
+    mem = Memory(empty_workspace, embedder_factory=lambda: exported, notify=lambda m: None)
+    said = [{"role": "user", "content": "I moved, I live in Leipzig now, not Munich"}]
+    (decision,) = mem.extract(said, source="chat-1")
+    assert (decision.action, decision.entry_id, decision.stored) == (
+        "UPDATE",
+        "mmuc",
+        "Lives in Leipzig",
+    )
+    memory = (empty_workspace / "memory.md").read_text()
+    assert "- Lives in Berlin <!-- id=mber created=2026-01-01T10:00:00Z -->" in memory
+    assert "- Lives in Leipzig <!-- id=mmuc " in memory and "Munich" not in memory
+    archived = mem.store.load("archive.md").entries()
+    (old,) = [e for e in archived if e.text == "Lives in Munich"]
+    assert old.meta["replaced_by"] == "mmuc" and "superseded" in old.meta["reason"]
+
+
+@pytest.mark.slow
+def test_labelled_target_choice_held_out_half(tmp_path: Path, exported) -> None:  # noqa: ANN001
+    """Issue 26 §1: ≥ 30 target-choice cases (several entries of one slot), English and
+    Chinese; on the held-out half the update goes to the entry named (else the newest of
+    the slot) in ≥ 0.9 of the cases. bench/extract_quality.py prints the same figures."""
+    from tests.support.extract_quality import DATA, load, run_targets
+
+    items = load(DATA / "extract_targets.jsonl")
+    assert len(items) >= 30 and {i["lang"] for i in items} == {"en", "zh"}
+    assert all(len(i["memory"]) >= 2 for i in items)
+    report = run_targets(
+        tmp_path,
+        lambda ws: Memory(ws, embedder_factory=lambda: exported, notify=lambda m: None),
+        splits=("test",),
+    )["test"]
+    assert report["target_accuracy"] >= 0.9 and report["all"]["precision"] >= 0.9, report

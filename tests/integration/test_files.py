@@ -101,7 +101,7 @@ def test_a_held_lock_is_waited_for_out_loud_then_given_up(
         with pytest.raises(ConflictError) as caught:
             mem.add("Never written while the lock is held")
         waited = time.monotonic() - started
-    assert 1.5 <= waited < 10
+    assert waited >= 1.5  # the whole MEMCLI_LOCK_TIMEOUT (a lower bound: no slow machine fails it)
     assert "still held by another process" in caught.value.message
     assert "nothing was changed" in caught.value.message and str(lock) in caught.value.message
     assert "waiting for another memcli process to finish" in capsys.readouterr().err

@@ -64,13 +64,18 @@ def test_stale_save_reverting_an_edit_is_noticed_and_reapplied(workspace: Path) 
     assert mem.removed() == []
 
 
-def test_a_person_deleting_their_own_line_is_not_reported(workspace: Path) -> None:
+def test_a_person_deleting_their_own_line_is_listed_but_not_a_problem(
+    workspace: Path, runner: CliRunner
+) -> None:
     mem = Memory(workspace)
     memory = workspace / "memory.md"
     mem.add("Something memcli wrote")
     text = memory.read_text()
-    memory.write_text(text.replace("- Likes dark editor themes", "", 1))  # a hand-written line
-    assert mem.removed() == []
+    line = next(ln for ln in text.splitlines() if "Likes dark editor themes" in ln)
+    memory.write_text(text.replace(line + "\n", "", 1))  # a hand-written line
+    [item] = mem.removed()
+    assert (item["kind"], item["text"]) == ("deleted", "Likes dark editor themes")
+    assert runner.invoke(app, ["-w", str(workspace), "doctor"]).exit_code == 0
 
 
 def test_history_lists_versions_and_the_changes_of_one_entry(
@@ -105,15 +110,16 @@ def test_undo_takes_back_the_last_operation_and_keeps_later_edits(
         handle.write("- Hand-written after the adds\n")
     refused = runner.invoke(app, ["-w", str(workspace), "undo"])  # a pipe: must say --yes
     assert refused.exit_code == 1 and "--yes" in refused.output
+    result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])  # the hand save
+    assert result.exit_code == 0 and "undid hand edit" in result.output, result.output
+    text = memory.read_text()
+    assert "Hand-written after the adds" not in text and second.text in text
     result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])
     assert result.exit_code == 0, result.output
     text = memory.read_text()
     assert second.text not in text and first.text in text
-    assert "Hand-written after the adds" in text
     assert runner.invoke(app, ["-w", str(workspace), "undo", "--yes"]).exit_code == 0
-    text = memory.read_text()
-    assert first.text not in text and "Hand-written after the adds" in text
-    assert text.replace("- Hand-written after the adds\n", "") == original
+    assert memory.read_text() == original
 
 
 def test_undo_forget_brings_the_entry_back_and_empties_the_archive(workspace: Path) -> None:
@@ -263,3 +269,56 @@ def test_doctor_checks_model_index_watcher_and_git(
     assert failed["ok"] is False and failed["error"]["code"] == "unhealthy"
     index = {c["name"]: c for c in failed["data"]["checks"]}["index"]
     assert result.exit_code == 1 and not index["ok"] and "--rebuild" in index["detail"]
+
+
+def test_restore_brings_back_the_last_text_an_entry_had(workspace: Path) -> None:
+    """Deleted by hand, restored, edited by hand, deleted again: restore gives the
+    edited text (its last version), never the one from the first deletion."""
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    entry = mem.add("The build cache lives on the NAS").entry
+
+    def delete() -> None:
+        text = memory.read_text()
+        line = next(ln for ln in text.splitlines(keepends=True) if f"id={entry.id} " in ln)
+        memory.write_text(text.replace(line, ""))
+        assert entry.id in {item["id"] for item in mem.removed()}  # seen and listed
+
+    delete()
+    mem.restore(entry.id)
+    memory.write_text(memory.read_text().replace(entry.text, "The build cache lives on S3"))
+    mem.removed()  # the edit is seen
+    delete()
+    back = mem.restore(entry.id)
+    assert back.text == "The build cache lives on S3"
+    assert memory.read_text().count(f"id={entry.id} ") == 1
+
+
+def test_an_undo_that_found_a_file_already_done_is_finished(workspace: Path) -> None:
+    """An undo planned for two files finds one of them already as the undo would leave
+    it (written meanwhile by no one's operation): the undo is complete, and the next
+    undo goes to the change before it without passing over this one."""
+    mem = Memory(workspace)
+    earlier = mem.add("A fact added before the forget").entry
+    victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id_explicit)
+    mem.forget(victim.id)
+    plan = mem.plan_undo()
+    assert sorted(plan.files) == ["archive.md", "memory.md"]
+    mem.store.update("archive.md", lambda doc: doc.remove_entry(victim.id))  # op "write"
+    mem.undo(plan)
+    assert victim.id in (workspace / "memory.md").read_text()
+    following = mem.plan_undo()
+    assert (following.op, following.passed) == ("add", [])
+    mem.undo(following)
+    assert earlier.text not in (workspace / "memory.md").read_text()
+
+
+def test_editing_an_entry_without_an_id_is_not_a_deletion(workspace: Path) -> None:
+    mem = Memory(workspace)
+    memory = workspace / "memory.md"
+    memory.write_text(memory.read_text().replace("Likes dark editor themes",
+                                                 "Likes light editor themes"))
+    assert mem.removed() == []
+    memory.write_text(memory.read_text().replace("- Likes light editor themes\n", ""))
+    assert [(i["kind"], i["text"]) for i in mem.removed()] == [
+        ("deleted", "Likes light editor themes")]

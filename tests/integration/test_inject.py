@@ -84,7 +84,7 @@ def test_pinned_and_corrections_always_included_with_context(workspace: Path) ->
     from memcli.services.memory import Memory
 
     mem = Memory(workspace, notify=lambda m: None)
-    pinned = mem.add("Never deploy on Fridays", type="preference", pin=True).entry
+    pinned = mem.add("Never deploy on Fridays", type="preference", pin=True, by="person").entry
     for budget in (60, 300, 2000):
         packed = mem.inject("How should I write Python tests?", max_tokens=budget)
         ids = [c.entry.id for c in packed.chosen]

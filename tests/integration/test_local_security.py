@@ -5,6 +5,7 @@ real `memcli watch` is the point."""
 
 from __future__ import annotations
 
+import builtins
 import io
 import os
 import socket
@@ -220,10 +221,26 @@ def test_daemon_never_opens_what_is_not_a_regular_file(tmp_path: Path, args: lis
         "workspace": str(ws),
         "env": daemon_protocol.settings_env(os.environ),
     }
-    started = time.monotonic()
-    answer = handler(request)
+    opened: list[str] = []  # every open in this process while the daemon answers
+
+    def watching(real):  # noqa: ANN001, ANN202 - wraps os.open / io.open / open
+        def watched(path, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+            target = Path(os.fspath(path)) if isinstance(path, str | os.PathLike) else None
+            if target is not None and (target.name in ("fifo", "0", "stdin", ".")
+                                       or target == ws or target == tmp_path / "ws"):
+                opened.append(str(target))
+                raise AssertionError(f"the daemon opened {target}")  # instead of blocking
+            return real(path, *args, **kwargs)
+
+        return watched
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "open", watching(os.open))
+        patch.setattr(io, "open", watching(io.open))
+        patch.setattr(builtins, "open", watching(builtins.open))
+        answer = handler(request)
     assert "unknown field" in answer["refused"]
-    assert time.monotonic() - started < 1
+    assert opened == []
     # the client does not even ask: only it can read its own stdin or pipe
     _kind, fields, _view = cli_argv.served_call("inject", args[1:])
     files = [fields[k] for k in ("context_file", "messages") if k in fields]

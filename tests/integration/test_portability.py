@@ -21,7 +21,8 @@ def test_export_then_import_round_trips(workspace: Path, tmp_path: Path, runner:
     source = Memory(workspace).entries()
     target = tmp_path / "new"
     assert runner.invoke(app, ["init", str(target)]).exit_code == 0
-    result = runner.invoke(app, ["-w", str(target), "import", str(dump), "--json"])
+    # one's own export: --as-mine (else its corrections would wait for `memcli review`)
+    result = runner.invoke(app, ["-w", str(target), "import", str(dump), "--as-mine", "--json"])
     assert result.exit_code == 0, result.output
     assert all(i["action"] == "add" for i in envelope(result.stdout)["items"])
     imported = Memory(target).entries()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memcli.core.models import format_time, utc_now
+from memcli.core.models import format_time, normalize_text, utc_now
 from memcli.services.memory import Memory
 from memcli.store.markdown import parse
 from memcli.store.trust import trust
@@ -64,16 +64,20 @@ def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> Non
     insights = [e for e in doc.entries() if e.meta.get("by") == "reflect"]
     assert len(insights) == 1, [e.text for e in insights]
     insight = insights[0]
-    assert insight.type == "reflection" and insight.importance == 0.9
+    # below the person's own facts (0.9 each): at most 0.6
+    assert insight.type == "reflection" and insight.importance == 0.6
     assert set(insight.source.split(",")) == {"mt1", "mt2", "mt3"}
-    assert "pytest" in insight.text and "3 memories" in insight.text
+    assert insight.text.startswith("Recurring theme (3 notes): ") and "pytest" in insight.text
+    # the id the dry run showed is the id written
+    assert planned["written"][0]["id"] == insight.id
 
-    # a statement of the pattern, not a copy of one entry
+    # a statement of the theme, not a copy of one entry
     evidence = [e for e in doc.entries() if e.id in {"mt1", "mt2", "mt3"}]
-    assert all(e.text not in insight.text for e in evidence)
-    # the evidence keeps its scores (DESIGN §3: no penalty for being reflected)
-    score_after = {h.entry.id: h.score for h in Memory(root).search("pytest tests", touch=False)}
-    assert all(abs(score_after[i] - score_before[i]) < 0.02 for i in ("mt1", "mt2", "mt3"))
+    assert all(normalize_text(e.text) != normalize_text(insight.text) for e in evidence)
+    # the evidence keeps its place among the other entries (DESIGN §3: no penalty for being
+    # reflected); the insight, which repeats their words, only shifts keyword weights
+    after = [h.entry.id for h in Memory(root).search("pytest tests", touch=False)]
+    assert [i for i in after if i != insight.id] == list(score_before)
 
     again = runner.invoke(app, ["-w", str(root), "reflect"])
     assert again.exit_code == 0 and "no reflection due" in again.output
@@ -113,8 +117,12 @@ def test_reflect_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) ->
             "insights": [
                 {
                     "text": "The user treats tests as the first step of any change",
-                    "evidence": ["mt1", "mt3", "not-an-id"],
-                }
+                    "evidence": ["mt1", "mt2", "mt3", "not-an-id"],
+                },
+                {  # two entries are no pattern (issue 26: at least three it cites)
+                    "text": "The user likes tea",
+                    "evidence": ["mo1", "mt1"],
+                },
             ],
         }
         before = snapshot(root)
@@ -134,8 +142,9 @@ def test_reflect_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) ->
     doc = parse((root / "memory.md").read_text(encoding="utf-8"), "memory.md")
     written = [e for e in doc.entries() if e.meta.get("by") == "reflect"]
     assert [(e.text, e.source) for e in written] == [
-        ("The user treats tests as the first step of any change", "mt1,mt3")
+        ("The user treats tests as the first step of any change", "mt1,mt2,mt3")
     ]
+    assert written[0].importance == 0.6
 
 
 def test_automatic_reflection_after_add(tmp_path: Path, runner: CliRunner) -> None:
@@ -167,15 +176,16 @@ PYTEST_THEME = [
 
 @pytest.mark.slow
 def test_evidence_keeps_its_rank_after_reflection(workspace: Path) -> None:
-    """Real model: the sample workspace alone has no cohesive theme (its Chinese entries
-    look alike to MiniLM but say unrelated things); with three more pytest entries,
-    reflect writes one statement, and the search for "How should I write Python tests?"
-    ranks every other entry as it did before."""
+    """Real model: on the sample workspace alone every proposal cites at least three
+    entries at an importance below theirs; with three more pytest entries, reflect
+    writes a statement citing them, and the search for "How should I write Python
+    tests?" ranks every other entry as it did before."""
     from memcli.index.embedder import SentenceTransformerEmbedder
 
     model = SentenceTransformerEmbedder()
     mem = Memory(workspace, embedder_factory=lambda: model, notify=lambda m: None)
-    assert mem.plan_reflect(force=True)[1].writes == []
+    for alone in mem.plan_reflect(force=True)[1].writes:
+        assert len(alone.entry.source.split(",")) >= 3 and alone.entry.importance <= 0.6
     path = workspace / "memory.md"
     lines = "".join(
         f"- {text} <!-- id=mt{i} imp=0.9 created={ago(2)} -->\n"
@@ -188,16 +198,81 @@ def test_evidence_keeps_its_rank_after_reflection(workspace: Path) -> None:
     query = "How should I write Python tests?"
     before = [h.entry.id for h in mem.search(query, limit=12, touch=False)]
     _, plan = mem.reflect(force=True)
-    [write] = plan.writes
-    reflection = write.entry
+    [reflection] = [w.entry for w in plan.writes if "mt1" in w.entry.source.split(",")]
+    written = {w.entry.id for w in plan.writes}
     evidence = set(reflection.source.split(","))
     assert {"mt1", "mt2", "mt3"} <= evidence
     texts = {e.id: e.text for e in mem.entries()}
     assert all(texts[i] not in reflection.text for i in evidence)
     after = [h.entry.id for h in mem.search(query, limit=13, touch=False)]
-    assert [i for i in after if i != reflection.id][:12] == before
+    assert [i for i in after if i not in written][:12] == before
     # "Prefers pytest…" (m8f3a2c1, #1 in the sample) keeps its place
     assert after.index("m8f3a2c1") == before.index("m8f3a2c1")
     for entry_id in evidence & set(before):
         if after.index(entry_id) < after.index(reflection.id):
             assert after.index(entry_id) == before.index(entry_id)
+
+
+@pytest.mark.slow
+def test_the_issues_two_cases(tmp_path: Path, runner: CliRunner) -> None:
+    """Issue 26 §3 with the real model: one Chinese line and a two-turn imported chat give
+    nothing unreadable (nothing, and the reason); four entries about marathon training
+    give one cited theme at an importance below theirs, with the id the dry run showed."""
+    chat = tmp_path / "chat.json"
+    chat.write_text(
+        '[{"role": "user", "content": "以后代码注释都用英文，记住了吗？"},'
+        ' {"role": "assistant", "content": "好的，记住了：代码注释用英文。"}]',
+        encoding="utf-8",
+    )
+    zh = tmp_path / "zh"
+    assert runner.invoke(app, ["init", str(zh)]).exit_code == 0
+    runner.invoke(app, ["-w", str(zh), "add", "我喜欢用 Neovim 写代码，注释用英文"])
+    imported = runner.invoke(app, ["-w", str(zh), "import", "--conversation", str(chat)])
+    assert imported.exit_code == 0, imported.output
+    said = runner.invoke(app, ["-w", str(zh), "reflect", "--force"])
+    assert said.exit_code == 0 and "no new themes" in said.output
+    assert "assistant" in said.output and "needs at least 3" in said.output
+    assert not [e for e in Memory(zh).entries() if e.type == "reflection"]
+
+    en = tmp_path / "en"
+    assert runner.invoke(app, ["init", str(en)]).exit_code == 0
+    for text in (
+        "Trains for a marathon every spring",
+        "Runs 40 km a week",
+        "Bought new running shoes",
+        "Uses a GPS watch to track pace",
+        "Lives in Berlin",
+        "Works at TechCorp as a backend engineer",
+    ):
+        runner.invoke(app, ["-w", str(en), "add", text])
+    dry = envelope(
+        runner.invoke(app, ["-w", str(en), "reflect", "--force", "--dry-run", "--json"]).stdout
+    )
+    again = envelope(
+        runner.invoke(app, ["-w", str(en), "reflect", "--force", "--dry-run", "--json"]).stdout
+    )
+    assert [w["id"] for w in dry["written"]] == [w["id"] for w in again["written"]]
+    run = runner.invoke(app, ["-w", str(en), "reflect", "--force"])
+    assert run.exit_code == 0, run.output
+    [theme] = [e for e in Memory(en).entries() if e.type == "reflection"]
+    assert theme.id == dry["written"][0]["id"]
+    assert theme.text.startswith("Recurring theme (") and "marathon" in theme.text
+    cited = {e.id: e for e in Memory(en).entries() if e.id in theme.source.split(",")}
+    assert len(cited) >= 3 and all(
+        "Berlin" not in e.text and "TechCorp" not in e.text for e in cited.values()
+    )
+    assert theme.importance < min(e.importance for e in cited.values())
+
+
+@pytest.mark.slow
+def test_labelled_themes_held_out_half(exported) -> None:  # noqa: ANN001
+    """Issue 26 §3: ≥ 20 labelled clusters (themes and non-themes, English and Chinese);
+    on the held-out half a reader keeps ≥ 0.8 of the proposals and half the themes are
+    found. bench/reflect_quality.py prints the same figures."""
+    from tests.support.reflect_quality import load, run
+
+    clusters = load()
+    assert len(clusters) >= 20 and {c["lang"] for c in clusters} == {"en", "zh"}
+    assert {c["theme"] for c in clusters} == {True, False}
+    held_out = run(exported.embed, splits=("test",))["test"]
+    assert held_out["precision"] >= 0.8 and held_out["recall"] >= 0.5, held_out

@@ -97,7 +97,7 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
     git(workspace, "push", "-q", "origin", "main")
     # the laptop adds, raises the importance of the same edited entry, restores nothing yet
     lap_add = lap.add("Laptop: standups move to 9:30").entry
-    lap.edit(edited.id, importance=0.95)
+    lap.edit(edited.id, importance=0.95, by="person")  # a person: not held for review
     lap_lesson = lap.add("Run migrations on staging first", type="lesson").entry
     git(laptop, "add", "-A")
     git(laptop, "commit", "-qm", "laptop")
@@ -170,7 +170,7 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
     lap.restore(both_forget)
     desk.restore(restored_and_edited)
     lap.restore(restored_and_edited)
-    lap.edit(restored_and_edited, importance=0.9)
+    lap.edit(restored_and_edited, importance=0.9, by="person")
     desk.edit(plain, text="Edited on the desk while the laptop forgot it")
     lap.forget(plain)
     sync(desk_root, lap_root)

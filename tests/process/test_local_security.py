@@ -148,10 +148,14 @@ def test_inject_messages_from_stdin_through_a_real_watcher(workspace: Path) -> N
             assert watcher.poll() is None and time.time() < deadline, "watch did not start"
             time.sleep(0.3)
         transcript = json.dumps([{"role": "user", "content": "How do I write Python tests?"}])
-        started = time.monotonic()
+        def requests() -> int:
+            status = memcli(workspace, "watch", "--status", "--json")
+            return json.loads(status.stdout)["data"]["requests"]
+
+        first, second = requests(), requests()  # what a status call alone adds
         result = memcli(workspace, "inject", "--messages", "/dev/stdin", stdin=transcript)
-        assert time.monotonic() - started < 30
         assert result.returncode in (0, 1) and "Traceback" not in result.stderr
+        assert requests() - second == second - first  # the inject never went to the daemon
         before = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
         got = memcli(workspace, "get", "m8f3a2c1", "--json")
         assert got.returncode == 0

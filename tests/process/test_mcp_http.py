@@ -167,3 +167,11 @@ def test_grants_are_checked_before_serving(tmp_path: Path, workspace: Path) -> N
     )
     with pytest.raises(ConfigError, match="missing-dir is not a directory"):
         load_grants(workspace, token_file, {})
+
+
+
+@pytest.mark.slow
+def test_half_sent_requests_cannot_exhaust_the_server(tmp_path: Path) -> None:
+    from tests.support.round3_harden import half_sent_requests
+
+    assert half_sent_requests(tmp_path, sockets=200) == []

@@ -11,6 +11,13 @@ id, or none at all (questions, hypotheticals, other people, small talk, hedged
 statements). A predicted decision matches an expected one of the same action (and entry,
 for UPDATE and NOOP); precision and recall are over decisions, text match over matched
 ADD/UPDATE (exact, and normalized: case, spaces and end punctuation).
+
+bench/data/extract_targets.jsonl (issue 26 §1) holds target-choice cases: each its own
+small memory (`memory`: id, text, created; several entries of one slot, oldest first)
+and a turn that gives the slot a new value, naming the old one or not; the decision
+expected is one UPDATE of the entry named, else of the newest of the slot. `run_targets`
+scores them like the turns above, plus target accuracy (the one UPDATE goes to the entry
+expected) and text accuracy (its stored text, normalized).
 """
 
 from __future__ import annotations
@@ -131,3 +138,39 @@ def run(
     mem = memory(workspace)
     results = {item["id"]: predict(mem, item["say"]) for item in items}
     return {split: score([i for i in items if i["split"] == split], results) for split in splits}
+
+
+def _memory_md(entries: list[list[str]]) -> str:
+    lines = [
+        f"- {text} <!-- id={entry_id} created={created} -->" for entry_id, text, created in entries
+    ]
+    return "# Memory\n\n## Facts\n" + "\n".join(lines) + "\n"
+
+
+def run_targets(
+    root: Path, memory: Callable[[Path], Memory], splits: tuple[str, ...] = ("tune", "test")
+) -> dict[str, dict[str, Any]]:
+    """The target-choice cases of `splits`, each decided in a workspace of its own made
+    under `root` holding its memory, scored per split (see the module docstring)."""
+    items = [i for i in load(DATA / "extract_targets.jsonl") if i["split"] in splits]
+    results = {}
+    for item in items:
+        workspace = root / item["id"]
+        (workspace / ".memcli").mkdir(parents=True)
+        (workspace / "memory.md").write_text(_memory_md(item["memory"]), encoding="utf-8")
+        results[item["id"]] = predict(memory(workspace), item["say"])
+    report = {}
+    for split in splits:
+        mine = [i for i in items if i["split"] == split]
+        scored = score(mine, results)
+        target = text = 0
+        for item in mine:
+            _, want_id, want_text = item["expect"][0]
+            updates = [g for g in results[item["id"]] if g[0] == "UPDATE"]
+            if len(updates) == 1 and updates[0][1] == want_id:
+                target += 1
+                text += normalize_text(updates[0][2] or "") == normalize_text(want_text)
+        scored["target_accuracy"] = round(target / len(mine), 3) if mine else 1.0
+        scored["target_and_text"] = round(text / len(mine), 3) if mine else 1.0
+        report[split] = scored
+    return report

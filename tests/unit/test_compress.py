@@ -118,8 +118,9 @@ def test_provenance_of_every_kind_of_entry() -> None:
     assert not entry({"by": "agent"}).confirmed and entry({}).confirmed
 
 
-def _old_workspace(root: Path, count: int, extra_meta: str = "") -> Path:
-    """memory.md with `count` distinct hand-written facts, all 22 days old."""
+def _old_workspace(root: Path, count: int, extra_meta: str = "", prefix: str = "") -> Path:
+    """memory.md with `count` distinct hand-written facts, all 22 days old (each text
+    after `prefix`: "TODO: " makes them task notes)."""
     import random
 
     rng = random.Random(7)
@@ -130,7 +131,7 @@ def _old_workspace(root: Path, count: int, extra_meta: str = "") -> Path:
     ]
     lines = ["# Memory", "", "## Facts"]
     for i in range(count):
-        text = " ".join(rng.sample(words, 6)).capitalize() + f" (item {i})"
+        text = prefix + " ".join(rng.sample(words, 6)).capitalize() + f" (item {i})"
         lines.append(f"- {text} <!-- id=h{i:05d} imp=0.3 created={ago(22)}{extra_meta} -->")
     root.mkdir(parents=True, exist_ok=True)
     (root / "memory.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -140,7 +141,8 @@ def _old_workspace(root: Path, count: int, extra_meta: str = "") -> Path:
 @pytest.mark.slow
 def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path) -> None:
     """3,000 hand-written entries 22 days old: nothing archived for age (it was all of
-    them). The same file written by a program fades as seed 002 says."""
+    them). The same file written by a program as task notes fades as seed 002 says; as
+    lasting facts it does not (issue 26: fading is for what is transient)."""
     from tests.support.fakes import HashingEmbedder
 
     hand = Memory(_old_workspace(tmp_path / "hand", 3000), embedder_factory=HashingEmbedder)
@@ -148,10 +150,14 @@ def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path)
     assert not [a for a in plan.actions if a.kind in ("forget", "consolidate")]
     assert not plan.removals, [a.summary for a in plan.actions][:5]
 
-    machine_root = _old_workspace(tmp_path / "machine", 300, " by=extract")
+    machine_root = _old_workspace(tmp_path / "machine", 300, " by=extract", "TODO: ")
     machine = Memory(machine_root, embedder_factory=HashingEmbedder)
     faded = {a.ids[0] for a in machine.plan_compress().actions if a.kind == "forget"}
     assert len(faded) == 300  # 0.9^22 · 0.65 < 0.1
+    lasting = Memory(
+        _old_workspace(tmp_path / "lasting", 300, " by=extract"), embedder_factory=HashingEmbedder
+    )
+    assert not [a for a in lasting.plan_compress().actions if a.kind == "forget"]
 
 
 def test_forget_scope_setting(tmp_path: Path) -> None:
@@ -161,7 +167,8 @@ def test_forget_scope_setting(tmp_path: Path) -> None:
     root = _old_workspace(tmp_path / "ws", 20)
     with (root / "memory.md").open("a", encoding="utf-8") as handle:
         handle.write(
-            f"- Old note from a chat about lunch <!-- id=mach imp=0.3 created={ago(60)} by=agent -->\n"
+            f"- Had lunch with the platform team <!-- id=mach imp=0.3 created={ago(60)} by=agent -->\n"
+            f"- TODO: renew the passport <!-- id=mtodo imp=0.3 created={ago(60)} -->\n"
         )
 
     def forgotten(scope: str | None) -> set[str]:
@@ -173,7 +180,7 @@ def test_forget_scope_setting(tmp_path: Path) -> None:
 
     assert forgotten(None) == {"mach"}
     assert forgotten("machine") == {"mach"}
-    assert forgotten("all") == {"mach"} | {f"h{i:05d}" for i in range(20)}
+    assert forgotten("all") == {"mach", "mtodo"}  # the lasting h… facts never fade
     assert forgotten("none") == set()
     (root / "memcli.toml").write_text('[forget]\nscope = "everything"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="forget.scope"):
@@ -324,3 +331,83 @@ def test_a_merge_never_drops_a_detail() -> None:
     assert [w.entry.text for w in paraphrase.writes] == [
         "The user prefers pytest when testing Python code"  # the newest wording
     ]
+
+
+# ---------------------------------------------------------------------- issue 26 §2
+
+#: (a, b, cosine the bundled model gives them, verdict): each side says something the
+#: other does not → two facts unless the meanings are this close; a light verb swapped
+#: at the start is a rewording; other numbers are another fact
+SAME_OR_NOT = [
+    ("Prefers pytest for testing Python code", "Prefers pytest markers for slow tests", 0.66,
+     "distinct"),
+    ("Drinks oat milk in coffee", "Takes oat milk in their coffee", 0.84, "duplicate"),
+    ("Uses a split keyboard", "Types on a split keyboard", 0.80, "duplicate"),
+    ("Chat note: go flakes in the build", "Chat note: docker flakes in the build", 0.8,
+     "distinct"),  # "go" mid-sentence is a value, not a light verb
+    ("Takes the bus to work", "Takes the bus to the gym", 0.72, "distinct"),
+    ("Prefers small functions with descriptive names",
+     "Likes short functions that have descriptive names", 0.73, "duplicate"),
+    ("每周跑四十公里", "每周日跑十公里", 0.86, "distinct"),
+    ("Dislikes long meetings without an agenda",
+     "Doesn't like long meetings that have no agenda", 0.84, "duplicate"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("a", "b", "cosine", "expected"), SAME_OR_NOT)
+def test_merges_only_what_is_the_same(a: str, b: str, cosine: float, expected: str) -> None:
+    from memcli.logic.similarity import verdict
+
+    assert verdict(a, b, cosine, CompressSettings().duplicate_threshold, 0.5) == expected
+    assert verdict(b, a, cosine, CompressSettings().duplicate_threshold, 0.5) == expected
+
+
+def test_a_merge_keeps_the_persons_wording() -> None:
+    from memcli.logic.compress import merges
+
+    person = Entry("p", "Drinks oat milk in coffee", "preference", "memory.md", 1, {})
+    agent = Entry(
+        "a", "Takes oat milk in their coffee", "preference", "memory.md", 2, {"by": "agent"}
+    )
+    longer = Entry(
+        "l", "Drinks oat milk in coffee every morning", "preference", "memory.md", 3,
+        {"by": "agent"},
+    )  # fmt: skip
+    assert merges([agent, person], lambda x, y: True) == [(person, [agent])]
+    # a program's text that says more never swallows the person's: both stay
+    assert merges([longer, person], lambda x, y: True) == []
+
+
+#: (text, type, file, meta, transient?)
+TRANSIENT = [
+    ("Has a cat named Miso", "fact", "memory.md", {"by": "agent"}, False),
+    ("Prefers pytest for testing Python code", "preference", "memory.md", {}, False),
+    ("Had a sandwich for lunch at the corner cafe", "fact", "memory.md", {}, True),
+    ("Dentist appointment tomorrow at 10:30", "fact", "memory.md", {}, True),
+    ("TODO: renew the passport", "fact", "memory.md", {}, True),
+    ("Standup moved to 2026-12-01", "fact", "memory.md", {}, True),
+    ("Mother's birthday is on 14 March", "fact", "memory.md", {}, False),
+    ("Flight to Tokyo", "event", "memory.md", {}, True),
+    ("Wi-Fi password rotates", "fact", "memory.md", {"expires": "2026-12-31"}, True),
+    ("15:05 Lunch with the team", "episode", "episodes/2026-10-01.md", {}, True),
+    ("明天下午三点开会", "fact", "memory.md", {}, True),
+    ("养了一只叫 Miso 的猫", "fact", "memory.md", {}, False),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "file", "meta", "expected"), TRANSIENT)
+def test_only_what_passes_may_fade(
+    text: str, kind: str, file: str, meta: dict, expected: bool
+) -> None:
+    from memcli.logic.forgetting import may_fade, transient
+
+    entry = Entry("x", text, kind, file, 1, dict(meta, by=meta.get("by", "agent")))
+    assert transient(entry) is expected
+    assert may_fade(entry, "machine") is expected  # a program wrote it: only if it passes
+
+
+def test_an_undated_episode_note_ages_from_its_day() -> None:
+    from memcli.logic.forgetting import written_at
+
+    note = Entry("e", "15:05 Lunch with the team", "episode", "episodes/2026-10-01.md", 1, {})
+    assert written_at(note) == dt.datetime(2026, 10, 1, tzinfo=dt.UTC)

@@ -293,3 +293,85 @@ def test_an_update_keeps_a_hand_kept_entry_a_persons(
     later = utc_now() + dt.timedelta(days=120)
     monkeypatch.setattr("memcli.services.maintain.utc_now", lambda: later)
     assert "mhand" not in mem.plan_compress().removed_ids()
+
+
+# ------------------------------------------------------- issue 26 §1: the target named
+
+
+def _dated(entry_id: str, text: str, created: str, entry_type: str = "fact") -> Entry:
+    meta = {"id": entry_id, "created": created}
+    return Entry(entry_id, text, entry_type, "memory.md", 1, meta)
+
+
+#: (entries of one slot, oldest first; what is said; the entry it updates; stored text)
+TARGETS = [
+    (  # the issue's case: the statement names Munich, the newer one
+        [("mber", "Lives in Berlin"), ("mmuc", "Lives in Munich")],
+        "I moved, I live in Leipzig now, not Munich",
+        "mmuc",
+        "Lives in Leipzig",
+    ),
+    (  # it names the older one: that one, not the newest
+        [("mmuc", "Lives in Munich"), ("mber", "Lives in Berlin")],
+        "I live in Leipzig now, not Munich",
+        "mmuc",
+        "Lives in Leipzig",
+    ),
+    (  # names none: the newest of the slot
+        [("mber", "Lives in Berlin"), ("mmuc", "Lives in Munich")],
+        "I live in Leipzig now",
+        "mmuc",
+        "Lives in Leipzig",
+    ),
+    (
+        [("mtc", "Works at TechCorp"), ("mds", "Works at DataSoft")],
+        "Actually I work at Initech, no longer at TechCorp",
+        "mtc",
+        "Works at Initech",
+    ),
+    (
+        [("mvim", "Uses Vim"), ("memacs", "Uses Emacs")],
+        "I use Helix instead of Vim now",
+        "mvim",
+        "Uses Helix",
+    ),
+    (
+        [("zsh", "住在上海"), ("zbj", "住在北京")],
+        "我搬到杭州了，不住在上海了",
+        "zsh",
+        "住在杭州",
+    ),
+    (
+        [("zsh", "住在上海"), ("zbj", "住在北京")],
+        "我现在住在杭州",
+        "zbj",
+        "住在杭州",
+    ),
+]
+
+
+@pytest.mark.parametrize(("slot", "said", "target", "stored"), TARGETS)
+def test_an_update_goes_to_the_entry_the_statement_names_else_the_newest(
+    slot: list[tuple[str, str]], said: str, target: str, stored: str
+) -> None:
+    existing = [
+        _dated(entry_id, text, f"2026-0{n + 1}-01T10:00:00Z")
+        for n, (entry_id, text) in enumerate(slot)
+    ]
+    decisions = plan(
+        candidates([{"role": "user", "content": said}]), existing, HashingEmbedder().embed
+    )
+    assert [(d.action, d.entry_id, d.stored) for d in decisions] == [("UPDATE", target, stored)]
+
+
+def test_a_reflection_or_a_conversation_turn_is_never_updated() -> None:
+    existing = [
+        _dated("mref", "Lives in Munich", "2026-05-01T10:00:00Z", "reflection"),
+        Entry("c1", "Lives in Munich", "fact", "conversations/chat.md", 1, {"id": "c1"}),
+    ]
+    decisions = plan(
+        candidates([{"role": "user", "content": "I live in Leipzig now, not Munich"}]),
+        existing,
+        HashingEmbedder().embed,
+    )
+    assert [(d.action, d.stored) for d in decisions] == [("ADD", "Lives in Leipzig")]

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from memcli.store.gitmerge import merge_entries
 from memcli.store.markdown import parse
 from tests.support.merging import BASE, entries, merged
 
@@ -67,3 +70,31 @@ def test_a_hand_written_line_edited_on_one_side() -> None:
     found = entries(merged(BASE, theirs)[0])
     assert "Likes light editor themes" in found.values()
     assert "Likes dark editor themes" not in found.values()
+
+
+@pytest.mark.parametrize(("where", "depth"), [
+    ("ours", 1), ("theirs", 1), ("base", 1), ("all", 1), ("all", 53), ("theirs", 53),
+])
+def test_a_conflict_copy_never_takes_an_id_a_version_uses(where: str, depth: int) -> None:
+    from tests.support.round3_harden import THEIR_TEXT, _planted
+
+    versions = _planted(where, depth)  # depth 53: every digest length that fits 64 characters is taken
+    outcome = merge_entries(versions["base"], versions["ours"], versions["theirs"], "memory.md")
+    found = entries(outcome.text)  # asserts that no id is there twice
+    [copy] = [i for i, t in found.items() if t == THEIR_TEXT]
+    assert outcome.conflicts == 1 and copy.startswith("mwork-")
+    assert found["mwork"] == "Works at TechCorp as a staff engineer"
+
+
+@pytest.mark.parametrize("length", [1, 57, 58, 64])
+def test_a_conflict_copy_id_stays_a_valid_id(length: int) -> None:
+    from memcli.core.models import is_valid_id
+
+    long_id = "m" * length
+    base = f"# Memory\n\n## Facts\n- Works at TechCorp <!-- id={long_id} -->\n"
+    ours = base.replace("TechCorp", "TechCorp as a staff engineer")
+    theirs = base.replace("Works at TechCorp", "Works at DataCorp")
+    outcome = merge_entries(base, ours, theirs, "memory.md")
+    found = entries(outcome.text)
+    [copy] = [i for i, t in found.items() if t == "Works at DataCorp"]
+    assert is_valid_id(copy) and copy != long_id and len(found) == 2

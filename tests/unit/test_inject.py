@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from memcli.adapters.messages import conversation_context, load_messages
 from memcli.adapters.tokens import get_counter
 from memcli.core.errors import ConfigError, ValidationError
 from memcli.core.models import Entry
-from memcli.logic.inject import FORMATS, Candidate, pack, render_block
+from memcli.logic.inject import FORMATS, MAX_EXACT_TRIES, Candidate, pack, render_block
 
 COUNTER = get_counter("cl100k_base")
 TYPES = [
@@ -63,8 +63,36 @@ def candidates(draw: st.DrawFn) -> list[Candidate]:
     return result
 
 
+def near_fits_then_one_fit(near: int) -> list[Candidate]:
+    """Issue 25's packer bug: in JSON a short entry's estimate ('"n3",' and its heading
+    counted apart) fits the room, yet the block with it does not; "é" is estimated 4
+    tokens over its exact cost. `near` such entries ranked before it used up every exact
+    try, and a budget of exactly the block with "é" alone gave an empty block."""
+    cands = [
+        Candidate(Entry(f"n{i}", f"n{i}", "lesson", "memory.md", i + 1, {}), 0.9)
+        for i in range(near)
+    ]
+    return [*cands, Candidate(Entry("f", "é", "fact", "memory.md", 99, {}), 0.1)]
+
+
+#: the budget of the block with "é" alone
+E_ALONE = COUNTER.count(render_block(near_fits_then_one_fit(0), "json"))
+
+
+@pytest.mark.parametrize("near", [0, 1, MAX_EXACT_TRIES - 1, MAX_EXACT_TRIES, 17, 40, 300])
+def test_near_fits_before_an_entry_that_fits_never_empty_the_block(near: int) -> None:
+    cands = near_fits_then_one_fit(near)
+    budget = COUNTER.count(render_block(cands[-1:], "json"))  # "é" alone fits exactly
+    assert all(COUNTER.count(render_block([c], "json")) > budget for c in cands[:-1])
+    packed = pack(cands, budget, COUNTER, "json")
+    assert [c.entry.id for c in packed.chosen] == ["f"]
+    assert packed.tokens == COUNTER.count(packed.text) == budget
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(candidates(), st.integers(0, 3000), st.sampled_from(FORMATS))
+@example(near_fits_then_one_fit(MAX_EXACT_TRIES), E_ALONE, "json")
+@example(near_fits_then_one_fit(40), E_ALONE, "json")
 def test_never_over_budget_and_never_empty_when_something_fits(cands, budget, fmt) -> None:
     empty = COUNTER.count(render_block([], fmt))
     if budget < empty:

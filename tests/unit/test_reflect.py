@@ -9,7 +9,14 @@ import datetime as dt
 import numpy as np
 
 from memcli.core.models import Entry, format_time, utc_now
-from memcli.logic.reflect import check_trigger, cohesive_clusters, extractive_insights, synthesize
+from memcli.logic.reflect import (
+    check_trigger,
+    cohesive_clusters,
+    extractive_insights,
+    insight_id,
+    insight_importance,
+    plan_reflect,
+)
 from memcli.store.config import ReflectSettings
 
 NOW = utc_now()
@@ -65,7 +72,7 @@ def test_incohesive_keyword_sharing_group_gives_no_reflection() -> None:
     vectors = _unit([[np.cos(i * angle), np.sin(i * angle), 0.0] for i in range(4)])
     sims = vectors @ vectors.T
     assert sims[0, 1] > 0.6 and sims[1, 2] > 0.6 and sims[0, 3] < 0
-    assert extractive_insights(pool, vectors, ReflectSettings()) == []
+    assert extractive_insights(pool, vectors, ReflectSettings(theme_similarity=0.6))[0] == []
     assert cohesive_clusters(vectors, 0.6, 3) == []
 
 
@@ -81,22 +88,81 @@ def test_cohesive_cluster_and_its_statement() -> None:
         [[1, 0.3, 0, 0], [1, 0, 0.3, 0], [1, 0.2, 0.2, 0], [0, 0, 0, 1], [0, 1, 0, 0.5]]
     )
     assert cohesive_clusters(vectors, 0.6, 3) == [[0, 1, 2]]
-    [insight] = extractive_insights(pool, vectors, ReflectSettings())
+    [insight], _ = extractive_insights(pool, vectors, ReflectSettings(theme_similarity=0.6))
     assert [e.id for e in insight.evidence] == ["t1", "t2", "t3"]
-    assert insight.text.startswith("Pattern across 3 memories: pytest, Python and tests")
-    assert "fixtures" in insight.text and "commit" in insight.text and "bug" in insight.text
-    assert all(e.text not in insight.text for e in pool)
-    assert insight.keywords == ("pytest", "python", "tests")
-    # a cohesive cluster whose entries share no term has no pattern to state
+    # no embedder: the label is the word most of them share
+    assert insight.text.startswith("Recurring theme (3 notes): pytest — prefers pytest")
+    assert "commit" in insight.text and "bug" in insight.text
+    assert all(e.text != insight.text for e in pool)
+    assert insight.keywords == ("pytest",)
+    # a cohesive cluster whose entries share no word names no subject: nothing, and why
     unrelated = [
         _fact("u1", "团队每周三下午开架构评审会"),
         _fact("u2", "喜欢喝绿茶"),
         _fact("u3", "骑车上班"),
     ]
-    assert synthesize(unrelated) is None
-    assert (
-        extractive_insights(unrelated, _unit([[1, 0.1], [1, 0], [1, 0.05]]), ReflectSettings())
-        == []
+    insights, why = extractive_insights(
+        unrelated, _unit([[1, 0.1], [1, 0], [1, 0.05]]), ReflectSettings()
     )
+    assert insights == [] and why
     # two similar entries are a duplicate, not a pattern
-    assert extractive_insights(pool[:2], vectors[:2], ReflectSettings()) == []
+    insights, why = extractive_insights(pool[:2], vectors[:2], ReflectSettings())
+    assert insights == [] and "needs at least 3" in why[-1]
+
+
+# ---------------------------------------------------------------------- issue 26 §3
+
+
+def _turn(entry_id: str, text: str) -> Entry:
+    meta = {"id": entry_id, "created": ago(1), "src": "chat"}
+    return Entry(entry_id, text, "turn", "conversations/chat.md", 1, meta, True)
+
+
+def test_the_assistant_is_never_evidence_and_chinese_is_segmented_into_words() -> None:
+    """The issue's case: one added line and a two-turn chat. The assistant's reply is left
+    out; two entries hold no theme; nothing is written, and the notes say why."""
+    pool = [
+        _fact("m1", "我喜欢用 Neovim 写代码，注释用英文"),
+        _turn("c1", "user: 以后代码注释都用英文，记住了吗？"),
+        _turn("c2", "assistant: 好的，记住了：代码注释用英文。"),
+    ]
+    vectors = _unit([[1, 0], [1, 0.01], [1, 0.02]])
+    insights, why = extractive_insights(pool, vectors, ReflectSettings())
+    assert insights == []
+    assert "assistant" in why[0] and "needs at least 3" in why[1]
+    # with a third note of the person's, a theme in words, never character n-grams
+    pool.append(_fact("m2", "代码注释统一用英文写"))
+    vectors = _unit([[1, 0], [1, 0.01], [1, 0.02], [1, 0.03]])
+    [insight], _ = extractive_insights(pool, vectors, ReflectSettings())
+    assert {e.id for e in insight.evidence} == {"m1", "c1", "m2"}
+    assert insight.text.startswith("反复出现的主题（3 条笔记）：")
+    about = insight.text.split("：", 1)[1].split("——")[0]
+    assert set(about.split("、")) <= {"代码", "注释", "英文"}
+    assert "好的" not in insight.text and "user:" not in insight.text
+
+
+def test_an_insight_weighs_less_than_its_evidence_and_keeps_its_id() -> None:
+    evidence = [_fact(f"e{i}", f"text {i}") for i in range(4)]
+    assert insight_importance(evidence) == 0.6  # 0.9 each: capped at 0.6
+    low = [replace_imp(e, 0.5) for e in evidence]
+    assert insight_importance(low) == 0.4  # below the median
+    ids = ["e2", "e0", "e1"]
+    assert insight_id("memory.md", ids, "A theme", set()) == insight_id(
+        "memory.md", sorted(ids), "A theme", set()
+    )
+    first = insight_id("memory.md", ids, "A theme", set())
+    assert first.startswith("m") and insight_id("memory.md", ids, "A theme", {first}) != first
+    from memcli.logic.reflect import Insight
+
+    one = plan_reflect([Insight("A theme", tuple(evidence[:3]))], evidence, NOW)
+    two = plan_reflect(
+        [Insight("A theme", tuple(evidence[:3]))], evidence, NOW + dt.timedelta(hours=1)
+    )
+    assert [w.entry.id for w in one.writes] == [w.entry.id for w in two.writes]
+    assert one.writes[0].entry.importance == 0.6
+
+
+def replace_imp(entry: Entry, imp: float) -> Entry:
+    from dataclasses import replace
+
+    return replace(entry, meta={**entry.meta, "imp": str(imp)})

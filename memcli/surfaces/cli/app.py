@@ -18,6 +18,7 @@ from memcli.surfaces.cli.commands import entries  # noqa: F401 - registers its c
 from memcli.surfaces.cli.commands import search  # noqa: F401
 from memcli.surfaces.cli.commands import watch  # noqa: F401
 from memcli.surfaces.cli.commands import maintain  # noqa: F401
+from memcli.surfaces.cli.commands import review  # noqa: F401
 from memcli.surfaces.cli.commands import files  # noqa: F401
 from memcli.surfaces.cli.commands import portability  # noqa: F401
 from memcli.surfaces.cli.commands import setup  # noqa: F401

@@ -88,11 +88,24 @@ def workspace_types(mem: Any) -> set[str]:
     return types
 
 
-def _suggestion(name: str, known: Iterable[str]) -> str:
+def closest_type(name: str, known: Iterable[str]) -> str | None:
+    """The known type a mistyped, abbreviated or plural `name` most likely means
+    (`prefs` → preference, `lessn` → lesson), or None."""
     import difflib
 
-    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    names = sorted(known)
+    key = name.casefold().strip()
+    stem = key.removesuffix("s") if len(key) > 3 else key
+    starts = [t for t in names if len(stem) >= 3 and t.startswith(stem)]
+    if len(starts) == 1:
+        return starts[0]
+    close = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _suggestion(name: str, known: Iterable[str]) -> str:
+    close = closest_type(name, known)
+    return f" (did you mean {close}?)" if close else ""
 
 
 def check_types(
@@ -125,9 +138,12 @@ def check_new_type(name: str, mem: Any, new_type: bool) -> str:
         return type_ or name
     types = workspace_types(mem)
     if type_ not in types:
+        meant = closest_type(type_, types)
         raise UsageError(
             f"--type: no section of type {name!r} in this workspace{_suggestion(type_, types)}",
-            hint=f"add --new-type to start a new `## {name}` section",
+            hint=f"use --type {meant}, or add --new-type to start a new `## {name}` section"
+            if meant
+            else f"add --new-type to start a new `## {name}` section",
         )
     return type_
 

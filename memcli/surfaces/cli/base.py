@@ -23,7 +23,7 @@ from memcli.core.requests import (
     MODES,
 )
 from memcli.surfaces import guard
-from memcli.surfaces.cli import render, served
+from memcli.surfaces.cli import complete, render, served
 
 
 class Mode(StrEnum):  # core.requests.MODES: choices in --help, exit code 2 for others
@@ -49,16 +49,53 @@ class _State:
 state = _State()
 
 
-class _Group(TyperGroup):
+class HelpGroup(TyperGroup):
+    """A command group whose --help lists its commands in panels (memcli.surfaces.cli.
+    helptext) with their whole first sentence, and whose unknown-command error suggests
+    the command a person meant (`delete` → forget) and what to run."""
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        from memcli.surfaces.cli import helptext
+
+        prefix = " ".join(ctx.command_path.split()[1:])
+        rows: dict[str | None, list[tuple[str, str]]] = {}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is None or command.hidden:
+                continue
+            where = helptext.panel(f"{prefix} {name}".strip())
+            rows.setdefault(where, []).append((name, command.get_short_help_str(10**6)))
+        for title in (*helptext.PANELS, None):
+            if rows.get(title):
+                with formatter.section(title or "Commands"):
+                    formatter.write_dl(rows[title])
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        from memcli.surfaces.cli import helptext
+
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            meant = helptext.suggest(args[0], list(self.commands))
+            where = ctx.command_path
+            message = f"no such command {args[0]!r}"
+            if meant:
+                message += f" (did you mean `{where} {meant}`?)"
+            from memcli.core.errors import UsageError
+
+            raise UsageError(message, hint=f"`{where} --help` lists the commands")
+        return super().resolve_command(ctx, args)
+
+
+class _Group(HelpGroup):
     """Every error becomes one message and exit code (memcli.surfaces.guard): domain
     errors and Ctrl-C in `invoke`, Click's usage errors in `main` (in memcli's words,
     memcli.surfaces.cli.usage); with --json, also the envelope's error on stdout."""
 
     def main(self, args: Any = None, *pos: Any, standalone_mode: bool = True, **kw: Any) -> Any:
-        from memcli.surfaces.cli import usage
+        from memcli.surfaces.cli import helptext, usage
         from memcli.surfaces.cli.usage import click
 
         args = list(sys.argv[1:] if args is None else args)
+        helptext.attach(self)
         command = usage.command_of(args, _groups(self))
         render.start(command, usage.wants_json(args))
         try:
@@ -77,6 +114,10 @@ class _Group(TyperGroup):
         return code
 
     def invoke(self, ctx: typer.Context) -> Any:
+        if getattr(ctx, "_protected_args", None):  # a command follows (not bare options)
+            from memcli.store.store import new_command
+
+            new_command()  # each warning once per command (CliRunner runs many in one process)
         try:
             return super().invoke(ctx)
         except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
@@ -166,6 +207,7 @@ TypeFilterOpt = typer.Option(
     "-t",
     metavar="TYPE",
     help="Only this type (repeat it, or commas: skill,lesson).",
+    autocompletion=complete.types,
 )
 KeywordFilterOpt = typer.Option(
     None, "--keyword", "-k", metavar="WORD", help="Has this keyword (repeat: all of them)."

@@ -29,10 +29,12 @@ def answer(
     `{"inject": {...}}` or `{"entry": {...}}`. The command line's forms (relative dates,
     plural types) are resolved here, as the options' names appear in their errors."""
     from memcli.core.requests import GetRequest, InjectRequest, SearchQuery
+    from memcli.store.store import new_command
     from memcli.surfaces import operations
     from memcli.surfaces.cli import args
     from memcli.surfaces.cli.render import hit_row
 
+    new_command()  # a watcher answers many: each says its warnings once
     if isinstance(request, SearchQuery):
         hits = operations.search(mem, args.resolve_search(request, mem), progress)
         return {"hits": [hit_row(h) for h in hits]}

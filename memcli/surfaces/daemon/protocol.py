@@ -20,12 +20,34 @@ _MAX_PATH = 100  # AF_UNIX paths are limited to ~108 bytes
 
 def socket_file(root: str) -> str:
     """`.memcli/daemon.sock` of the workspace at `root` (resolved), or a short path in
-    the per-user directory `fallback_dir()` when that would be too long. os.path only:
-    the client's start-up stays short."""
+    the per-user directory `fallback_dir()` when that would be too long, named after the
+    workspace folder's identity (device and inode), not the path that reached it: a
+    symlink or a bind mount leads to the same socket. os.path only: the client's
+    start-up stays short."""
     resolved = os.path.realpath(os.path.expanduser(root))
     preferred = os.path.join(resolved, ".memcli", _SOCKET_NAME)
     if len(os.fsencode(preferred)) <= _MAX_PATH:
         return preferred
+    return os.path.join(fallback_dir(), f"{_identity_digest(resolved)}.sock")
+
+
+def same_dir(a: str, b: str) -> bool:
+    """`a` and `b` are the same directory (device and inode), whatever paths name it."""
+    try:
+        one, two = os.stat(a), os.stat(b)
+    except OSError:
+        return False
+    return (one.st_dev, one.st_ino) == (two.st_dev, two.st_ino)
+
+
+def _identity_digest(resolved: str) -> str:
+    """16 hex digits naming the directory's identity (its path when it cannot be
+    examined)."""
+    try:
+        st = os.stat(resolved)
+        identity = f"{st.st_dev}:{st.st_ino}".encode()
+    except OSError:
+        identity = os.fsencode(resolved)
     try:  # the C module behind hashlib.sha256 (hashlib itself costs milliseconds)
         from _sha256 import sha256
     except ImportError:
@@ -33,8 +55,7 @@ def socket_file(root: str) -> str:
             from _sha2 import sha256
         except ImportError:
             from hashlib import sha256
-    digest = sha256(os.fsencode(resolved)).hexdigest()[:16]
-    return os.path.join(fallback_dir(), f"{digest}.sock")
+    return sha256(identity).hexdigest()[:16]
 
 
 def fallback_dir() -> str:

@@ -30,6 +30,7 @@ from memcli.surfaces.daemon.protocol import (
     ensure_private_dir,
     peer_uid,
     read_line,
+    same_dir,
     settings_env,
     socket_path,
 )
@@ -128,6 +129,48 @@ class DaemonServer:
             self.path.unlink()
 
 
+class Lease:
+    """One watcher per workspace, whatever path reaches it: an exclusive lock (flock) on
+    `.memcli/locks/watch.lock`, held while the watcher lives. A symlink, a bind mount or
+    any other name of the workspace leads to the same file, so to the same lock (the
+    socket's name alone depends on the path). The file holds the holder's pid."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / ".memcli" / "locks" / "watch.lock"
+        self._handle: Any = None
+
+    def acquire(self) -> None:
+        """Take the lease; RuntimeError naming the holder when another watcher has it."""
+        try:
+            import fcntl
+        except ImportError:  # Windows: the socket check alone
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(self.path, "a+")  # noqa: SIM115 - held until release()
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(20).strip() or "?"
+            handle.close()
+            raise RuntimeError(
+                f"another memcli watch (pid {holder}) already serves this workspace "
+                f"({self.path.parent.parent}, perhaps reached by another path)"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            with contextlib.suppress(OSError):
+                self._handle.truncate(0)
+            self._handle.close()  # closing the last descriptor drops the flock
+            self._handle = None
+
+
 def _same_user(conn: socket.socket) -> bool:
     """The peer's uid (SO_PEERCRED) is ours; True where the OS cannot tell (the socket
     file is 0600 then, in a directory only we may enter)."""
@@ -189,7 +232,7 @@ class RequestHandler:
         from memcli.core.requests import GetRequest, InjectRequest, SearchQuery, from_wire
 
         workspace = message.get("workspace")
-        if not (isinstance(workspace, str) and workspace) or Path(workspace).resolve() != self.root:
+        if not (isinstance(workspace, str) and workspace and same_dir(workspace, str(self.root))):
             return {"refused": "this daemon serves another workspace"}
         if message.get("env") != settings_env(os.environ):
             return {"refused": "the client's settings environment differs from the daemon's"}

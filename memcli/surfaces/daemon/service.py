@@ -17,7 +17,7 @@ from typing import Any
 from memcli.core.errors import MemcliError
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
-from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
+from memcli.surfaces.daemon.server import DaemonServer, Lease, RequestHandler
 from memcli.surfaces.daemon.watch import Watcher
 
 #: the daemon writes access counts once requests pause this long...
@@ -36,6 +36,7 @@ class WatchService:
         self.batches = 0
         self.last_batch: dict[str, Any] | None = None
         self._reported: object = None  # the index manager's last report, once logged
+        self.lease = Lease(self.root)
         handler = RequestHandler(self.root, self.status)
         self.server = DaemonServer(self.root, self._locked(handler), self._answered)
         self._last_answer = 0.0
@@ -76,7 +77,9 @@ class WatchService:
 
     def start(self) -> None:
         self.memory.ready()
-        if query_status(self.root) is not None:  # before minutes of indexing, not after
+        self.lease.acquire()  # before minutes of indexing, not after; any path to it
+        if query_status(self.root) is not None:
+            self.lease.release()
             raise RuntimeError(f"another memcli watch already serves {self.root}")
         self.memory.long_lived()
         started = time.perf_counter()
@@ -188,6 +191,7 @@ class WatchService:
         with self.lock:
             self.memory.access.flush()
             self.memory.index_manager.flush()
+        self.lease.release()
 
 
 def query_status(root: Path) -> dict[str, Any] | None:

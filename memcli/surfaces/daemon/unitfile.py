@@ -1,6 +1,11 @@
 """`memcli watch --install-service`: a systemd user unit (Linux) or a launchd agent
 (macOS) that keeps `memcli watch` running for one workspace, started at login and
-restarted when it fails. Writes one file; says the command that starts it."""
+restarted when it fails. Writes one file; says the command that starts it.
+
+The workspace's path goes into the file as data, never as syntax: systemd's specifiers
+(`%`) and variables (`$`) are escaped, XML is escaped for launchd, and a path holding a
+newline or another control character (which would start a new directive) is refused.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import os
 import sys
 from pathlib import Path
 from xml.sax.saxutils import escape
+
+from memcli.core.errors import ValidationError
 
 
 def service_name(root: Path) -> str:
@@ -23,13 +30,15 @@ def service_file(root: Path, kind: str, env: dict[str, str] | None = None) -> tu
     env = dict(os.environ) if env is None else env
     name = service_name(root)
     command = [sys.executable, "-m", "memcli", "-w", str(root), "watch"]
+    for part in command:
+        _refuse_control_characters(part)
     if kind == "systemd":
         base = env.get("XDG_CONFIG_HOME") or str(Path(env.get("HOME", "~")) / ".config")
         path = Path(base) / "systemd" / "user" / f"{name}.service"
         exec_start = " ".join(_systemd_quote(part) for part in command)
         text = (
             "[Unit]\n"
-            f"Description=memcli watch for {root}\n\n"
+            f"Description=memcli watch for {_no_specifiers(str(root))}\n\n"
             "[Service]\n"
             f"ExecStart={exec_start}\n"
             "Environment=HF_HUB_OFFLINE=1\n"
@@ -81,7 +90,24 @@ def platform_kind() -> str:
     return "launchd" if sys.platform == "darwin" else "systemd"
 
 
+def _refuse_control_characters(part: str) -> None:
+    bad = next((c for c in part if ord(c) < 32 or ord(c) == 127), None)
+    if bad is not None:
+        raise ValidationError(
+            f"{part!r}: a path with a control character ({bad!r}) cannot be written into a "
+            "service file safely (a newline would start a directive of its own)",
+            hint="move the workspace to a path without newlines or control characters",
+        )
+
+
+def _no_specifiers(text: str) -> str:
+    """`text` as systemd reads it literally: `%` starts a specifier (`%h`, `%n`)."""
+    return text.replace("%", "%%")
+
+
 def _systemd_quote(part: str) -> str:
-    if part and all(c.isalnum() or c in "/._-=:+," for c in part):
-        return part
-    return '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """One word of ExecStart, read back by systemd as exactly `part`: quoted with C
+    escapes, `%` specifiers and `$` variables escaped."""
+    if not (part and all(c.isalnum() or c in "/._-=:+," for c in part)):
+        part = '"' + part.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return _no_specifiers(part).replace("$", "$$")

@@ -11,7 +11,7 @@ from memcli.core.requests import (
     ListRequest,
 )
 from memcli.surfaces import operations
-from memcli.surfaces.cli import render, served
+from memcli.surfaces.cli import complete, render, served
 from memcli.surfaces.cli.args import check_new_type, resolve_list
 from memcli.surfaces.cli.base import (
     AllowSecretOpt,
@@ -81,6 +81,7 @@ def add(
         metavar="TYPE",
         help="preference, fact, pattern, reflection, correction, skill, lesson, or the type "
         "of a section of yours.",
+        autocompletion=complete.types,
     ),
     new_type: bool = typer.Option(
         False, "--new-type", help="--type names a new type: start a `##` section for it."
@@ -156,7 +157,9 @@ def list_(
 
 @app.command()
 def get(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    entry_id: str = typer.Argument(
+        ..., metavar="ID", help="The entry's id.", autocompletion=complete.ids
+    ),
     no_pager: bool = NoPagerOpt,
     json_out: bool = JsonOpt,
 ) -> None:
@@ -166,7 +169,9 @@ def get(
 
 @app.command()
 def edit(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    entry_id: str = typer.Argument(
+        ..., metavar="ID", help="The entry's id.", autocompletion=complete.ids
+    ),
     text: str | None = typer.Option(
         None, "--text", metavar="TEXT", help="New text (- reads stdin)."
     ),
@@ -216,7 +221,9 @@ def edit(
 
 @app.command()
 def forget(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The entry's id."),
+    entry_id: str = typer.Argument(
+        ..., metavar="ID", help="The entry's id.", autocompletion=complete.ids
+    ),
     reason: str = typer.Option(
         "forgotten", "--reason", metavar="TEXT", help="Why, kept in archive.md."
     ),
@@ -255,10 +262,13 @@ def open_(
 
 @app.command()
 def restore(
-    entry_id: str = typer.Argument(..., metavar="ID", help="The archived entry's id."),
+    entry_id: str = typer.Argument(
+        ..., metavar="ID", help="The entry's id.", autocompletion=complete.archived_ids
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Bring an entry back from archive.md."""
+    """Bring an entry back: from archive.md, or one deleted (by hand, by a stale editor
+    save) whose text the history holds, with its last text."""
     entry = memory().restore(entry_id)
     if json_out:
         render.emit_json({"entry": entry.to_dict()})

@@ -7,7 +7,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import ExitCode
-from memcli.surfaces.cli import render
+from memcli.surfaces.cli import complete, render
 from memcli.surfaces.cli.base import (
     JsonOpt,
     NoPagerOpt,
@@ -19,12 +19,14 @@ from memcli.surfaces.cli.base import (
 
 @app.command()
 def history(
-    entry_id: str | None = typer.Argument(None, metavar="ID", help="Only this entry's changes."),
+    entry_id: str | None = typer.Argument(
+        None, metavar="ID", help="Only this entry's changes.", autocompletion=complete.ids
+    ),
     file: str | None = typer.Option(
         None, "--file", "-f", metavar="FILE", help="Only this file (memory.md, …)."
     ),
     removed: bool = typer.Option(
-        False, "--removed", help="Entries an editor's save removed after memcli wrote them."
+        False, "--removed", help="Entries in no file now whose text the history holds."
     ),
     limit: int = typer.Option(
         20, "--limit", "-n", min=1, metavar="N", help="At most this many versions (default 20)."
@@ -54,12 +56,21 @@ def _removed_lines(items: list[dict[str, Any]]) -> None:
     from memcli.services.recovery import when
 
     if not items:
-        render.note("no entry memcli wrote was removed by someone else's save")
+        render.note("no entry is missing from the files: the history holds none that left")
     for item in items:
-        what = "edit reverted" if item.get("kind") == "reverted" else "removed"
+        what = _HOW.get(item.get("kind", ""), "removed")
         render.info(f"{item['id']}  {item['file']}  {what} {when(item['t'])}: {item['text']}")
     if items:
         render.note("`memcli restore ID` brings one back")
+
+
+_HOW = {
+    "deleted": "deleted by hand",
+    "removed": "removed by a stale editor save",
+    "reverted": "edit reverted by a stale editor save",
+    "undone": "taken back by undo",
+    "lost": "lost by an interrupted move",
+}
 
 
 def _version_lines(found: list[Any], entry_id: str | None) -> None:
@@ -85,7 +96,8 @@ def undo(
     yes: bool = typer.Option(False, "--yes", "-y", help="Apply without asking."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Take back memcli's last operation (later edits by anyone are kept)."""
+    """Take back the last change: memcli's last operation or a save by hand (changes
+    made since are kept)."""
     from memcli.services.recovery import when
 
     mem = memory()
@@ -104,14 +116,19 @@ def undo(
                     )
                 )
             )
+        for op in plan.passed:
+            render.note(
+                f"passed over {op['op']} of {when(op['t'])}: its changes are no longer in "
+                "the files"
+            )
         render.info(f"undo {plan.op} of {when(plan.t)} ({len(plan.files)} file(s))")
+        for entry_id in plan.kept:
+            render.note(f"{entry_id} stays as it reads now (`memcli history {entry_id}`)")
         if plan.conflicts:
             render.note(f"{plan.conflicts} place(s) changed since: both versions kept")
-    if dry_run or not plan.files:
+    if dry_run:
         if json_out:
             render.emit_json({**plan.to_dict(), "applied": False})
-        elif not plan.files:
-            render.note("its changes are no longer in the files: nothing to take back")
         else:
             render.note("dry run: nothing was written")
         return
@@ -146,10 +163,17 @@ def doctor(json_out: bool = JsonOpt) -> None:
             render.info(f"problem: {problem}")
         for dup in report["duplicate_ids"]:
             render.info(f"duplicate: {dup}")
+        for both in report["in_both"]:
+            render.info(f"in two places: {both}")
         for item in report["removed_entries"]:
             render.info(
-                f"removed by an editor's save: {item['id']} ({item['file']}): {item['text']} "
-                f"— `memcli restore {item['id']}` brings it back"
+                f"{_HOW.get(item['kind'], 'removed')}: {item['id']} ({item['file']}): "
+                f"{item['text']} — `memcli restore {item['id']}` brings it back"
+            )
+        if report["deleted_entries"]:
+            render.info(
+                f"{len(report['deleted_entries'])} entries deleted by hand or undone are "
+                "kept in the history: `memcli history --removed` lists them"
             )
         for conflict in report["merge_conflicts"]:
             render.info(f"merge conflict: {conflict}")

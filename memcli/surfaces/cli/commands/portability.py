@@ -65,6 +65,12 @@ def import_(
         "LoCoMo JSON): each becomes an ordered log conversations/<name>.md, one entry per turn.",
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be added."),
+    as_mine: bool = typer.Option(
+        False,
+        "--as-mine",
+        help="File them as your own: corrections, pins and importance ≥ 0.9 apply at once "
+        "(otherwise they wait for `memcli review`).",
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Bring memories in (CLAUDE.md / MEMORY.md, mem0's export, ChatGPT's memory list,
@@ -81,7 +87,9 @@ def import_(
         return
     kind = detect_format(text, file.name) if fmt == ImportFormat.auto else fmt.value
     items = parse_import(text, file.name, kind)
-    by = "agent" if kind == "mem0" else "person"  # mem0's memories were machine-extracted
+    # mem0's memories were machine-extracted; any other file is someone's notes, the
+    # person's own only when they say so (their corrections wait for `memcli review`)
+    by = "person" if as_mine else "agent" if kind == "mem0" else "import"
     done = memory().import_items(items, dry_run=dry_run, source=f"import:{file.name}", by=by)
     if json_out:
         render.emit_json(

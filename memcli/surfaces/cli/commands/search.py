@@ -10,7 +10,7 @@ from memcli.core.requests import (
     InjectRequest,
     SearchQuery,
 )
-from memcli.surfaces.cli import render, served
+from memcli.surfaces.cli import complete, render, served
 from memcli.surfaces.cli.base import (
     Format,
     JsonOpt,
@@ -116,6 +116,7 @@ def inject(
         "-t",
         metavar="TYPE,...",
         help="Only these types (repeat it, or commas: skill,lesson).",
+        autocompletion=complete.types,
     ),
     no_touch: bool = typer.Option(
         False, "--no-touch", help="Do not count the chosen entries as accessed."

@@ -10,6 +10,7 @@ import typer
 from memcli.core.errors import MemcliError
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
+    HelpGroup,
     JsonOpt,
     NoPagerOpt,
     app,
@@ -19,6 +20,7 @@ from memcli.surfaces.cli.base import (
 )
 
 config_app = typer.Typer(
+    cls=HelpGroup,
     help="The settings in effect; edit memcli.toml or your config.toml.", no_args_is_help=True
 )
 app.add_typer(config_app, name="config")
@@ -109,7 +111,9 @@ def merge_driver(
     raise typer.Exit(run_driver(base, ours, theirs, pathname))
 
 
-git_app = typer.Typer(help="Keep a workspace in git: entry-aware merges.", no_args_is_help=True)
+git_app = typer.Typer(
+    cls=HelpGroup, help="Keep a workspace in git: entry-aware merges.", no_args_is_help=True
+)
 app.add_typer(git_app, name="git")
 
 

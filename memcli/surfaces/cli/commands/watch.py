@@ -15,6 +15,12 @@ from memcli.surfaces.cli.base import (
     state,
 )
 
+#: what to do when another watcher serves the workspace
+_ANOTHER_HINT = (
+    "`memcli watch --status` shows it; `memcli watch --stop` stops it (search and inject "
+    "already use it)"
+)
+
 
 @app.command()
 def watch(
@@ -82,11 +88,14 @@ def watch(
                 pid = stop_running(root)
                 data: dict[str, Any] = {"stopped": pid}
                 message = f"stopped memcli watch (pid {pid})" if pid else "none was running"
+            elif (running := query_status(root)) is not None:  # idempotent: it runs
+                data = {**running, "already": True}
+                message = f"memcli watch already runs for {root} (pid {running.get('pid')})"
             else:
                 data = start_background(root)
                 message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"
         except RuntimeError as exc:
-            raise MemcliError(str(exc)) from None
+            raise MemcliError(str(exc), hint=_ANOTHER_HINT) from None
         if json_out:
             render.emit_json(data)
         else:
@@ -115,7 +124,7 @@ def watch(
     try:
         service.start()
     except RuntimeError as exc:
-        raise MemcliError(str(exc)) from None
+        raise MemcliError(str(exc), hint=_ANOTHER_HINT) from None
     try:
         while True:  # short naps: a signal the kernel hands to another thread is only
             time.sleep(0.5)  # acted on once this (main) thread runs again

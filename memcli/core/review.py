@@ -1,0 +1,139 @@
+"""What an agent wrote waits for a person before it may lead (DESIGN §4, issue 26).
+
+An agent (MCP, the API, hooks, extract, an import the person did not mark as theirs)
+may not make an entry a correction, pin it, or give it an importance of
+ELEVATED_IMPORTANCE or more: those put an entry first, or into every inject block.
+Such a request is stored, not applied, in the entry's own metadata comment (the
+Markdown stays the one truth):
+
+    - Is allergic to penicillin <!-- id=m1 by=agent review=type:correction,imp:1,pin -->
+
+`review=` lists what the agent asked for and the person has not confirmed yet:
+`type:T` (the entry sits under its fallback type meanwhile, `fact` for a correction),
+`imp:X` (the entry keeps its lower importance meanwhile) and `pin`. Until then the
+entry competes on relevance alone; `memcli review confirm` applies the list (and marks
+the entry as the person's), `memcli review reject` archives the entry. A person's own
+writes (`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait.
+
+Pure, standard library only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memcli.core.models import Entry, fmt_unit, unit_value
+
+REVIEW_KEY = "review"
+#: `AddRequest.by` of `memcli import` without --as-mine: stored as the person's
+#: (`by=person`: it does not fade), its corrections, pins and importance ≥ 0.9 held
+IMPORT_WRITER = "import"
+#: an importance at or above this is held for review when an agent asks for it (the
+#: importance of a profile entry, InjectSettings.profile_importance)
+ELEVATED_IMPORTANCE = 0.9
+#: types an agent may not give on its own, and the type the entry has meanwhile
+HELD_TYPES = {"correction": "fact"}
+
+
+@dataclass(frozen=True)
+class Held:
+    """What an agent asked for and a person has not confirmed."""
+
+    type: str | None = None
+    importance: float | None = None
+    pin: bool = False
+
+    def __bool__(self) -> bool:
+        return self.type is not None or self.importance is not None or self.pin
+
+    def format(self) -> str:
+        """The `review=` value."""
+        parts = []
+        if self.type is not None:
+            parts.append(f"type:{self.type}")
+        if self.importance is not None:
+            parts.append(f"imp:{fmt_unit(self.importance)}")
+        if self.pin:
+            parts.append("pin")
+        return ",".join(parts)
+
+    def describe(self) -> str:
+        """In words, for `memcli review`."""
+        parts = []
+        if self.type is not None:
+            parts.append(f"type {self.type}")
+        if self.importance is not None:
+            parts.append(f"importance {fmt_unit(self.importance)}")
+        if self.pin:
+            parts.append("pinned")
+        return ", ".join(parts) or "nothing"
+
+    def union(self, other: Held) -> Held:
+        """Both requests: the later type, the higher importance, a pin from either."""
+        importance = [x for x in (self.importance, other.importance) if x is not None]
+        return Held(
+            other.type or self.type, max(importance) if importance else None, self.pin or other.pin
+        )
+
+
+def parse_held(value: str) -> Held:
+    """A `review=` value read back (parts memcli cannot read are left out)."""
+    kind: str | None = None
+    importance: float | None = None
+    pin = False
+    for part in value.split(","):
+        key, _, raw = part.strip().partition(":")
+        if key == "type" and raw:
+            kind = raw
+        elif key == "imp":
+            number = unit_value(raw, -1.0)
+            importance = number if number >= 0 else None
+        elif key == "pin":
+            pin = True
+    return Held(kind, importance, pin)
+
+
+def is_pending(entry: Entry) -> bool:
+    """The entry holds requests a person has not confirmed (`review=` set)."""
+    return REVIEW_KEY in entry.meta
+
+
+def held_of(entry: Entry) -> Held:
+    """What the entry's `review=` holds (nothing when it has none)."""
+    raw = entry.meta.get(REVIEW_KEY)
+    return parse_held(raw) if raw is not None else Held()
+
+
+def hold(
+    entry_type: str, importance: float | None, pin: bool
+) -> tuple[str, float | None, bool, Held]:
+    """Split an agent's request into what is written now (type, importance, pin) and
+    what waits for a person (Held, empty when nothing does)."""
+    held_type = entry_type if entry_type in HELD_TYPES else None
+    held_imp = importance if importance is not None and importance >= ELEVATED_IMPORTANCE else None
+    held = Held(held_type, held_imp, pin)
+    return (
+        HELD_TYPES.get(entry_type, entry_type),
+        None if held_imp is not None else importance,
+        False,
+        held,
+    )
+
+
+def beyond(entry: Entry, asked: Held) -> Held:
+    """What of an agent's request `asked` the entry does not have yet (what a repeat or
+    an edit of it holds for review)."""
+    return Held(
+        asked.type if asked.type and asked.type != entry.type else None,
+        asked.importance
+        if asked.importance is not None and asked.importance > entry.importance
+        else None,
+        asked.pin and not entry.pinned,
+    )
+
+
+def vouched(entry: Entry) -> bool:
+    """A person stands behind the entry's place: nothing of it waits for review and it
+    was not written by a program (a hand edit, a person's add or edit, or a confirmed
+    review). Only such entries may lead an inject block or be in every one."""
+    return not is_pending(entry) and entry.provenance != "machine"

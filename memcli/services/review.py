@@ -1,0 +1,112 @@
+"""`memcli review`: what an agent asked for that waits for a person (memcli.core.review).
+
+`waiting` lists the entries with a `review=` request; `confirm` applies what they asked
+for (the type, importance or pin) and makes them the person's (`by=person`); `reject`
+archives them with a reason (restorable with `memcli restore`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memcli.core.errors import NotFoundError, ValidationError
+from memcli.core.models import BY_KEY, Entry, file_for_type, fmt_unit, format_time, utc_now
+from memcli.core.review import REVIEW_KEY, held_of, is_pending
+from memcli.services.archive import forget
+from memcli.services.entries import find, live_entries
+from memcli.services.runtime import Runtime, operation
+from memcli.store.markdown import Document
+
+
+def waiting(rt: Runtime) -> list[Entry]:
+    """The entries whose agent's requests wait for a person, in file order."""
+    return [e for e in live_entries(rt) if is_pending(e)]
+
+
+def _chosen(rt: Runtime, ids: Sequence[str], every: bool) -> list[Entry]:
+    if every == bool(ids):
+        raise ValidationError(
+            "give the ids to review or --all, not both" if every else "give an id or --all",
+            hint="`memcli review` lists what waits",
+        )
+    if every:
+        return waiting(rt)
+    chosen = []
+    for entry_id in ids:
+        entry = find(rt, entry_id)
+        if not is_pending(entry):
+            raise ValidationError(
+                f"{entry.id} ({entry.file}:{entry.line}) does not wait for review; "
+                "nothing was changed",
+                hint="`memcli review` lists what waits",
+            )
+        chosen.append(entry)
+    return chosen
+
+
+@operation("review confirm")
+def confirm(rt: Runtime, ids: Sequence[str] = (), *, every: bool = False) -> list[Entry]:
+    """Apply what each entry's agent asked for and mark it as the person's; returns the
+    entries as they are now."""
+    done = []
+    now = format_time(utc_now())
+    for entry in _chosen(rt, ids, every):
+        held = held_of(entry)
+        meta = dict(entry.meta)
+        meta.pop(REVIEW_KEY, None)
+        meta["id"] = entry.id
+        if held.importance is not None:
+            meta["imp"] = fmt_unit(held.importance)
+        if held.pin:
+            meta["pin"] = "true"
+        meta[BY_KEY] = "person"
+        meta["updated"] = now
+        new = replace(entry, type=held.type or entry.type, meta=meta, id_explicit=True)
+        done.append(_rewrite(rt, entry, new))
+    return done
+
+
+def _rewrite(rt: Runtime, old: Entry, new: Entry) -> Entry:
+    """`old` replaced by `new`, moved to the section (and file) of its new type."""
+    target = file_for_type(new.type) if new.type != old.type else old.file
+
+    def missing() -> NotFoundError:
+        return NotFoundError(
+            f"entry {old.id} changed or disappeared in {old.file} during the review",
+            hint="run `memcli review` and try again",
+        )
+
+    if target == old.file:
+
+        def change(doc: Document) -> Entry:
+            if doc.find(old.id) is None:
+                raise missing()
+            if new.type == old.type:
+                return doc.replace_entry(old.id, new)
+            doc.remove_entry(old.id)
+            return doc.insert_entry(replace(new, file=target))
+
+        return rt.store.update(old.file, change)
+
+    def insert(doc: Document) -> Entry:  # first: never in neither file
+        found = doc.find(old.id)
+        return found.entry if found else doc.insert_entry(replace(new, file=target))
+
+    written = rt.store.update(target, insert)
+
+    def remove(doc: Document) -> None:
+        if doc.find(old.id) is not None:
+            doc.remove_entry(old.id)
+
+    rt.store.update(old.file, remove)
+    return written
+
+
+@operation("review reject")
+def reject(
+    rt: Runtime, ids: Sequence[str] = (), *, every: bool = False, reason: str | None = None
+) -> list[Entry]:
+    """Archive each entry (restorable) with the reason; returns them as they were."""
+    why = "rejected in review" + (f": {reason.strip()}" if reason and reason.strip() else "")
+    return [forget(rt, e.id, reason=why) for e in _chosen(rt, ids, every)]

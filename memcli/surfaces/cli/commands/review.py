@@ -1,0 +1,85 @@
+"""`memcli review`: what an agent wrote that waits for the person (list, confirm, reject)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from memcli.surfaces.cli import complete, render
+from memcli.surfaces.cli.base import HelpGroup, JsonOpt, app, memory
+
+review_app = typer.Typer(
+    cls=HelpGroup,
+    help="What an agent asked for (a correction, a pin, importance ≥ 0.9) that waits for "
+    "you: list it, confirm it or reject it.",
+    invoke_without_command=True,
+)
+app.add_typer(review_app, name="review")
+
+IdsArg = typer.Argument(
+    None,
+    metavar="[ID]...",
+    help="Entries to review (`memcli review` lists them).",
+    autocompletion=complete.ids,
+)
+AllOpt = typer.Option(False, "--all", help="Every entry that waits.")
+
+
+def _row(entry: Any) -> dict[str, Any]:
+    from memcli.core.review import held_of
+
+    return {**entry.to_dict(), "asked": held_of(entry).describe()}
+
+
+@review_app.callback()
+def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
+    """List what waits: each entry with what its agent asked for."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from memcli.services.review import waiting
+
+    found = waiting(memory().runtime)
+    if json_out:
+        render.emit_json({"waiting": [_row(e) for e in found]})
+        return
+    for entry in found:
+        row = _row(entry)
+        render.info(f"{entry.id}  {entry.file}:{entry.line}  asks for {row['asked']}")
+        render.info(f"    {entry.text.splitlines()[0]}")
+    render.note(
+        f"{len(found)} waiting" + ("; `memcli review confirm ID` or `reject ID`" if found else "")
+    )
+
+
+@review_app.command("confirm")
+def review_confirm(ids: list[str] = IdsArg, every: bool = AllOpt, json_out: bool = JsonOpt) -> None:
+    """Apply what the agent asked for and make the entries yours."""
+    from memcli.services.review import confirm
+
+    done = confirm(memory().runtime, ids or [], every=every)
+    if json_out:
+        render.emit_json({"confirmed": [e.to_dict() for e in done]})
+        return
+    for entry in done:
+        render.info(f"confirmed {entry.id} [{entry.type}] {entry.text.splitlines()[0]}")
+    render.note(f"{len(done)} confirmed")
+
+
+@review_app.command("reject")
+def review_reject(
+    ids: list[str] = IdsArg,
+    every: bool = AllOpt,
+    reason: str | None = typer.Option(None, "--reason", help="Why (kept in archive.md)."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Archive the entries (restorable with `memcli restore ID`)."""
+    from memcli.services.review import reject
+
+    done = reject(memory().runtime, ids or [], every=every, reason=reason)
+    if json_out:
+        render.emit_json({"rejected": [e.to_dict() for e in done]})
+        return
+    for entry in done:
+        render.info(f"rejected {entry.id} {entry.text.splitlines()[0]} (archived)")
+    render.note(f"{len(done)} rejected")

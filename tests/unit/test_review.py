@@ -1,0 +1,84 @@
+"""What an agent asked for that waits for a person (memcli.core.review): the split of a
+request into what is written now and what is held, the `review=` value read back, and
+which entries may lead an inject block."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcli.core.models import Entry
+from memcli.core.review import Held, hold, is_pending, parse_held, vouched
+
+
+@pytest.mark.parametrize(
+    ("asked", "stored", "held"),
+    [
+        (("correction", None, False), ("fact", None, False), "type:correction"),
+        (("fact", 0.9, False), ("fact", None, False), "imp:0.9"),
+        (("fact", 0.89, False), ("fact", 0.89, False), ""),
+        (("preference", 1.0, True), ("preference", None, False), "imp:1,pin"),
+        (("lesson", None, False), ("lesson", None, False), ""),
+    ],
+)
+def test_hold_splits_what_waits_for_a_person(asked: tuple, stored: tuple, held: str) -> None:
+    *now, waits = hold(*asked)
+    assert tuple(now) == stored and waits.format() == held
+    assert parse_held(held) == waits
+
+
+def test_vouched_needs_a_person_and_nothing_pending() -> None:
+    def entry(**meta: str) -> Entry:
+        return Entry("m1", "x", "correction", "memory.md", 1, meta)
+
+    assert vouched(entry()) and vouched(entry(by="person"))
+    assert not vouched(entry(by="agent")) and not vouched(entry(by="extract"))
+    assert not vouched(entry(review="pin")) and is_pending(entry(review="pin"))
+    assert not vouched(entry(src="chat-1"))  # an older program's write
+    assert Held("correction", None, False).union(Held(None, 1.0, True)) == Held(
+        "correction", 1.0, True
+    )
+
+
+@pytest.mark.parametrize(
+    ("value", "held"),
+    [
+        ("type:correction,imp:1,pin", Held("correction", 1.0, True)),
+        ("imp:0.95", Held(None, 0.95, False)),
+        ("imp:high", Held()),  # a hand edit memcli cannot read: nothing held
+        ("imp:1.5", Held()),
+        ("junk, pin", Held(None, None, True)),
+        ("type:", Held()),
+        ("", Held()),
+    ],
+)
+def test_a_review_value_read_back(value: str, held: Held) -> None:
+    assert parse_held(value) == held
+    assert bool(held) == bool(held.format())
+
+
+def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> None:
+    from memcli.core.models import format_time, utc_now
+    from memcli.logic.inject import recall_candidates
+    from memcli.store.config import SearchSettings
+
+    now = utc_now()
+
+    def entry(entry_id: str, imp: str, **meta: str) -> Entry:
+        return Entry(
+            entry_id,
+            entry_id,
+            "preference",
+            "memory.md",
+            1,
+            {"imp": imp, "created": format_time(now), **meta},
+        )
+
+    found = [
+        entry("hand", "0.7"),
+        entry("agent", "0.89", by="agent"),
+        entry("confirmed", "0.89", by="person"),
+        entry("low-agent", "0.3", by="agent"),
+    ]
+    score = {c.entry.id: c.score for c in recall_candidates(found, now, SearchSettings())}
+    assert score["confirmed"] > score["hand"] > score["agent"] > score["low-agent"]
+    assert score["agent"] == pytest.approx(0.5, abs=0.01)  # the default, not its own 0.89
