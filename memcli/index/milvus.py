@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import re
 import uuid
 from collections.abc import Iterator, Sequence
@@ -89,6 +90,9 @@ class MilvusBackend:
     @property
     def client(self) -> Any:
         if self._client is None:
+            # gRPC's core logs to stderr, e.g. a server's "too_many_pings" GOAWAY to an
+            # idle watcher's keepalive (the channel reconnects): memcli reports errors
+            os.environ.setdefault("GRPC_VERBOSITY", "NONE")
             from pymilvus import MilvusClient
 
             _quiet_logs()  # after the import: pymilvus configures its loggers on import
