@@ -43,6 +43,7 @@ from memcli.index.sync import (
     plan_sync,
     unique_entries,
 )
+from memcli.services import clones
 from memcli.services.lastsync import LastSync
 from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
@@ -91,6 +92,7 @@ class IndexManager:
         self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
+        self.behind: str | None = None  # the writer that left the index behind (ensure)
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: what this process's last sync left the backend holding
@@ -234,21 +236,22 @@ class IndexManager:
 
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
-        with a notice when its files cannot be read)."""
-        manifest = self.read_manifest()
-        if not self.is_current(manifest):
+        with a notice when unreadable; as it is while another writes it: clones.reading)."""
+        with clones.reading(self):
+            manifest = self.read_manifest()
+            if not self.is_current(manifest):
+                try:
+                    self.sync(progress=progress, wait=0.0)
+                except LockUnavailable as exc:  # a read-only workspace: say so, clearly
+                    raise exc.stale(f"{self.store.root}: the search index") from None
+            elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
+                # a snapshot this user did not write here (a copied workspace): a new one
+                with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
+                    self.sync(progress=progress, wait=0.0)
             try:
-                self.sync(progress=progress)
-            except LockUnavailable as exc:  # a read-only workspace: say so, clearly
-                raise exc.stale(f"{self.store.root}: the search index") from None
-        elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
-            # a snapshot this user did not write here (a copied workspace): a new one
-            with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
-                self.sync(progress=progress)
-        try:
-            self.backend.count()
-        except IndexDamaged as exc:
-            self.sync(rebuild=True, progress=progress, notice=str(exc))
+                self.backend.count()
+            except IndexDamaged as exc:
+                self.sync(rebuild=True, progress=progress, notice=str(exc), wait=0.0)
         return self.backend
 
     def sync(
@@ -257,9 +260,11 @@ class IndexManager:
         rebuild: bool = False,
         progress: Progress | None = None,
         notice: str | None = None,
+        wait: float = clones.WRITE_WAIT_SECONDS,
     ) -> SyncReport:
-        """Bring the index up to date with the Markdown (from scratch with rebuild)."""
-        with file_lock(self.lock):
+        """Bring the index up to date with the Markdown (from scratch with rebuild); a
+        shared index's lease waits `wait` s for another writer (memcli.services.clones)."""
+        with file_lock(self.lock), clones.writing(self.backend, wait):
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
             backend = self.backend
@@ -337,7 +342,7 @@ class IndexManager:
         full = rebuild or held.empty
         old = {} if full else held.keys
         unique = unique_entries(entries)
-        if getattr(backend, "shared", False) and not full:
+        if clones.is_shared(backend) and not full:
             # an index other clones write too: an entry this clone's files never held
             # is another machine's (not pulled yet), never a deletion of ours
             seen = seen_ids(self.dir) | {e.id for e in unique}
@@ -407,7 +412,7 @@ class IndexManager:
             }
         )
         self._snapshot = ((revision, name), list(unique))
-        if getattr(self.backend, "shared", False):
+        if clones.is_shared(self.backend):
             remember_seen(self.dir, (e.id for e in unique))
         stale = old.get("entries")
         if stale and stale != name and entry_snapshot.is_name(stale):

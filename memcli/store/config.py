@@ -213,13 +213,7 @@ def load_settings(
     path = workspace / CONFIG_FILE
     table, digest = _read_table(path)
     ignored: list[str] = []
-    risky = [
-        (name, key)
-        for name, keys in trust.SENSITIVE.items()
-        if isinstance(table.get(name), dict)
-        for key in keys
-        if key in table[name]
-    ]
+    risky = trust.withheld(table)  # [index] where-the-index-lives settings as one unit
     if risky and not trust.is_trusted(workspace, env, digest):
         for name, key in risky:
             _check_key(name, key, path)
