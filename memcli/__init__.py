@@ -1,7 +1,8 @@
 """memcli: long-term memory for people and LLM agents, kept in plain Markdown.
 
 Public API (imported lazily so that `import memcli` stays cheap):
-`Memory`, `Entry`, `Hit`, `MemcliError` and the other errors.
+`Memory`, `Layers` (a workspace and the layers it reads), `Entry`, `Hit`, `MemcliError`
+and the other errors.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ for _name in (
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (≈ 10 ms)
 from memcli.core.version import VERSION as __version__  # noqa: E402, F401 - the public version
 
-__all__ = ["Memory", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
+__all__ = ["Memory", "Layers", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
 
 if TYPE_CHECKING:
     from typing import Any
@@ -32,10 +33,12 @@ if TYPE_CHECKING:
     from memcli.core.errors import MemcliError, NotFoundError, ValidationError
     from memcli.core.models import Entry
     from memcli.logic.search import Hit
+    from memcli.services.layers import Layers
     from memcli.services.memory import Memory
 
 _WHERE = {
     "Memory": "memcli.services.memory",
+    "Layers": "memcli.services.layers",
     "Entry": "memcli.core.models",
     "Hit": "memcli.logic.search",
     "MemcliError": "memcli.core.errors",

@@ -97,3 +97,17 @@ def watched(workspace: Path, exported):  # noqa: ANN201 - (workspace, its watche
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session_cache: Path) -> None:
     """No test reads the developer's own workspace, settings or caches."""
     isolate(monkeypatch, tmp_path, session_cache)
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - MilvusServer
+    """One `milvus-lite server` process on 127.0.0.1 for the whole run, shared by the
+    tests that use it (each its own collection or workspace key); skipped without the
+    milvus extra."""
+    from tests.support.milvus_server import MilvusServer, available
+
+    if not available():
+        pytest.skip("the milvus extra (pymilvus, milvus-lite >= 3) is not installed")
+    server = MilvusServer(tmp_path_factory.mktemp("milvus") / "data").start()
+    yield server
+    server.stop()

@@ -14,7 +14,9 @@ retriever returned the same way on both backends.
 
 pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s). The
 module is over 500 lines because it is the one place that speaks pymilvus: the
-connection and its errors, the writer lease, the schema, and the protocol's methods.
+connection and its errors, the schema, and the protocol's methods. The writer lease
+(one writer per workspace, held while a sync writes) is memcli.index.lease; this module
+keeps its record in the workspaces collection.
 """
 
 from __future__ import annotations
@@ -24,8 +26,6 @@ import json
 import logging
 import os
 import re
-import socket
-import time
 import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -33,7 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from memcli.core.errors import ConfigError, ConflictError, MemcliError
+from memcli.core.errors import ConfigError, MemcliError
+from memcli.index.lease import LEASE_SECONDS, Lease, WriterConflict, released_on_sigterm
 from memcli.index.protocol import Allowed, Fingerprint, Scored
 from memcli.index.tokenize import tokenize
 
@@ -41,16 +42,11 @@ MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
 ID_CHUNK = 1_000  # ids per `in [...]` expression
 KEYWORD_POOL = 1_000  # BM25 hits read to score given ids or to filter by allowed ids
-LEASE_SECONDS = 60.0  # a writer not seen for this long has gone: another may take over
 FIELDS = ("pk", "workspace", "entry_id", "key", "model", "text", "dense", "sparse")
 
 
 class IndexUnavailable(MemcliError):
     """The engine could not be reached or refused the request."""
-
-
-class WriterConflict(ConflictError):
-    """Another process writes this workspace's index (one writer per workspace)."""
 
 
 class MilvusBackend:
@@ -84,8 +80,9 @@ class MilvusBackend:
         self._client: Any = None
         self._dim: int | None = None
         self._model: str | None = None
-        self._holder = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self._lease_until = 0.0  # monotonic time until which our lease needs no renewal
+        #: the workspace's writer lease (memcli.index.lease), taken on the first write
+        self.lease = Lease(self._record, self._write_record, self._conflict)
+        self._wait = 0.0  # how long a write waits for a live writer (see writing)
         self._ready_collections: set[str] = set()
 
     # ------------------------------------------------------------------ connection
@@ -93,6 +90,9 @@ class MilvusBackend:
     @property
     def client(self) -> Any:
         if self._client is None:
+            # gRPC's core logs to stderr, e.g. a server's "too_many_pings" GOAWAY to an
+            # idle watcher's keepalive (the channel reconnects): memcli reports errors
+            os.environ.setdefault("GRPC_VERBOSITY", "NONE")
             from pymilvus import MilvusClient
 
             _quiet_logs()  # after the import: pymilvus configures its loggers on import
@@ -173,7 +173,7 @@ class MilvusBackend:
     def reset(self, model: str, dim: int) -> None:
         client = self.client
         self._refresh()
-        self._lease()
+        self.lease.take(self._wait)
         if self._dim is not None and self._dim != dim:
             if self._only_workspace():
                 self._call(client.drop_collection, self.collection)
@@ -201,7 +201,7 @@ class MilvusBackend:
             return
         if not self._exists():
             self._create(int(vectors.shape[1]))
-        self._lease()
+        self.lease.take(self._wait)
         if self._model is None:
             self._model = self.fingerprint().model or "unknown"
         model = self._model
@@ -218,13 +218,14 @@ class MilvusBackend:
             for entry_id, vector, text, key in zip(ids, vectors, texts, keys, strict=True)
         ]
         for start in range(0, len(rows), ID_CHUNK):
+            self.lease.take(self._wait)  # renewed while a long upsert runs
             self._call(self.client.upsert, self.collection, rows[start : start + ID_CHUNK])
         self._write_record(rev=uuid.uuid4().hex)
 
     def delete(self, ids: Sequence[str]) -> None:
         if not ids or not self._exists():
             return
-        self._lease()
+        self.lease.take(self._wait)
         for chunk in _chunks(list(ids)):
             self._call(self.client.delete, self.collection, filter=self._expr(chunk))
         self._write_record(rev=uuid.uuid4().hex)
@@ -306,7 +307,7 @@ class MilvusBackend:
         if self._client is not None:
             try:
                 self.flush()
-                self._release()
+                self.lease.release()
             finally:
                 client, self._client = self._client, None
                 with contextlib.suppress(Exception):  # closing a dead connection
@@ -314,23 +315,20 @@ class MilvusBackend:
 
     # ------------------------------------------------------------------ internals
 
-    def _lease(self) -> None:
-        """Hold (or renew) this workspace's writer lease, or refuse: one writer per
-        workspace. A lease not renewed for LEASE_SECONDS has been abandoned."""
-        now = time.monotonic()
-        if now < self._lease_until:
-            return
-        record = self._record()
-        holder = record.get("holder") or ""
-        if holder and holder != self._holder:
-            age = time.time() - int(record.get("beat") or 0) / 1000
-            if age < LEASE_SECONDS:
-                raise self._conflict(holder, age)
-        self._write_record(holder=self._holder, beat=int(time.time() * 1000))
-        holder = self._record().get("holder") or ""
-        if holder != self._holder:  # another took it at the same moment
-            raise self._conflict(holder or "another process", 0.0)
-        self._lease_until = now + LEASE_SECONDS / 3
+    @contextlib.contextmanager
+    def writing(self, wait: float = 0.0) -> Iterator[None]:
+        """The writes of one sync: the lease is taken at the first write (waiting up to
+        `wait` seconds for a live writer) and given back when the block ends, however it
+        ends (SIGTERM too, unless the process handles it itself)."""
+        self._wait = wait
+        try:
+            with released_on_sigterm():
+                yield
+        finally:
+            self._wait = 0.0
+            if self._client is not None:
+                with contextlib.suppress(MemcliError):  # the server went: it reports itself
+                    self.lease.release()
 
     def _record(self) -> dict[str, Any]:
         """This workspace's row in the workspaces collection: model, holder, beat."""
@@ -355,19 +353,17 @@ class MilvusBackend:
         self._call(self.client.upsert, self._workspaces(), [row])
 
     def _conflict(self, holder: str, age: float) -> WriterConflict:
+        where = f"Milvus at {self.uri}, workspace {self.workspace!r}"
         return WriterConflict(
-            f"Milvus at {self.uri}: the index of workspace {self.workspace!r} is written by "
-            f"{holder} (seen {age:.0f} s ago); one writer per workspace, nothing was changed",
-            hint="let that memcli (a watcher?) do the writing, or stop it; a writer silent "
-            f"for {LEASE_SECONDS:.0f} s is taken over",
+            f"{where}: the index is written by {holder} (seen {age:.0f} s ago); one writer "
+            "per workspace, nothing was changed",
+            hint="let that memcli (a watcher?) do the writing, or stop it; a writer that "
+            f"has exited is taken over at once, one on another host silent for "
+            f"{LEASE_SECONDS:.0f} s too",
+            holder=holder,
+            age=age,
+            where=where,
         )
-
-    def _release(self) -> None:
-        if self._lease_until == 0.0 or self._client is None:
-            return
-        if self._record().get("holder") == self._holder:
-            self._write_record(holder="", beat=0)
-        self._lease_until = 0.0
 
     def _workspaces(self) -> str:
         """The small collection beside the index with one row per workspace: the model

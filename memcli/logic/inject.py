@@ -99,6 +99,7 @@ class Packed:
                     "type": c.entry.type,
                     "score": round(c.score, 6),
                     "text": c.entry.text,
+                    **({"layer": c.layer} if hasattr(c, "layer") else {}),  # several read
                 }
                 for c in self.chosen
             ],

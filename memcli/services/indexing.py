@@ -1,18 +1,16 @@
 """Keeping the index in step with the Markdown: the I/O side of memcli.index.sync.
 
 `IndexManager` reads the entry files, notices which changed by the sha256 of their bytes
-(skipping the hash only for a file whose size, mtime, ctime and inode are as they were
-when it was hashed and which had not changed for RACY_NS before), plans the sync against
-the backend's fingerprint (memcli.index.sync.plan_sync: content hash + model identity
-decide what to re-embed), embeds only texts the embedding cache lacks and feeds the
-backend (memcli.index.backend), never its files. Its own state is
-`.memcli/index/manifest.json`: the file signature the index was built from, the model,
-the backend's revision after that sync and the name of a snapshot of the parsed entries
-(so a one-off process whose files are unchanged need not parse the Markdown). The
-backend is written first and the manifest last, under the index lock: a crash in between
-leaves a manifest that no longer matches the backend's revision, and the next search
-syncs again. A missing, damaged or foreign index is rebuilt, noticed.
-"""
+(skipping the hash only for a file whose size, mtime, ctime and inode are as they were when it
+was hashed and which had not changed for RACY_NS before), plans the sync against the backend's
+fingerprint (memcli.index.sync.plan_sync: content hash + model identity decide what to
+re-embed), embeds only texts the embedding cache lacks and feeds the backend
+(memcli.index.backend), never its files. Its own state is `.memcli/index/manifest.json`: the
+file signature the index was built from, the model, the backend's revision after that sync and
+the name of a snapshot of the parsed entries (so a one-off process whose files are unchanged
+need not parse the Markdown). The backend is written first and the manifest last, under the
+index lock: a crash in between leaves a manifest that no longer matches the backend's revision,
+and the next search syncs again. A missing, damaged or foreign index is rebuilt, noticed."""
 
 from __future__ import annotations
 
@@ -44,6 +42,7 @@ from memcli.index.sync import (
     unique_entries,
 )
 from memcli.index.write_errors import index_writes
+from memcli.services import clones
 from memcli.services.lastsync import LastSync
 from memcli.services.seen import remember_seen, seen_ids
 from memcli.store.config import IndexSettings
@@ -92,6 +91,7 @@ class IndexManager:
         self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
+        self.behind: str | None = None  # the writer that left the index behind (ensure)
         self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: what this process's last sync left the backend holding
@@ -235,21 +235,22 @@ class IndexManager:
 
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
-        with a notice when its files cannot be read)."""
-        manifest = self.read_manifest()
-        if not self.is_current(manifest):
+        with a notice when unreadable; as it is while another writes it: clones.reading)."""
+        with clones.reading(self):
+            manifest = self.read_manifest()
+            if not self.is_current(manifest):
+                try:
+                    self.sync(progress=progress, wait=0.0)
+                except LockUnavailable as exc:  # a read-only workspace: say so, clearly
+                    raise exc.stale(f"{self.store.root}: the search index") from None
+            elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
+                # a snapshot this user did not write here (a copied workspace): a new one
+                with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
+                    self.sync(progress=progress, wait=0.0)
             try:
-                self.sync(progress=progress)
-            except LockUnavailable as exc:  # a read-only workspace: say so, clearly
-                raise exc.stale(f"{self.store.root}: the search index") from None
-        elif manifest and manifest.get("entries") and self.snapshot_entries() is None:
-            # a snapshot this user did not write here (a copied workspace): a new one
-            with contextlib.suppress(MemcliError):  # read-only: the Markdown is parsed
-                self.sync(progress=progress)
-        try:
-            self.backend.count()
-        except IndexDamaged as exc:
-            self.sync(rebuild=True, progress=progress, notice=str(exc))
+                self.backend.count()
+            except IndexDamaged as exc:
+                self.sync(rebuild=True, progress=progress, notice=str(exc), wait=0.0)
         return self.backend
 
     def sync(
@@ -258,9 +259,12 @@ class IndexManager:
         rebuild: bool = False,
         progress: Progress | None = None,
         notice: str | None = None,
+        wait: float = clones.WRITE_WAIT_SECONDS,
     ) -> SyncReport:
-        """Bring the index up to date with the Markdown (from scratch with rebuild)."""
-        with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
+        """Bring the index up to date with the Markdown (from scratch with rebuild); a
+        shared index's lease waits `wait` s for another writer (memcli.services.clones)."""
+        writes = index_writes(self.dir, self.cache_dir)  # a refused write: one clear error
+        with file_lock(self.lock), clones.writing(self.backend, wait), writes:
             manifest = self.read_manifest()
             entries, signature = self._read_entries()
             backend = self.backend
@@ -338,7 +342,7 @@ class IndexManager:
         full = rebuild or held.empty
         old = {} if full else held.keys
         unique = unique_entries(entries)
-        if getattr(backend, "shared", False) and not full:
+        if clones.is_shared(backend) and not full:
             # an index other clones write too: an entry this clone's files never held
             # is another machine's (not pulled yet), never a deletion of ours
             seen = seen_ids(self.dir) | {e.id for e in unique}
@@ -408,7 +412,7 @@ class IndexManager:
             }
         )
         self._snapshot = ((revision, name), list(unique))
-        if getattr(self.backend, "shared", False):
+        if clones.is_shared(self.backend):
             remember_seen(self.dir, (e.id for e in unique))
         stale = old.get("entries")
         if stale and stale != name and entry_snapshot.is_name(stale):

@@ -18,8 +18,9 @@ from memcli.services.entries import all_entries
 from memcli.services.runtime import Runtime
 
 if TYPE_CHECKING:
+    from memcli.adapters.tokens import TokenCounter
     from memcli.core.models import Entry
-    from memcli.logic.inject import Packed
+    from memcli.logic.inject import Candidate, Packed
     from memcli.logic.search import Hit
 
 
@@ -47,13 +48,35 @@ def pack_block(
     rt: Runtime, request: InjectRequest, search: Search, view: Callable[[], View]
 ) -> Packed:
     """The block, without counting accesses."""
-    from memcli.adapters.tokens import get_counter
-    from memcli.logic.inject import context_candidates, pack, recall_candidates
-    from memcli.logic.search import check_mode, ranking_time
+    from memcli.logic.inject import pack
 
     cfg = rt.settings.inject
     budget = cfg.max_tokens if request.max_tokens is None else request.max_tokens
-    counter = get_counter(request.encoding or cfg.encoding)
+    counter = counter_for(rt, request)
+    found = candidates(rt, request, search, view, budget)
+    return pack(found, budget, counter, request.fmt, cfg.reserved_share)
+
+
+def counter_for(rt: Runtime, request: InjectRequest) -> TokenCounter:
+    """The token counter of the request's encoding (else the workspace's)."""
+    from memcli.adapters.tokens import get_counter
+
+    return get_counter(request.encoding or rt.settings.inject.encoding)
+
+
+def candidates(
+    rt: Runtime,
+    request: InjectRequest,
+    search: Search,
+    view: Callable[[], View],
+    budget: int,
+) -> list[Candidate]:
+    """The entries of one workspace that may go into a block of `budget` tokens, scored
+    (memcli.logic.inject context_candidates with a context, recall_candidates without)."""
+    from memcli.logic.inject import context_candidates, recall_candidates
+    from memcli.logic.search import check_mode, ranking_time
+
+    cfg = rt.settings.inject
     now = ranking_time()
     types = request.types
     context = request.context
@@ -66,7 +89,7 @@ def pack_block(
     if context is not None and context.strip():
         hits = search(context, types=types, limit=10_000, touch=False)
         found = view()
-        candidates = context_candidates(
+        return context_candidates(
             hits,
             found.by_confidence,
             found.priority,
@@ -76,7 +99,5 @@ def pack_block(
             now=now,
             budget=budget,
         )
-    else:
-        entries = filter_entries(all_entries(rt), types=types)
-        candidates = recall_candidates(entries, now, rt.settings.search)
-    return pack(candidates, budget, counter, request.fmt, cfg.reserved_share)
+    entries = filter_entries(all_entries(rt), types=types)
+    return recall_candidates(entries, now, rt.settings.search)

@@ -159,6 +159,18 @@ class ReflectSettings:
 
 
 @dataclass(frozen=True)
+class LayersSettings:
+    """The other layers this workspace reads (DESIGN §1.0, memcli.services.layers):
+    `read` names them, comma-separated: "user" (the per-user workspace) and paths
+    (relative to the workspace; a trusted-only setting); "" reads no other layer.
+    `user_types`: comma-separated entry types whose writes go to the user layer unless
+    told otherwise (e.g. "preference"); "" keeps every write in the nearest layer."""
+
+    read: str = "user"
+    user_types: str = ""
+
+
+@dataclass(frozen=True)
 class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -167,13 +179,14 @@ class Settings:
     compress: CompressSettings = field(default_factory=CompressSettings)
     reflect: ReflectSettings = field(default_factory=ReflectSettings)
     forget: ForgetSettings = field(default_factory=ForgetSettings)
+    layers: LayersSettings = field(default_factory=LayersSettings)
     #: groups of equivalent words from the [synonyms] table (case-folded)
     synonyms: tuple[tuple[str, ...], ...] = ()
     #: `section.key` settings of an untrusted memcli.toml that were not applied
     ignored: tuple[str, ...] = ()
 
 
-SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget")
+SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget", "layers")
 
 #: settings memcli no longer has, by table: a settings file that still sets them loads
 #: (they are ignored); any other key of such a table is an error. `[add]
@@ -200,13 +213,7 @@ def load_settings(
     path = workspace / CONFIG_FILE
     table, digest = _read_table(path)
     ignored: list[str] = []
-    risky = [
-        (name, key)
-        for name, keys in trust.SENSITIVE.items()
-        if isinstance(table.get(name), dict)
-        for key in keys
-        if key in table[name]
-    ]
+    risky = trust.withheld(table)  # [index] where-the-index-lives settings as one unit
     if risky and not trust.is_trusted(workspace, env, digest):
         for name, key in risky:
             _check_key(name, key, path)

@@ -24,12 +24,23 @@ from memcli.core.errors import ConfigError
 
 #: settings a workspace's memcli.toml may set only once the workspace is trusted: where
 #: memory text goes (an LLM endpoint, whether to use one), which program runs (the
-#: agent CLI's command), which secret is read and sent (the API key's variable), and
-#: which model files are loaded (a name may be downloaded)
+#: agent CLI's command), which secret is read and sent (the API key's variable),
+#: which model files are loaded (a name may be downloaded), and which other directories'
+#: memory is read (a layer path)
 SENSITIVE: dict[str, tuple[str, ...]] = {
     "llm": ("provider", "base_url", "api_key_env", "command"),
     "index": ("model", "uri", "token_env", "collection", "workspace"),
+    "layers": ("read",),  # a path names another directory whose memory is read
 }
+#: settings that say together where the index lives: they apply together or not at all.
+#: When an untrusted memcli.toml sets any of them (but `backend = "local"`), none that it
+#: sets applies: a backend without its uri, or a uri without its collection and workspace
+#: key, would fail or write somewhere nobody chose. The workspace keeps the local index.
+UNITS: dict[str, tuple[str, ...]] = {
+    "index": ("backend", "uri", "token_env", "collection", "workspace"),
+}
+#: unit settings that alone need no approval, with the value that is harmless
+HARMLESS: dict[tuple[str, str], object] = {("index", "backend"): "local"}
 CONFIG_NAME = "config.toml"
 TRUST_NAME = "trusted.json"
 _ABSENT = "absent"  # what is recorded for a workspace without memcli.toml
@@ -125,6 +136,23 @@ def _save(records: dict[str, dict[str, Any]], env: Mapping[str, str] | None) -> 
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(data + "\n")
     os.replace(tmp, path)
+
+
+def withheld(table: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(table, key) of a workspace's memcli.toml (`table`) that apply only once the
+    workspace is trusted: the SENSITIVE settings it sets, and every setting of a UNIT it
+    sets when it sets any of that unit (a HARMLESS value alone excepted)."""
+    out: list[tuple[str, str]] = []
+    for name, given in table.items():
+        if not isinstance(given, dict):
+            continue
+        unit = [key for key in UNITS.get(name, ()) if key in given]
+        if all(HARMLESS.get((name, key), object()) == given[key] for key in unit):
+            unit = []
+        for key in given:
+            if key in SENSITIVE.get(name, ()) or key in unit:
+                out.append((name, key))
+    return out
 
 
 def untrusted_notice(config: Path, ignored: tuple[str, ...]) -> str:

@@ -223,6 +223,14 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         source: Annotated[
             str | None, Field(description="Where it comes from: a conversation or session id.")
         ] = None,
+        layer: Annotated[
+            Literal["user", "project"] | None,
+            Field(
+                description="Where to keep it: 'user' (the user's own memory, for every "
+                "project) or 'project' (this workspace); default: this workspace, or the "
+                "user's for the types the user's settings send there."
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         request = AddRequest(
             content,
@@ -232,7 +240,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             source=source,
             by="agent",
         )
-        result = call(operations.add, memory(), request)
+        result = call(operations.add, memory(), request, layer)
         answer = {
             "action": result.action,
             "memory_key": result.entry.id,
@@ -362,7 +370,9 @@ def _result(hit: Any) -> dict[str, Any]:
     entry = hit.entry
     text = strip_invisible(entry.text)
     first_line = text.split("\n", 1)[0]
+    layer = getattr(hit, "layer", None)  # several layers were read (services.layers)
     return {
+        **({} if layer is None else {"layer": layer}),
         "memory_key": entry.id,
         "summary": first_line if len(first_line) <= 120 else first_line[:119] + "…",
         "content_preview": text[:200],

@@ -30,12 +30,30 @@ def search_kwargs(q: SearchQuery) -> dict[str, Any]:
 
 
 def search(mem: Any, q: SearchQuery, progress: Callable[[int, int], None] | None = None) -> Any:
-    """The hits of `q` (list[Hit])."""
+    """The hits of `q` (list[Hit]; of every layer the workspace reads, each a LayerHit
+    naming its layer, when it reads more than itself: memcli.services.layers)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.search(layers, q.query, **search_kwargs(q), progress=progress)
     return mem.search(q.query, **search_kwargs(q), progress=progress)
 
 
+def _layers(mem: Any) -> Any:
+    """The layers `mem` reads when more than itself, else None."""
+    from memcli.services.layers import layered
+
+    return layered(mem)
+
+
 def inject(mem: Any, r: InjectRequest) -> Any:
-    """The inject block of `r` (Packed)."""
+    """The inject block of `r` (Packed), of every layer the workspace reads."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.inject(layers, r)
     return mem.inject(
         r.context,
         max_tokens=r.max_tokens,
@@ -46,8 +64,10 @@ def inject(mem: Any, r: InjectRequest) -> Any:
     )
 
 
-def add(mem: Any, r: AddRequest) -> Any:
-    """The entry `r` adds, or the one it updates (AddResult)."""
+def add(mem: Any, r: AddRequest, to: str | None = None) -> Any:
+    """The entry `r` adds, or the one it updates (AddResult); in the layer `to` names
+    ("user", "project"), else the one `[layers] user_types` gives its type, else `mem`."""
+    mem = write_target(mem, to, r.type)
     return mem.add(
         r.text,
         type=r.type,
@@ -61,13 +81,26 @@ def add(mem: Any, r: AddRequest) -> Any:
     )
 
 
+def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
+    """The Memory a write goes to (memcli.services.layers.target)."""
+    from memcli.services.layers import target
+
+    return target(mem, to, entry_type)
+
+
 def get(mem: Any, r: GetRequest) -> Any:
     """One entry with its access statistics (EntryDetail)."""
     return mem.get(r.entry_id)
 
 
 def list_entries(mem: Any, r: ListRequest) -> Any:
-    """The entries `r` selects (list[Entry])."""
+    """The entries `r` selects (list[Entry]; list[LayerEntry] when the workspace reads
+    more layers than itself)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.list_entries(layers, r)
     return mem.list(
         types=list(r.types) or None,
         since=r.since,

@@ -41,14 +41,15 @@ BACKENDS = [
     # Milvus Lite, embedded (a file under the test's tmp_path: see the fixture)
     Flavour("milvus-lite", IndexSettings(backend="milvus"), exact_bm25=False),
 ]
-if os.environ.get("MEMCLI_TEST_MILVUS_URI"):  # a real Milvus server, when one is at hand
-    BACKENDS.append(
-        Flavour(
-            "milvus-server",
-            IndexSettings(backend="milvus", uri=os.environ["MEMCLI_TEST_MILVUS_URI"]),
-            exact_bm25=False,
-        )
+# A Milvus server: MEMCLI_TEST_MILVUS_URI when one is at hand, else the run's own
+# `milvus-lite server` process (the milvus_server fixture; skipped without the extra)
+BACKENDS.append(
+    Flavour(
+        "milvus-server",
+        IndexSettings(backend="milvus", uri=os.environ.get("MEMCLI_TEST_MILVUS_URI", "")),
+        exact_bm25=False,
     )
+)
 
 
 Factory = Callable[[], IndexBackend]
@@ -66,6 +67,8 @@ def make(request: pytest.FixtureRequest, tmp_path: Path) -> Factory:
     settings = flavour.settings
     if settings.backend == "milvus":
         pytest.importorskip("pymilvus")
+        if flavour.name == "milvus-server" and not settings.uri:
+            settings = replace(settings, uri=request.getfixturevalue("milvus_server").uri)
         if not settings.uri:  # Milvus Lite: a file of this test's own
             settings = replace(settings, uri=str(tmp_path / "milvus.db"))
         # each test its own collection and workspace (a server is shared)

@@ -28,6 +28,7 @@ SENSITIVE_ROWS: list[tuple[str, str, object]] = [
     ("index", "token_env", "GITHUB_TOKEN"),
     ("index", "collection", "someone_elses"),
     ("index", "workspace", "victim-partition"),
+    ("layers", "read", "user, ../someone-elses-notes"),
 ]
 #: harmless settings of the same tables: applied whether trusted or not
 HARMLESS_ROWS: list[tuple[str, str, object]] = [

@@ -301,16 +301,21 @@ def _raw(line: str) -> None:
     sys.stdout.write(escape_controls(line) + "\n")
 
 
-def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
+def entries_table(
+    entries: Sequence[Entry], title: str | None = None, layers: Sequence[str] | None = None
+) -> None:
     """Entries: a table on a terminal; in a pipe `id<TAB>type<TAB>text`, the whole text,
-    each further line of a multi-line entry as `<TAB><TAB>line` (`cut -f3` gives texts)."""
+    each further line of a multi-line entry as `<TAB><TAB>line` (`cut -f3` gives texts).
+    With `layers` (one name per entry: several layers were read) each says its layer: a
+    column, or `<TAB>layer` after the first line of its text in a pipe."""
     if not entries:
         note("no entries")
         return
     if not is_terminal():
-        for e in entries:
+        for i, e in enumerate(entries):
             first, *more = e.text.split("\n")
-            _raw(f"{e.id}\t{e.type}\t{first}")
+            where = "" if layers is None else f"\t{layers[i]}"
+            _raw(f"{e.id}\t{e.type}\t{first}{where}")
             for line in more:
                 _raw(f"\t\t{line}")
         return
@@ -321,8 +326,11 @@ def entries_table(entries: Sequence[Entry], title: str | None = None) -> None:
     table.add_column("type", style="magenta")
     table.add_column("imp", justify="right")
     table.add_column("text")
-    for e in entries:
-        table.add_row(_text(e.id), _text(e.type), f"{e.importance:.2f}", _text(e.text))
+    if layers is not None:
+        table.add_column("layer", style="green")
+    for i, e in enumerate(entries):
+        cells = [_text(e.id), _text(e.type), f"{e.importance:.2f}", _text(e.text)]
+        table.add_row(*cells, *([] if layers is None else [_text(layers[i])]))
     _console().print(table)
 
 
@@ -393,7 +401,9 @@ def _one_line(text: str, width: int = 120) -> str:
 def hit_row(hit: Any) -> dict[str, Any]:
     """A search hit as the renderers take it (and the daemon sends it): the entry's
     dict, the exact score and its components."""
-    return {"entry": hit.entry.to_dict(), "score": hit.score, "components": hit.components}
+    row = {"entry": hit.entry.to_dict(), "score": hit.score, "components": hit.components}
+    layer = getattr(hit, "layer", None)  # several layers were read (services.layers)
+    return row if layer is None else {**row, "layer": layer}
 
 
 def hits_json(rows: Sequence[dict[str, Any]], explain: bool = False) -> list[dict[str, Any]]:
@@ -401,6 +411,8 @@ def hits_json(rows: Sequence[dict[str, Any]], explain: bool = False) -> list[dic
     data = []
     for row in rows:
         item = {"id": row["entry"]["id"], "score": round(row["score"], 6), "entry": row["entry"]}
+        if "layer" in row:
+            item["layer"] = row["layer"]
         if explain:
             item["components"] = {k: round(v, 6) for k, v in row["components"].items()}
         data.append(item)
@@ -415,16 +427,17 @@ def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
     terminal = is_terminal()
     for rank, row in enumerate(rows, 1):
         e, score = row["entry"], row["score"]
+        where = f"({row['layer']}) " if "layer" in row else ""  # only when several layers
         if terminal:
             from rich.text import Text
 
             line = Text(f"{rank:>2}. ", style="bold") + Text(f"{score:.3f} ", style="green")
             line += _text(f"{e['id']} ", "cyan") + _text(f"[{e['type']}] ", "magenta")
-            line += _text(_one_line(e["text"]))
+            line += _text(where, "green") + _text(_one_line(e["text"]))
             _console().print(line)
         else:  # a pipe: the whole text, further lines of a multi-line entry indented
             first, *more = e["text"].split("\n")
-            _raw(f"{rank}. {score:.3f} {e['id']} [{e['type']}] {first}")
+            _raw(f"{rank}. {score:.3f} {e['id']} [{e['type']}] {where}{first}")
             for text_line in more:
                 _raw(f"      {text_line}")
         if explain:
@@ -432,6 +445,8 @@ def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
                 f"{k}={v:.0f}" if k == "accesses" else f"{k}={v:.3f}"
                 for k, v in row["components"].items()
             )
+            if "layer" in row:
+                parts = f"layer={row['layer']}  {parts}"
             info(f"      {parts}")
 
 

@@ -92,6 +92,13 @@ def add(
     source: str | None = SourceOpt,
     pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
     allow_secret: bool = AllowSecretOpt,
+    to: str | None = typer.Option(
+        None,
+        "--to",
+        metavar="LAYER",
+        help="The layer to write to: user (your own workspace) or project (this one); "
+        "default: this one, or yours for the types [layers] user_types names.",
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Add an entry (an exact duplicate updates the existing entry instead)."""
@@ -107,15 +114,15 @@ def add(
         allow_secret=allow_secret,
         by="person",
     )
-    result = operations.add(mem, request)
+    dest = operations.write_target(mem, to, request.type)
+    result = operations.add(dest, request)
+    where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
     if json_out:
         render.emit_json(result.to_dict())
     elif result.action == "added":
-        render.info(f"added {result.entry.id} to {result.entry.file} ({result.entry.type})")
+        render.info(f"added {result.entry.id} to {where} ({result.entry.type})")
     else:
-        render.info(
-            f"updated {result.entry.id} in {result.entry.file}: the same text was already there"
-        )
+        render.info(f"updated {result.entry.id} in {where}: the same text was already there")
 
 
 @app.command(name="list")
@@ -148,11 +155,18 @@ def list_(
         limit=limit,
     )
     entries = operations.list_entries(mem, resolve_list(request, mem))
+    layers = None
+    if entries and hasattr(entries[0], "layer"):  # several layers: each says its own
+        layers = [e.layer for e in entries]
+        entries = [e.entry for e in entries]
     if json_out:
-        render.emit_json({"entries": [e.to_dict() for e in entries]})
+        rows = [e.to_dict() for e in entries]
+        if layers is not None:
+            rows = [{**row, "layer": layer} for row, layer in zip(rows, layers, strict=True)]
+        render.emit_json({"entries": rows})
     else:
         with render.paged(not no_pager):
-            render.entries_table(entries)
+            render.entries_table(entries, layers=layers)
 
 
 @app.command()

@@ -1,0 +1,260 @@
+"""Layered memory (memcli.services.layers): which layers a workspace reads, the merge of
+their hits and candidates, where writes go; with the fake embedder (the real model's
+test is tests/integration/test_layers.py)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memcli.core.models import Entry
+from memcli.core.names import MEMORY_FILE
+from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
+from memcli.services import layers
+from memcli.services.layers import LayerCandidate, LayerHit
+from memcli.store.workspace import init_workspace
+from memcli.surfaces import operations
+from tests.support.fakes import fake_memory
+
+
+def _user_dir() -> Path:
+    return Path(os.environ["XDG_DATA_HOME"]) / "memcli"
+
+
+def _add(root: Path, *texts: str, type_: str = "fact") -> None:
+    mem = fake_memory(root)
+    for text in texts:
+        mem.add(text, type=type_, by="person")
+
+
+def _entry(text: str, entry_id: str) -> Entry:
+    return Entry(id=entry_id, type="fact", text=text, file=MEMORY_FILE, line=1)
+
+
+def _hit(text: str, score: float, layer: str, entry_id: str = "") -> LayerHit:
+    return LayerHit(_entry(text, entry_id or f"m{len(text)}{layer}"), score, {}, layer)
+
+
+# ------------------------------------------------------------------ merge, dedupe (pure)
+
+MERGE_ROWS = [
+    # (hits as (text, score, layer), expected (text, layer) in order)
+    ([("a", 0.9, "user"), ("b", 0.5, "project")], [("a", "user"), ("b", "project")]),
+    ([("a", 0.2, "project"), ("b", 0.8, "user")], [("b", "user"), ("a", "project")]),
+    # the same normalised text: the nearest layer's stays, even when it scores less
+    ([("Uses pytest.", 0.9, "user"), ("uses  PYTEST", 0.4, "project")], [("uses  PYTEST", "project")]),
+    # equal scores: the nearest layer first
+    ([("x", 0.5, "user"), ("y", 0.5, "project")], [("y", "project"), ("x", "user")]),
+    ([], []),
+]
+
+
+@pytest.mark.parametrize(("given", "expected"), MERGE_ROWS)
+def test_merge_ranks_by_score_and_keeps_the_nearest_duplicate(given, expected) -> None:  # noqa: ANN001
+    hits = [_hit(text, score, layer) for text, score, layer in given]
+    merged = layers.merge(hits, ["project", "user"])
+    assert [(h.entry.text, h.layer) for h in merged] == expected
+
+
+def test_dedupe_keeps_the_nearest_layers_candidate_in_order() -> None:
+    found = [
+        LayerCandidate(_entry("Deploys to web1", "m1"), 0.5, False, "project"),
+        LayerCandidate(_entry("Prefers pytest", "m2"), 0.9, False, "user"),
+        LayerCandidate(_entry("deploys to WEB1.", "m3"), 0.95, False, "user"),
+        LayerCandidate(_entry("Prefers pytest", "m4"), 0.1, False, "project"),
+    ]
+    kept = layers.dedupe(found, ["project", "user"])
+    assert [(c.layer, c.entry.id) for c in kept] == [("project", "m1"), ("project", "m4")]
+
+
+def test_a_layer_hit_says_its_layer() -> None:
+    hit = _hit("a", 0.5, "user", "m1")
+    assert hit.to_dict()["layer"] == "user" and hit.to_dict()["id"] == "m1"
+
+
+# ------------------------------------------------------------------ which layers
+
+
+def test_layers_read_by_default_the_user_workspace(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    init_workspace(project)
+    assert [lay.name for lay in layers.open_layers(fake_memory(project))] == ["project"]  # none yet
+    init_workspace(_user_dir())
+    found = layers.open_layers(fake_memory(project))
+    assert [(lay.name, lay.memory.root) for lay in found] == [
+        ("project", project.resolve()),
+        ("user", _user_dir().resolve()),
+    ]
+    # the per-user workspace reads no other layer, even one it names
+    os.environ["MEMCLI_LAYERS_READ"] = f"user, {project}"
+    try:
+        assert [lay.name for lay in layers.open_layers(fake_memory(_user_dir()))] == ["project"]
+        assert len(layers.open_layers(fake_memory(project))) == 2  # (a path of itself: once)
+    finally:
+        del os.environ["MEMCLI_LAYERS_READ"]
+
+
+def test_read_names_paths_and_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project, notes = tmp_path / "project", tmp_path / "notes"
+    init_workspace(project)
+    init_workspace(notes)
+    init_workspace(_user_dir())
+    monkeypatch.setenv("MEMCLI_LAYERS_READ", "")
+    assert [lay.name for lay in layers.open_layers(fake_memory(project))] == ["project"]
+    monkeypatch.setenv("MEMCLI_LAYERS_READ", "../notes, user, ../missing")
+    told: list[str] = []
+    mem = fake_memory(project)
+    mem.runtime.notify = told.append
+    assert [lay.name for lay in layers.open_layers(mem)] == ["project", "../notes", "user"]
+    assert len(told) == 1 and "missing" in told[0] and "no memcli workspace" in told[0]
+
+
+def test_a_layer_others_can_write_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project, shared = tmp_path / "project", tmp_path / "shared"
+    init_workspace(project)
+    init_workspace(shared)
+    shared.chmod(0o777)
+    monkeypatch.setenv("MEMCLI_LAYERS_READ", "../shared")
+    told: list[str] = []
+    mem = fake_memory(project)
+    mem.runtime.notify = told.append
+    assert [lay.name for lay in layers.open_layers(mem)] == ["project"]
+    assert len(told) == 1 and "anyone can write in it" in told[0]
+
+
+def test_a_path_layer_in_an_untrusted_memcli_toml_is_not_read(tmp_path: Path) -> None:
+    project, notes = tmp_path / "project", tmp_path / "notes"
+    init_workspace(project)
+    init_workspace(notes)
+    (project / "memcli.toml").write_text('[layers]\nread = "../notes"\n')
+    assert [lay.name for lay in layers.open_layers(fake_memory(project))] == ["project"]
+
+
+# ------------------------------------------------------------------ reading every layer
+
+
+def test_search_inject_list_read_both_layers(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    _add(_user_dir(), "Prefers pytest fixtures for tests", type_="preference")
+    _add(project, "The tests run with make test", "The deploy host is web1")
+    _add(_user_dir(), "The tests run with make test")  # a duplicate: the project's stays
+    mem = fake_memory(project)
+    hits = operations.search(mem, SearchQuery("tests", touch=False))
+    assert {(h.entry.text, h.layer) for h in hits} >= {
+        ("Prefers pytest fixtures for tests", "user"),
+        ("The tests run with make test", "project"),
+    }
+    assert [h.entry.text for h in hits].count("The tests run with make test") == 1
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+    packed = operations.inject(mem, InjectRequest("tests", touch=True))
+    assert "Prefers pytest fixtures" in packed.text and "make test" in packed.text
+    assert packed.text.count("make test") == 1
+    assert {(e["text"], e["layer"]) for e in packed.to_dict()["entries"]} >= {
+        ("Prefers pytest fixtures for tests", "user"),
+        ("The tests run with make test", "project"),
+    }
+    # each chosen entry counts as accessed in its own layer
+    user_id = next(c.entry.id for c in packed.chosen if "pytest" in c.entry.text)
+    assert fake_memory(_user_dir()).access.load().get(user_id) is not None
+    assert fake_memory(project).access.load().get(user_id) is None
+
+    recall = operations.inject(mem, InjectRequest(None, touch=False))  # no context: all
+    assert {e["layer"] for e in recall.to_dict()["entries"]} == {"project", "user"}
+
+    listed = operations.list_entries(mem, ListRequest())
+    assert [(e.layer, e.entry.text) for e in listed] == [
+        ("project", "The tests run with make test"),
+        ("project", "The deploy host is web1"),
+        ("user", "Prefers pytest fixtures for tests"),
+        ("user", "The tests run with make test"),
+    ]
+    assert len(operations.list_entries(mem, ListRequest(limit=3))) == 3
+
+    from memcli import Layers  # the Python API: the same reads
+
+    api = Layers(mem)
+    assert [(h.layer, h.entry.id) for h in api.search("tests", touch=False)] == [
+        (h.layer, h.entry.id) for h in hits
+    ]
+    assert api.inject("tests", touch=False).text == packed.text
+    assert [e.layer for e in api.list(types=("preference",))] == ["user"]
+
+
+def test_a_single_workspace_reads_as_before(tmp_path: Path) -> None:
+    """No user workspace, or the workspace is the user one: the old path, untouched."""
+    project = tmp_path / "project"
+    init_workspace(project)
+    _add(project, "The tests run with make test", "The deploy host is web1")
+    for root in (project, _user_dir()):
+        if root == _user_dir():
+            init_workspace(root)
+            _add(root, "The tests run with make test", "The deploy host is web1")
+        mem = fake_memory(root)
+        hits = operations.search(mem, SearchQuery("tests", touch=False))
+        before = mem.search("tests", touch=False)
+        assert [type(h) for h in hits] == [type(h) for h in before] and not any(
+            isinstance(h, LayerHit) for h in hits
+        )
+        assert [h.to_dict(True) for h in hits] == [h.to_dict(True) for h in before]
+        packed = operations.inject(mem, InjectRequest("tests", touch=False))
+        assert packed.to_dict() == mem.inject("tests", touch=False).to_dict()
+        assert operations.list_entries(mem, ListRequest()) == mem.list()
+
+
+# ------------------------------------------------------------------ writes
+
+TARGET_ROWS = [
+    # (--to, user_types setting, type, expected layer)
+    (None, "", "preference", "project"),
+    (None, "preference", "preference", "user"),
+    (None, "preference, lesson", "fact", "project"),
+    (None, "preference, lesson", "lesson", "user"),
+    ("user", "", "fact", "user"),
+    ("project", "preference", "preference", "project"),
+]
+
+
+@pytest.mark.parametrize(("to", "user_types", "entry_type", "expected"), TARGET_ROWS)
+def test_writes_go_to_the_nearest_layer_unless_told(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to, user_types, entry_type, expected  # noqa: ANN001
+) -> None:
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    monkeypatch.setenv("MEMCLI_LAYERS_USER_TYPES", user_types)
+    target = layers.target(fake_memory(project), to, entry_type)
+    assert target.root == (project if expected == "project" else _user_dir()).resolve()
+
+
+def test_an_unknown_layer_to_write_to_is_refused(tmp_path: Path) -> None:
+    from memcli.core.errors import ValidationError
+
+    init_workspace(tmp_path / "p")
+    with pytest.raises(ValidationError, match="unknown layer 'team'"):
+        layers.target(fake_memory(tmp_path / "p"), "team", "fact")
+
+
+def test_the_layers_embed_a_query_once(tmp_path: Path) -> None:
+    from tests.support.fakes import HashingEmbedder
+
+    inner = HashingEmbedder()
+    memo = layers.LastQuery(lambda: inner)
+    first = memo.embed(["how do we test?"])
+    first[0, 0] = 42.0  # a caller's change never reaches the next caller
+    again = memo.embed(["how do we test?"])
+    assert inner.calls == [1] and again[0, 0] != 42.0 and memo.dim == inner.dim
+    memo.embed(["something else"])
+    assert inner.calls == [1, 1]
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    found = layers.open_layers(fake_memory(project))
+    shared = found[0].memory.index_manager.query_embedder
+    assert isinstance(shared, layers.LastQuery)
+    assert found[1].memory.index_manager.query_embedder is shared
