@@ -734,7 +734,11 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
         (
             Case("compress in a pipe without --yes", lambda r: _cli(r, "compress"), (1,), "--yes"),
             # the hand-kept sample gives compress nothing to do: an old entry a program wrote
-            _append("memory.md", "- Chat note <!-- id=mchat1 created=2026-01-01 by=agent -->\n"),
+            # (a task note: only what is transient fades, DESIGN §5.1)
+            _append(
+                "memory.md",
+                "- TODO: send the chat notes to Ana <!-- id=mchat1 created=2026-01-01 by=agent -->\n",
+            ),
         ),
         (
             Case(
