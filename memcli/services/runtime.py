@@ -68,6 +68,8 @@ class Runtime:
                 from memcli.store.trust import untrusted_notice
 
                 self.notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
+            for problem in self._settings.problems:  # `memcli doctor` lists them too
+                self.notify(problem)
         return self._settings
 
     @cached_property

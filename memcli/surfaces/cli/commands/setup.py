@@ -71,23 +71,61 @@ def config_set(
     json_out: bool = JsonOpt,
 ) -> None:
     """Write one setting (comments in the file are kept); checked before it is written."""
-    from memcli.services.configedit import check, parse_value, split_key, with_value
-    from memcli.store.files import atomic_write
+    from memcli.services.configedit import split_key, value_for, with_value
+
+    section, name = split_key(key)
+    typed = value_for(key, value)
+    path, old = _config_file(user)
+    _write_config(path, with_value(old, section, name, typed), user)
+    shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "value": typed})
+    else:
+        render.info(f"{path}: {key} = {shown}")
+
+
+@config_app.command("unset")
+def config_unset(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"),
+    user: bool = typer.Option(False, "--user", help="From your own config.toml, not memcli.toml."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remove one setting from the file (it falls back to the user's config or the
+    default); comments are kept."""
+    from memcli.services.configedit import split_key, without_key
+
+    section, name = split_key(key)
+    path, old = _config_file(user)
+    new = without_key(old, section, name)
+    if new is not None:
+        _write_config(path, new, user)
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "removed": new is not None})
+    elif new is None:
+        render.info(f"{path}: {key} is not set there; nothing to do")
+    else:
+        render.info(f"{path}: {key} removed")
+
+
+def _config_file(user: bool) -> tuple[Path, str]:
+    """The settings file `config set/unset` edits, and its text ("" when there is none)."""
     from memcli.store.trust import user_config_file
     from memcli.store.workspace import resolve_workspace
 
-    section, name = split_key(key)
+    path = user_config_file() if user else resolve_workspace(state.workspace) / "memcli.toml"
+    return path, path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _write_config(path: Path, new: str, user: bool) -> None:
+    """Write a settings file after checking the settings load with it."""
+    from memcli.services.configedit import check
+    from memcli.store.files import atomic_write
+    from memcli.store.workspace import resolve_workspace
+
     root = resolve_workspace(state.workspace)
-    path = user_config_file() if user else root / "memcli.toml"
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    new = with_value(old, section, name, parse_value(value))
     check(root, None if user else new, new if user else None)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, new)
-    if json_out:
-        render.emit_json({"file": str(path), "key": key, "value": parse_value(value)})
-    else:
-        render.info(f"{path}: {key} = {value}")
     if not user:
         import tomllib
 
