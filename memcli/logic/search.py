@@ -252,6 +252,7 @@ def rank(
     neighbours: bool = False,
     limit: int,
     min_score: float = 0.0,
+    floor: float = 0.0,
     arrays: EntryArrays | None = None,
     periods: Sequence[Period] = (),
 ) -> list[Hit]:
@@ -293,7 +294,7 @@ def rank(
     dated = in_periods(created, periods)
     if settings.date_weight:
         scores = scores + settings.date_weight * dated
-    keep = scores >= min_score
+    keep = (scores >= min_score) & (relevance >= floor)
     if mode == "keyword":
         keep &= signals.keyword > 0
     kept = np.flatnonzero(keep)

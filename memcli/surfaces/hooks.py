@@ -97,7 +97,10 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
 
     _thread.start_new_thread(work, ())
     if not done.acquire(timeout=max(timeout, 0.001)):
-        warming = _index_in_background(workspace_flag, stdin_text)
+        try:
+            warming = _index_in_background(workspace_for(workspace_flag, parse_payload(stdin_text)))
+        except Exception:  # noqa: BLE001 - only an attempt
+            warming = False
         sys.stderr.write(
             f"memcli hook {event}: no answer within {timeout:g} s; nothing was added"
             + ("; the index is being brought up to date in the background" if warming else "")
@@ -112,12 +115,11 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
     return 0
 
 
-def _index_in_background(workspace_flag: str | None, stdin_text: str) -> bool:
-    """Start `memcli index` detached, so that a first hook that ran out of time (a big
-    workspace indexed for the first time, the one-time ONNX export) is not followed by
-    others that start the same work again and are cut short the same way."""
+def _index_in_background(root: str) -> bool:
+    """Start `memcli index` detached (it indexes the workspace and makes the one-time
+    ONNX export), so that a first hook that ran out of time or answered from the keyword
+    side is not followed by others that wait for the same work."""
     try:
-        root = workspace_for(workspace_flag, parse_payload(stdin_text))
         if os.path.exists(os.path.join(root, ".memcli", "daemon.sock")):
             return False  # a watcher keeps it current
         import subprocess
@@ -185,16 +187,17 @@ def answer(
     payload = parse_payload(stdin_text)
     root = workspace_for(workspace_flag, payload)
     if event in INJECT_EVENTS:
-        block = inject_block(root, event, payload, max_tokens, timeout)
+        block, said = inject_block(root, event, payload, max_tokens, timeout)
+        said = f"memcli hook {event}: {said}\n" if said else ""
         if not block:
-            return "", ""
+            return "", said
         out, left_out = fitted_output(EVENTS[event], block, HOST_OUTPUT_CHARS)
         if left_out:
-            return out, (
+            return out, said + (
                 f"memcli hook {event}: {left_out} memories left out to keep the block under "
                 f"{HOST_OUTPUT_CHARS} characters (--max-tokens sets a smaller budget)\n"
             )
-        return out, ""
+        return out, said
     return "", extract_new(root, payload) + "\n"
 
 
@@ -255,9 +258,16 @@ def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
 
 def inject_block(
     root: str, event: str, payload: dict[str, Any], max_tokens: int, timeout: float
-) -> str:
-    """The memory block for the prompt and recent turns ('' when no memory fits)."""
+) -> tuple[str, str]:
+    """The memory block for the prompt and recent turns ('' when no memory fits), and a
+    line to say on stderr ('' when there is nothing to say).
+
+    In this process, while the embeddings cannot be used yet (the one-time model
+    preparation not done, the workspace never indexed: either would outlast the hook's
+    time), the block comes from the keyword side alone and `memcli index` is started in
+    the background to get them ready."""
     context = hook_context(event, payload) or None
+    said = ""
     # memcli.core.requests.InjectRequest in its wire form (that module costs dataclasses)
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
@@ -274,18 +284,29 @@ def inject_block(
         from memcli.surfaces import operations
 
         with contextlib.redirect_stderr(io.StringIO()):  # the hook says one line itself
-            text = operations.inject(Memory(root), from_wire(wire)).text
+            mem = Memory(root)
+            if context is None or mem.runtime.embeddings_ready():
+                text = operations.inject(mem, from_wire(wire)).text
+            else:
+                from memcli.services.search import inject_keyword_only
+
+                text = inject_keyword_only(mem.runtime, from_wire(wire)).text
+                said = (
+                    "the embeddings are not ready yet (the model's one-time preparation "
+                    "or this workspace's first indexing); answered from the keyword side"
+                    + ("; `memcli index` is preparing it" if _index_in_background(root) else "")
+                )
     elif "error" in answer:
         lines = [line for line in (answer["error"] or "").splitlines() if line.strip()]
         raise HookError(lines[0] if lines else f"exit code {answer['code']}")
     else:
         text = answer["inject"]["block"]
     if has_entries(text):
-        return text
+        return text, said
     problem = unreadable_file(root)
     if problem:  # an empty block because a file cannot be read: say so
         raise HookError(problem)
-    return ""
+    return "", said
 
 
 def unreadable_file(root: str) -> str | None:

@@ -250,6 +250,8 @@ def _install(
         host, "project" if project else "user", remove=remove, workspace=state.workspace
     )
     written = [] if dry_run else installer.apply(plan)
+    if not (dry_run or remove):
+        _ready_for_hooks()
     if json_out:
         render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
         return
@@ -265,6 +267,21 @@ def _install(
         render.note(note)
     if dry_run:
         render.note("dry run: nothing was written")
+
+
+def _ready_for_hooks() -> None:
+    """Do now what the first hook would otherwise wait for: the one-time ONNX export
+    and, when the workspace exists, its index (progress on stderr)."""
+    import contextlib
+
+    from memcli.core.errors import WorkspaceError
+
+    mem = memory()
+    with render.model_steps() as report:
+        mem.runtime.prepare_model(report)
+    # no workspace yet: `memcli init` makes one (and its first search indexes it)
+    with contextlib.suppress(WorkspaceError):
+        mem.index(progress=render.progress_callback("indexing"))
 
 
 @app.command()

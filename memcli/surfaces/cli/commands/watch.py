@@ -83,6 +83,8 @@ def watch(
                 data: dict[str, Any] = {"stopped": pid}
                 message = f"stopped memcli watch (pid {pid})" if pid else "none was running"
             else:
+                with render.model_steps() as report:  # the one-time ONNX export, shown
+                    shared_memory(state.workspace).runtime.prepare_model(report)
                 data = start_background(root)
                 message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"
         except RuntimeError as exc:
