@@ -59,6 +59,9 @@ TURN_CHARS = 1000
 CONTEXT_CHARS = 8000
 #: the most characters of a hook's output Claude Code puts into the context whole
 HOST_OUTPUT_CHARS = 10_000
+#: seconds during which a `memcli index` a hook started is taken to be still running
+#: (the one-time model preparation and a first indexing take about a minute)
+STARTED_FOR = 120.0
 
 
 class HookError(Exception):
@@ -122,6 +125,17 @@ def _index_in_background(root: str) -> bool:
     try:
         if os.path.exists(os.path.join(root, ".memcli", "daemon.sock")):
             return False  # a watcher keeps it current
+        import time
+
+        started = os.path.join(root, ".memcli", "index-started")
+        try:
+            if time.time() - os.stat(started).st_mtime < STARTED_FOR:
+                return True  # one started a moment ago is still at it
+        except OSError:
+            pass
+        os.makedirs(os.path.dirname(started), exist_ok=True)
+        with open(started, "w"):
+            pass
         import subprocess
 
         subprocess.Popen(
