@@ -1,7 +1,9 @@
 """Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
 combined with recency, importance, confidence and the period a query names.
 
-    relevance = semantic_weight · norm(cosine) + keyword_weight · norm(bm25)
+    relevance = (semantic_weight · max(cosine, 0)
+                 + keyword_weight · bm25 / (bm25 + keyword_saturation))
+                / (semantic_weight + keyword_weight)
               [+ neighbour_weight · the best relevance of the adjacent entries,
                  in ordered logs only]
     score     = relevance_weight · relevance
@@ -10,8 +12,12 @@ combined with recency, importance, confidence and the period a query names.
               + confidence_weight · confidence
               + date_weight · [created within a period the query names]
 
-norm() is min-max over the candidate set (the union of both retrievers' top
-`candidate_pool`). age_days counts from the entry's `updated`, else `created` (DESIGN
+Relevance is absolute (DESIGN §3): each side is in [0, 1] on a scale that does not
+depend on what else the query found, so relevance means the same in every query. Hits
+below `relevance_floor` are left out (semantic and hybrid modes: a query about something
+the memory never mentions returns nothing; in keyword mode a shared word is the
+evidence, as in inject), and `min_score` compares scores on that same scale. age_days
+counts from the entry's `updated`, else `created` (DESIGN
 §3): never from the last time a search returned it, so the same query on the same files
 ranks the same way every time; access statistics only show as a component. Entries a
 reflection cites rank as they would without it (no penalty). Neighbours: in an ordered
@@ -80,15 +86,22 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def minmax(values: np.ndarray) -> np.ndarray:
-    if len(values) == 0:
-        return values
-    lo, hi = float(values.min()), float(values.max())
-    if hi - lo < 1e-12:
-        return (
-            np.where(values > 0, 1.0, 0.0).astype(np.float32) if hi > 0 else np.zeros_like(values)
-        )
-    return (values - lo) / (hi - lo)
+def absolute_relevance(
+    semantic: np.ndarray, keyword: np.ndarray, mode: str, settings: SearchSettings
+) -> np.ndarray:
+    """Relevance on a scale that means the same for every query: the cosine similarity
+    (below 0 counted as 0) and the BM25 score saturated as bm25 / (bm25 +
+    keyword_saturation), both in [0, 1], weighted by semantic_weight and keyword_weight
+    (one of them alone in semantic or keyword mode)."""
+    sem = np.clip(semantic.astype(np.float64), 0.0, 1.0)
+    raw = np.maximum(keyword.astype(np.float64), 0.0)
+    kw = raw / (raw + max(settings.keyword_saturation, 1e-9))
+    if mode == "semantic":
+        return sem
+    if mode == "keyword":
+        return kw
+    total = settings.semantic_weight + settings.keyword_weight or 1.0
+    return (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
 
 
 def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:
@@ -260,20 +273,13 @@ def rank(
     `neighbours`, relevance borrows from adjacent entries of ordered logs). `arrays` are
     EntryArrays(entries), when the caller keeps them. `access` (statistics per id) only
     fills the `accesses` component: it never moves a score. `periods`: the periods the
-    query names (entries created in one get `date_weight`)."""
+    query names (entries created in one get `date_weight`). Hits whose relevance is
+    below `floor` are left out (in keyword mode a shared word is enough)."""
     if len(signals.positions) == 0:
         return []
     if arrays is None:
         arrays = EntryArrays(entries)
-    sem = minmax(signals.semantic.astype(np.float64))
-    kw = minmax(signals.keyword.astype(np.float64))
-    if mode == "semantic":
-        relevance = sem
-    elif mode == "keyword":
-        relevance = kw
-    else:
-        total = settings.semantic_weight + settings.keyword_weight or 1.0
-        relevance = (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
+    relevance = absolute_relevance(signals.semantic, signals.keyword, mode, settings)
     positions = signals.positions.astype(np.int64)
     if neighbours and settings.neighbour_weight > 0:
         relevance = relevance + settings.neighbour_weight * _best_neighbour(
@@ -294,9 +300,11 @@ def rank(
     dated = in_periods(created, periods)
     if settings.date_weight:
         scores = scores + settings.date_weight * dated
-    keep = (scores >= min_score) & (relevance >= floor)
+    keep = scores >= min_score
     if mode == "keyword":
         keep &= signals.keyword > 0
+    else:
+        keep &= relevance >= floor
     kept = np.flatnonzero(keep)
     order = kept[np.lexsort((arrays.order[positions][kept], -scores[kept]))][:limit]
     return [

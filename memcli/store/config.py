@@ -48,8 +48,9 @@ class SearchSettings:
     #: BM25 score at which the keyword side of relevance reaches 0.5 (bm25 / (bm25 + this))
     keyword_saturation: float = 10.0
     #: hits whose relevance (absolute, 0..1, see memcli.logic.search) is below this are
-    #: not returned: a query about something the memory never mentions finds nothing
-    relevance_floor: float = 0.0
+    #: not returned: a query about something the memory never mentions finds nothing.
+    #: Chosen on the tune half of bench/offtopic.py (bench/README.md "Off-topic queries")
+    relevance_floor: float = 0.3
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
 

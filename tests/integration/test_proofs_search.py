@@ -41,6 +41,9 @@ def model() -> Remembering:
 
 
 def memory(ws: Path, model: Remembering, **env: str) -> Memory:
+    """These proofs are about the order of every candidate, weak ones included: no
+    relevance floor (tests/integration/test_search_floor.py proves the floor)."""
+    env = {"search_relevance_floor": "0", **env}
     return Memory(
         ws,
         env={**os.environ, **{f"MEMCLI_{k.upper()}": v for k, v in env.items()}},
