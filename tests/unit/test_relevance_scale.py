@@ -101,3 +101,49 @@ def test_min_score_filters_on_the_same_scale_in_every_query() -> None:
         settings=settings, mode="hybrid", now=NOW, limit=10, min_score=0.3,
     )  # fmt: skip
     assert weak == [] and len(strong) == 1
+
+
+def test_the_order_is_the_tuned_one_and_the_score_the_absolute_one() -> None:
+    """Hits come in the order of the ranking tuned on LoCoMo (relevance scaled within
+    the query: `in_query`); the score each one shows is on the absolute scale."""
+    settings = dataclasses.replace(SETTINGS, recency_weight=0.0, importance_weight=0.0,
+                                   confidence_weight=0.0)  # fmt: skip
+    cosines, bm25s = np.array([0.62, 0.50, 0.20]), np.array([0.0, 3.0, 40.0])
+    found = rank(
+        entries(3), Signals(np.array([0, 1, 2]), cosines, bm25s),
+        settings=settings, mode="hybrid", now=NOW, limit=10,
+    )  # fmt: skip
+    within = {
+        f"e{i}": v
+        for i, v in enumerate(0.5 * cosines / 0.42 - 0.5 * 0.2 / 0.42 + 0.5 * bm25s / 40.0)
+    }
+    assert [h.entry.id for h in found] == sorted(within, key=lambda k: -within[k])
+    assert [h.components["in_query"] for h in found] == pytest.approx(
+        [within[h.entry.id] for h in found]
+    )
+    for h in found:
+        assert h.score == pytest.approx(h.components["relevance"])
+    # here the absolute scale would order them otherwise: the order is not the score's
+    assert [h.entry.id for h in found] != sorted(
+        (h.entry.id for h in found), key=lambda k: -next(x.score for x in found if x.entry.id == k)
+    )
+
+
+def test_an_entry_of_the_period_a_query_names_passes_the_floor() -> None:
+    """'What did they talk about in June 2023?': the turns of June 2023 are relevant by
+    their date, whatever their words."""
+    from memcli.core.dates import named_periods
+
+    pool = [
+        Entry(
+            "june", "We repainted the kitchen", "fact", "memory.md", 1, {"created": "2023-06-03"}
+        ),
+        Entry("may", "We repainted the garage", "fact", "memory.md", 2, {"created": "2023-05-08"}),
+    ]
+    signals = Signals(np.array([0, 1]), np.array([0.1, 0.1]), np.array([0.0, 0.0]))
+    periods = named_periods("What did they talk about in June 2023?", NOW)
+    found = rank(
+        pool, signals, settings=SETTINGS, mode="hybrid", now=NOW, limit=10, floor=0.3,
+        periods=periods,
+    )  # fmt: skip
+    assert [h.entry.id for h in found] == ["june"]
