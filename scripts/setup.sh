@@ -14,6 +14,9 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip show torch >/dev/null 2>&1 || .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+# compat: a path in a .pth file, no import-hook finder in every process (start-up time);
+# setuptools calls that mode transitional in a 14-line warning that is not the user's business
+PYTHONWARNINGS="ignore:Compat editable installs" \
+  .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
 .venv/bin/python -m compileall -q memcli >/dev/null  # bytecode once, as an installed package has it
 echo "$want" > "$stamp"

@@ -103,6 +103,14 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
             return items
         fmt = "chatgpt"  # no list at all: one memory per line, as ChatGPT's are copied
     if fmt == "chatgpt":
+        if text.lstrip().startswith(("[", "{")):  # JSON is never one memory per line
+            raise ValidationError(
+                f"{name}: --format chatgpt reads ChatGPT's memories as copied out, one per "
+                "line, and this file is JSON",
+                hint="ChatGPT's conversations.json: `memcli import FILE` (its statements go "
+                "through extract) or `--conversation`; a mem0 or JSONL export: --format mem0 "
+                "or jsonl",
+            )
         return _chatgpt_items(text, name)
     raise ValidationError(f"--format {fmt!r}: use one of {', '.join(IMPORT_FORMATS)}")
 
@@ -135,12 +143,41 @@ def json_line(line: str, name: str, number: int) -> Any:
         raise ValidationError(f"{name}:{number}: not a JSON line ({exc})") from None
 
 
+#: detect_format's answer for conversations (ChatGPT's conversations.json and the like):
+#: their user messages go through extract, not through `add` one by one
+CONVERSATIONS = "conversations"
+
+
+def conversation_kind(text: str) -> str | None:
+    """What kind of conversation file `text` is ("a ChatGPT export", "chat messages",
+    "a LoCoMo conversation"), or None when it is not one (or not JSON at all)."""
+    stripped = text.lstrip()
+    if not stripped.startswith(("[", "{")):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(x, dict) for x in items):
+        return None
+    if all(isinstance(x.get("mapping"), dict) for x in items):
+        return "a ChatGPT export"
+    if all("role" in x for x in items) or all(isinstance(x.get("messages"), list) for x in items):
+        return "chat messages"
+    if all(isinstance(x.get("conversation"), dict) for x in items):
+        return "a LoCoMo conversation"
+    return None
+
+
 def detect_format(text: str, name: str) -> str:
-    """jsonl, mem0, chatgpt (dated numbered lines) or markdown, from the file's name and
-    first characters."""
+    """jsonl, mem0, conversations (CONVERSATIONS: conversation_kind), chatgpt (dated
+    numbered lines) or markdown, from the file's name and text."""
     lowered = name.lower()
     if lowered.endswith(".jsonl"):
         return "jsonl"
+    if conversation_kind(text):
+        return CONVERSATIONS
     if lowered.endswith(".json"):
         return "mem0"
     stripped = text.lstrip()

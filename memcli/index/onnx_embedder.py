@@ -2,8 +2,10 @@
 with onnxruntime + tokenizers, so a search in a fresh process imports no torch.
 
 The export (mean pooling and L2 normalization included) happens locally, once, into the
-user cache (`$XDG_CACHE_HOME/memcli/onnx/`), the first time torch is loaded anyway
-(indexing); it is checked against sentence-transformers (cosine ≥ 0.999) before use.
+user cache (`$XDG_CACHE_HOME/memcli/onnx/`): up front by `init`, `install` and
+`watch --background` (`prepare`), else the first time torch is loaded anyway (indexing);
+it is checked against sentence-transformers (cosine ≥ 0.999) before use. Each of its
+STEPS is reported (`Report`) so a first run says what it does and how far it is.
 """
 
 from __future__ import annotations
@@ -12,10 +14,20 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+#: what the one-time preparation does, in order (reported as step i of len(STEPS))
+STEPS = (
+    "loading the model with torch",
+    "exporting it to ONNX",
+    "optimizing the ONNX graph",
+    "checking it against sentence-transformers",
+)
+#: report(step, of, what): step `step` (1-based) of `of` starts
+Report = Callable[[int, int, str], None]
 
 EXPORT_CHECK_TEXTS = ["How should I write Python tests?", "喜欢用中文讨论架构设计", "ok"]
 MIN_COSINE = 0.999
@@ -126,12 +138,30 @@ def _session(ort, directory: Path):  # noqa: ANN001, ANN202 - onnxruntime module
     return _session(ort, directory)  # the same session every later process gets
 
 
-def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTransformerEmbedder
-    """Export the model behind `reference` (a loaded SentenceTransformerEmbedder) to ONNX,
-    verify it, and keep it only if it matches. Returns True when an export is in place."""
+def prepare(model_setting: str, batch_size: int = 64, report: Report | None = None) -> bool:
+    """Make the ONNX export of the configured model now, if it is not there yet, reporting
+    each step; True when the export is in place (False: torch is missing or the export
+    failed, and searches use torch)."""
+    from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
+
+    if is_exported(model_id_for(model_setting)):
+        return True
+    return export(model_setting, SentenceTransformerEmbedder(model_setting, batch_size), report)
+
+
+def export(model_setting: str, reference, report: Report | None = None) -> bool:  # noqa: ANN001
+    """Export the model behind `reference` (a SentenceTransformerEmbedder) to ONNX, verify
+    it, and keep it only if it matches; `report` hears of each of STEPS as it starts.
+    Returns True when an export is in place."""
     model_id = reference.model_id
     if is_exported(model_id):
         return True
+
+    def step(number: int) -> None:
+        if report is not None:
+            report(number, len(STEPS), STEPS[number - 1])
+
+    step(1)
     try:
         import torch
         from transformers import AutoModel
@@ -142,6 +172,7 @@ def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTra
     source = model_source_dir(model_setting)
     tmp = directory / f"model.{os.getpid()}.onnx.tmp"
     try:
+        reference._load()
         model = AutoModel.from_pretrained(str(source))
         model.eval()
 
@@ -160,6 +191,7 @@ def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTra
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
+        step(2)
         ids = torch.ones((1, 8), dtype=torch.long)
         axes = {0: "batch", 1: "sequence"}
         import warnings
@@ -190,7 +222,9 @@ def export(model_setting: str, reference) -> bool:  # noqa: ANN001 - SentenceTra
         os.replace(tmp, directory / "model.onnx")
         (directory / "meta.json.tmp").write_text(json.dumps(meta))
         os.replace(directory / "meta.json.tmp", directory / "meta.json")
-        candidate = OnnxEmbedder(model_id, model_setting)
+        step(3)
+        candidate = OnnxEmbedder(model_id, model_setting)  # writes the optimized copy
+        step(4)
         expected = reference.embed(EXPORT_CHECK_TEXTS)
         got = candidate.embed(EXPORT_CHECK_TEXTS)
         if float((expected * got).sum(axis=1).min()) < MIN_COSINE:

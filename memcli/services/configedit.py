@@ -1,8 +1,10 @@
-"""`memcli config list | get KEY | set KEY VALUE [--user]`: the settings in effect, and
-editing memcli.toml (or the user's config.toml) without losing its comments (tomlkit).
+"""`memcli config list | get KEY | set KEY VALUE | unset KEY [--user]`: the settings in
+effect, and editing memcli.toml (or the user's config.toml) without losing its comments
+(tomlkit).
 
-A value is checked by loading the settings with it before anything is written; a key
-must be one memcli knows (`section.key`, as in the README's Settings).
+A value goes through the same rules as the files (memcli.store.config_rules: type,
+range, choices) and the settings are loaded with it before anything is written; a key
+must be one memcli knows (`section.key`), and a near miss is suggested.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from memcli.core.errors import ConfigError, UsageError
 from memcli.store.config import SECTIONS, Settings, load_settings
+from memcli.store.config_rules import BadValue, convert
 
 
 def effective(settings: Settings) -> dict[str, Any]:
@@ -28,17 +31,24 @@ def effective(settings: Settings) -> dict[str, Any]:
 
 
 def split_key(key: str) -> tuple[str, str]:
-    """(`section`, `name`) of a known setting, else a UsageError naming the known ones."""
+    """(`section`, `name`) of a known setting, else a UsageError suggesting the nearest
+    known ones."""
+    import difflib
+
     section, _, name = key.partition(".")
     known = effective(Settings())
     if key not in known:
-        sections = ", ".join(SECTIONS)
-        hint = (
-            f"keys of [{section}]: " + ", ".join(k.split(".", 1)[1] for k in known
-                                                  if k.startswith(section + "."))
-            if section in SECTIONS
-            else f"sections: {sections}"
-        )
+        near = difflib.get_close_matches(key, list(known), n=2, cutoff=0.8)
+        if not near:  # the right name under another section, or no section
+            near = [k for k in known if k.split(".", 1)[1] == (name or section)]
+        if near:
+            hint = "did you mean " + " or ".join(near) + "?"
+        elif section in SECTIONS:
+            hint = f"keys of [{section}]: " + ", ".join(
+                k.split(".", 1)[1] for k in known if k.startswith(section + ".")
+            )
+        else:
+            hint = f"sections: {', '.join(SECTIONS)}; `memcli config list` shows every key"
         raise UsageError(f"unknown setting {key!r}", hint=hint)
     return section, name
 
@@ -51,6 +61,20 @@ def parse_value(raw: str) -> Any:
         return raw
 
 
+def value_for(key: str, raw: str) -> Any:
+    """The value `raw` (command-line text) gives setting `key`, as its type (a boolean
+    from true/false/yes/no/on/off/1/0, a number, text), checked against its rule; a
+    UsageError naming the key and what it accepts, otherwise."""
+    default = effective(Settings())[key]
+    parsed = parse_value(raw)
+    if isinstance(default, str) and not isinstance(parsed, str):
+        parsed = raw  # text settings take the text as typed
+    try:
+        return convert(key, default, parsed)
+    except BadValue as exc:
+        raise UsageError(f"{key} {exc} (got {raw})", hint="nothing was written") from None
+
+
 def with_value(text: str, section: str, name: str, value: Any) -> str:
     """`text` (a TOML document) with `[section] name = value`, comments kept."""
     import tomlkit
@@ -59,6 +83,21 @@ def with_value(text: str, section: str, name: str, value: Any) -> str:
     if section not in doc:
         doc[section] = tomlkit.table()
     doc[section][name] = value  # type: ignore[index]
+    return tomlkit.dumps(doc)
+
+
+def without_key(text: str, section: str, name: str) -> str | None:
+    """`text` without `[section] name` (comments kept; a table left empty goes too), or
+    None when the text does not set it."""
+    import tomlkit
+
+    doc = tomlkit.parse(text) if text.strip() else tomlkit.document()
+    table = doc.get(section)
+    if not isinstance(table, dict) or name not in table:
+        return None
+    del table[name]
+    if not table:
+        del doc[section]
     return tomlkit.dumps(doc)
 
 

@@ -2,6 +2,11 @@
 log `conversations/<name>.md`, one entry per turn ("<speaker>: <text>") with the turn's
 time as `created=`, the conversation as `src=` and the turn's own id as `turn=`.
 
+Only what people said is kept: an assistant's replies are left out of the log (they are
+not the person's memories). `extract_conversations` is the other way in (`memcli import
+conversations.json`): the user's messages go through the same extract decisions as a
+transcript, and nothing of the assistant's is read.
+
 An ordered log is a sequence (DESIGN §3): a search lets a turn borrow relevance from the
 turns next to it, which a curated memory.md never does. A conversation is a record, so
 compress never merges, supersedes or fades its turns (provenance "conversation");
@@ -12,14 +17,23 @@ nothing is written.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
-from memcli.adapters.conversations import Conversation
+from memcli.adapters.conversations import Conversation, Turn
 from memcli.core.errors import ValidationError
 from memcli.core.models import CONVERSATIONS_DIR, Entry, format_time, new_id
 from memcli.core.validate import check_meta_value, clean_text
 from memcli.services.runtime import Runtime, operation
 from memcli.store.markdown import Document, id_prefix_for, parse, render_entry_lines
+
+if TYPE_CHECKING:
+    from memcli.logic.extract import Decision
+
+#: speakers whose turns are never kept or remembered (what a model said)
+ASSISTANT_ROLES = frozenset({"assistant", "model", "ai"})
+#: speakers whose statements are the user's own
+USER_ROLES = frozenset({"user", "human"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,54 @@ def render_conversation(conversation: Conversation, name: str, ids: list[str]) -
     return "".join(lines)
 
 
+@dataclass(frozen=True)
+class Found:
+    """What a conversations file holds: for `memcli import` to say what it found."""
+
+    conversations: int
+    user_messages: int
+    assistant_replies: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "conversations": self.conversations,
+            "user_messages": self.user_messages,
+            "assistant_replies": self.assistant_replies,
+        }
+
+
+def found_in(conversations: list[Conversation]) -> Found:
+    turns = [t for c in conversations for t in c.turns]
+    return Found(
+        len(conversations),
+        sum(t.speaker.lower() in USER_ROLES for t in turns),
+        sum(t.speaker.lower() in ASSISTANT_ROLES for t in turns),
+    )
+
+
+def extract_conversations(
+    rt: Runtime, conversations: list[Conversation], *, source: str, dry_run: bool = False
+) -> list[Decision]:
+    """The user's messages of `conversations` through extract (ADD / UPDATE / NOOP / SKIP
+    per statement, as for a transcript; with dry_run nothing is written); the assistant's
+    replies are not read."""
+    from memcli.services import intake
+
+    messages = [
+        {"role": "user", "content": turn.text}
+        for conversation in conversations
+        for turn in conversation.turns
+        if turn.speaker.lower() in USER_ROLES
+    ]
+    return intake.extract(rt, messages, source=source, dry_run=dry_run) if messages else []
+
+
+def people_only(conversation: Conversation) -> Conversation:
+    """The conversation without the assistant's replies."""
+    turns: list[Turn] = [t for t in conversation.turns if t.speaker.lower() not in ASSISTANT_ROLES]
+    return replace(conversation, turns=turns)
+
+
 @operation("import")
 def import_conversations(
     rt: Runtime, conversations: list[Conversation], *, dry_run: bool = False
@@ -80,6 +142,12 @@ def import_conversations(
     """Write each conversation as conversations/<name>.md (checked in full first: a bad
     turn or an existing file refuses the whole import, nothing written)."""
     store = rt.require()
+    conversations = [c for c in map(people_only, conversations) if c.turns]
+    if not conversations:
+        raise ValidationError(
+            "the file holds no turn of a person's, only an assistant's replies",
+            hint="nothing was written",
+        )
     taken: list[Entry] = list(store.entries(include_archived=True))
     planned: list[tuple[str, str, ImportedConversation]] = []
     names = set()
@@ -120,9 +188,7 @@ def import_conversations(
 
         def create(doc: Document, name: str = name, text: str = text) -> None:
             if doc.blocks:  # written meanwhile by someone else: never overwrite it
-                raise ValidationError(
-                    f"{name} appeared while importing; nothing more was written"
-                )
+                raise ValidationError(f"{name} appeared while importing; nothing more was written")
             doc.blocks = parse(text, name).blocks
 
         store.update(name, create)
@@ -145,4 +211,3 @@ def _yaml_string(text: str) -> str:
     """A one-line YAML double-quoted string."""
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'"{escaped}"'
-

@@ -25,6 +25,18 @@ class Check:
         return asdict(self)
 
 
+def config_check(settings: Any) -> Check:
+    """Every value in a settings file fits its setting (memcli.store.config_rules)."""
+    problems = tuple(getattr(settings, "problems", ()))
+    if problems:
+        return Check(
+            "config",
+            False,
+            "; ".join(problems) + " (fix it, or `memcli config unset KEY`)",
+        )
+    return Check("config", True, "every setting has a value it accepts")
+
+
 def model_check(model_setting: str) -> Check:
     """The embedding model is where it is expected (bundled, or the configured path)."""
     from memcli.index.onnx_embedder import model_source_dir
@@ -100,6 +112,7 @@ def checks(
     """Every check, in the order `doctor` prints them; `extra` are the surfaces' own
     (the watcher's socket: memcli.surfaces.daemon.service.watcher_check)."""
     found = [
+        config_check(settings),
         model_check(settings.index.model),
         onnx_check(manager.model_id, bool(getattr(settings.index, "onnx", True))),
         index_check(manager),

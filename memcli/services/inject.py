@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from memcli.core.filters import filter_entries
+from memcli.core.models import CONVERSATIONS_DIR
 from memcli.core.requests import InjectRequest
 from memcli.core.validate import MAX_QUERY_CHARS, check_type, clean_context
 from memcli.services.entries import all_entries
@@ -100,4 +101,6 @@ def candidates(
             budget=budget,
         )
     entries = filter_entries(all_entries(rt), types=types)
+    # imported conversations are records to search, not what a session starts with
+    entries = [e for e in entries if not e.file.startswith(CONVERSATIONS_DIR + "/")]
     return recall_candidates(entries, now, rt.settings.search)

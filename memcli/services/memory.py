@@ -9,6 +9,7 @@ services/search.py and services/indexing.py; without them the facade is under 40
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -184,8 +185,10 @@ class Memory:
         include_archived: bool = False,
         touch: bool = True,
         progress: Progress | None = None,
+        floor: float | None = None,
     ) -> list[Hit]:
-        """Ranked entries for `query` (see memcli.logic.search for the formula)."""
+        """Ranked entries for `query` (see memcli.logic.search for the formula); hits
+        whose relevance is below `floor` (default: search.relevance_floor) are left out."""
         from memcli.logic.search import check_mode
 
         if query is None or not query.strip():
@@ -215,6 +218,7 @@ class Memory:
             mode=mode,
             limit=limit,
             min_score=cfg.min_score if min_score is None else min_score,
+            floor=floor,
             include_archived=include_archived,
             entry_filter=entry_filter,
             now=ranking_time(),
@@ -257,7 +261,9 @@ class Memory:
         from memcli.services.inject import inject
 
         request = InjectRequest(context, max_tokens, encoding, fmt, tuple(types or ()), touch)
-        return inject(self.runtime, request, self.search, lambda: self._search_view(None)[1])
+        # every hit: inject has its own relevance rule (memcli.logic.inject.is_relevant)
+        search = functools.partial(self.search, floor=0.0)
+        return inject(self.runtime, request, search, lambda: self._search_view(None)[1])
 
     # ------------------------------------------------------------------ extract, import
 

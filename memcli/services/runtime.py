@@ -69,6 +69,8 @@ class Runtime:
                 from memcli.store.trust import untrusted_notice
 
                 self.notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
+            for problem in self._settings.problems:  # `memcli doctor` lists them too
+                self.notify(problem)
         return self._settings
 
     @cached_property
@@ -101,11 +103,45 @@ class Runtime:
                     functools.partial(_bulk_embedder, settings.model, settings.batch_size),
                     notify=self.notify,
                     query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
-                    after_bulk=functools.partial(_export_after_bulk, settings.model, settings.onnx),
+                    after_bulk=functools.partial(
+                        _export_after_bulk, settings.model, settings.onnx, self.prepare_steps
+                    ),
                     bm25=bm25,
                     key=functools.partial(local_key, self.env),
                 )
         return self._index
+
+    def prepare_steps(self, step: int, of: int, what: str) -> None:
+        """How the one-time preparation of the embedding model (its ONNX export) goes,
+        as notices (memcli.index.onnx_embedder.STEPS)."""
+        self.notify(f"preparing the embedding model, once ({step}/{of}): {what}")
+
+    def prepare_model(self, report: Callable[[int, int, str], None] | None = None) -> str:
+        """Make the ONNX export of the configured model now (init, install and
+        `watch --background` do it up front): "ready" (it was there), "prepared", "off"
+        ([index] onnx = false) or "unavailable" (no torch, or the export failed: searches
+        load torch instead)."""
+        from memcli.index import onnx_embedder
+        from memcli.index.embedder import model_id_for
+
+        index = self.settings.index
+        if not index.onnx:
+            return "off"
+        if onnx_embedder.is_exported(model_id_for(index.model)):
+            return "ready"
+        done = onnx_embedder.prepare(index.model, index.batch_size, report or self.prepare_steps)
+        return "prepared" if done else "unavailable"
+
+    def embeddings_ready(self) -> bool:
+        """Whether a query can be embedded and searched without first waiting for the
+        one-time model preparation (the ONNX export) or a first indexing of every entry."""
+        from memcli.index import onnx_embedder
+        from memcli.index.embedder import model_id_for
+
+        index = self.settings.index
+        if index.onnx and not onnx_embedder.is_exported(model_id_for(index.model)):
+            return False
+        return self.index_manager.read_manifest() is not None
 
     def llm(self) -> LLMClient | None:
         """The configured LLM client ([llm]), None when there is none; the API key is
@@ -186,8 +222,10 @@ def _fast_query(model: str, onnx: bool) -> Embedder | None:
         return None
 
 
-def _export_after_bulk(model: str, onnx: bool, embedder: Embedder) -> None:
+def _export_after_bulk(
+    model: str, onnx: bool, report: Callable[[int, int, str], None], embedder: Embedder
+) -> None:
     if onnx:
         from memcli.index import onnx_embedder
 
-        onnx_embedder.export(model, embedder)
+        onnx_embedder.export(model, embedder, report)

@@ -29,7 +29,10 @@ from memcli.store.config import Settings
 from memcli.store.store import Store
 
 if TYPE_CHECKING:
+    from memcli.core.requests import InjectRequest
+    from memcli.logic.inject import Packed
     from memcli.logic.search import EntryArrays, Hit, Signals
+    from memcli.services.runtime import Runtime
 
 #: entries -> the entries a search may return (the --type/--since/--until/--keyword filters)
 EntryFilter = Callable[[list[Entry]], list[Entry]]
@@ -165,6 +168,7 @@ class SearchService:
         mode: str,
         limit: int,
         min_score: float,
+        floor: float | None = None,
         include_archived: bool,
         entry_filter: EntryFilter | None,
         now: dt.datetime,
@@ -204,6 +208,7 @@ class SearchService:
             neighbours=neighbours is not None,
             limit=limit,
             min_score=min_score,
+            floor=cfg.relevance_floor if floor is None else floor,
             arrays=view.arrays,
             periods=periods,
         )
@@ -257,3 +262,73 @@ class SearchService:
         ids = [view.ordered[p].id for p in positions.tolist()]
         sem = backend.dense_scores(qvec, ids)
         return Signals(positions, sem, backend.keyword_scores(keyword_query, ids))
+
+
+class KeywordOnly:
+    """Search over the keyword side alone, built in memory from the Markdown files: no
+    embedding model and no index. What a hook answers with while the embeddings cannot
+    be used yet (the one-time model preparation not done, the workspace never indexed):
+    a block from the words the prompt shares with the memories rather than nothing.
+    `search` and `view` have the shape memcli.services.inject.inject takes."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        from memcli.index.keyword import KeywordIndex
+        from memcli.index.sync import keyword_text
+        from memcli.index.tokenize import tokenize
+
+        self.settings = settings
+        entries = unique_entries(store.entries(include_archived=False))
+        self._view = SearchView(entries)
+        cfg = settings.search
+        self.index = KeywordIndex.build(
+            [tokenize(keyword_text(e)) for e in entries], cfg.bm25_k1, cfg.bm25_b
+        )
+
+    def view(self) -> SearchView:
+        return self._view
+
+    def search(
+        self,
+        query: str,
+        *,
+        types: Any = None,
+        limit: int = 10,
+        touch: bool = False,
+        floor: float | None = None,
+    ) -> list[Hit]:
+        """The entries sharing words with `query`, ranked in keyword mode (`touch` is
+        accepted and ignored: nothing is counted as accessed)."""
+        from memcli.logic.search import Signals, rank, ranking_time
+
+        ordered = self._view.ordered
+        scores = self.index.scores(expand_query(query, self.settings.synonyms))
+        allowed = scores > 0
+        if types:
+            allowed &= np.array([e.type in set(types) for e in ordered], dtype=bool)
+        positions = np.flatnonzero(allowed)
+        signals = Signals(positions, np.zeros(len(positions)), scores[positions])
+        return rank(
+            ordered,
+            signals,
+            settings=self.settings.search,
+            mode="keyword",
+            now=ranking_time(),
+            limit=limit,
+            floor=0.0 if floor is None else floor,
+            arrays=self._view.arrays,
+        )
+
+
+def inject_keyword_only(rt: Runtime, request: InjectRequest) -> Packed:
+    """The inject block of `request` from the keyword side alone (KeywordOnly): relevance
+    is a shared word, as in keyword mode; no model is loaded and no index is touched."""
+    import dataclasses
+
+    from memcli.services.inject import inject
+    from memcli.services.runtime import Runtime
+
+    search = dataclasses.replace(rt.settings.search, mode="keyword")
+    settings = dataclasses.replace(rt.settings, search=search)
+    keyword_rt = Runtime(rt.root, settings=settings, env=rt.env, notify=rt.notify)
+    only = KeywordOnly(keyword_rt.store, settings)
+    return inject(keyword_rt, request, only.search, only.view)

@@ -19,6 +19,7 @@ from typing import Any
 
 from memcli.core.errors import ConfigError
 from memcli.core.models import CONFIG_FILE
+from memcli.store.config_rules import BadValue, convert
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,13 @@ class SearchSettings:
     #: added to entries created within a period the query names ("in August 2023")
     date_weight: float = 0.1
     candidate_pool: int = 200
+    #: BM25 score at which the keyword side of relevance reaches 0.5 (bm25 / (bm25 + this))
+    keyword_saturation: float = 10.0
+    #: hits whose relevance (absolute, 0..1, see memcli.logic.search) is below this are
+    #: not returned: a query about something the memory never mentions finds nothing.
+    #: Chosen on the tune halves: the highest floor up to bench/offtopic.py's choice (0.3)
+    #: at which bench/locomo.py's figures do not fall (bench/README.md, bench/offtopic.py)
+    relevance_floor: float = 0.25
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
 
@@ -184,6 +192,9 @@ class Settings:
     synonyms: tuple[tuple[str, ...], ...] = ()
     #: `section.key` settings of an untrusted memcli.toml that were not applied
     ignored: tuple[str, ...] = ()
+    #: values in a settings file that do not fit their setting ("file:line: what"); the
+    #: setting keeps its value from the other sources (`doctor` lists them)
+    problems: tuple[str, ...] = ()
 
 
 SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget", "layers")
@@ -225,6 +236,7 @@ def load_settings(
             for name, given in table.items()
         }
     sections: dict[str, Any] = {}
+    problems: list[str] = []
     for section in (f for f in dataclasses.fields(Settings) if f.name in SECTIONS):
         cls = section.default_factory()  # type: ignore[misc]
         values: dict[str, Any] = {}
@@ -235,24 +247,60 @@ def load_settings(
                 raise ConfigError(f"{where}: [{section.name}] must be a table")
             for key, value in given.items():
                 _check_key(section.name, key, where)
-                values[key] = _coerce(getattr(cls, key), value, f"{where}: {section.name}.{key}")
+                full = f"{section.name}.{key}"
+                try:
+                    values[key] = convert(full, getattr(cls, key), value)
+                except BadValue as exc:
+                    line = line_of(where, section.name, key)
+                    problems.append(
+                        f"{where}{f':{line}' if line else ''}: {full} = {_toml(value)} {exc}"
+                        f"; using {_toml(values.get(key, getattr(cls, key)))} instead"
+                    )
         for key in known:
             name = f"MEMCLI_{section.name.upper()}_{key.upper()}"
             if name in env:
-                values[key] = _coerce(getattr(cls, key), env[name], name)
+                try:
+                    values[key] = convert(f"{section.name}.{key}", getattr(cls, key), env[name])
+                except BadValue as exc:
+                    raise ConfigError(
+                        f"{name}={env[name]!r}: {exc}", hint=f"fix or unset {name}"
+                    ) from None
         for key, value in (overrides or {}).get(section.name, {}).items():
             if value is not None:
                 values[key] = value
         sections[section.name] = dataclasses.replace(cls, **values)
-    if sections["forget"].scope not in FORGET_SCOPES:
-        raise ConfigError(
-            f"forget.scope must be one of {', '.join(FORGET_SCOPES)} "
-            f"(got {sections['forget'].scope!r})",
-            hint='"machine" (the default) forgets only what a program wrote',
-        )
     synonyms = _synonym_groups(user_table.get("synonyms", {}), user_path)
     synonyms += _synonym_groups(table.get("synonyms", {}), path)
-    return Settings(**sections, synonyms=synonyms, ignored=tuple(ignored))
+    return Settings(**sections, synonyms=synonyms, ignored=tuple(ignored), problems=tuple(problems))
+
+
+def line_of(path: Path, section: str, key: str) -> int | None:
+    """The line of `path` that sets `key` of `[section]` (None: not found)."""
+    import re
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    current = ""
+    pattern = re.compile(rf"\s*(?:{re.escape(section)}\s*\.\s*)?[\"']?{re.escape(key)}[\"']?\s*=")
+    for number, line in enumerate(lines, 1):
+        header = re.match(r"\s*\[\s*([^\]]+?)\s*\]", line)
+        if header:
+            current = header.group(1)
+            continue
+        if pattern.match(line) and (current == section or line.lstrip().startswith(section)):
+            return number
+    return None
+
+
+def _toml(value: Any) -> str:
+    """A value as it would be written in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return str(value)
 
 
 def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
@@ -313,21 +361,3 @@ def _synonym_groups(table: Any, path: Path) -> tuple[tuple[str, ...], ...]:
         if len(group) > 1:
             groups.append(group)
     return tuple(groups)
-
-
-def _coerce(default: Any, value: Any, where: str) -> Any:
-    kind = type(default)
-    try:
-        if kind is bool:
-            if isinstance(value, str):
-                return value.strip().lower() in ("1", "true", "yes", "on")
-            return bool(value)
-        if kind is int:
-            if isinstance(value, float) and not value.is_integer():
-                raise ValueError
-            return int(value)
-        if kind is float:
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{where}: {value!r} is not a valid {kind.__name__}") from None

@@ -62,6 +62,9 @@ TURN_CHARS = 1000
 CONTEXT_CHARS = 8000
 #: the most characters of a hook's output Claude Code puts into the context whole
 HOST_OUTPUT_CHARS = 10_000
+#: seconds during which a `memcli index` a hook started is taken to be still running
+#: (the one-time model preparation and a first indexing take about a minute)
+STARTED_FOR = 120.0
 
 
 class HookError(Exception):
@@ -107,7 +110,10 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
 
     _thread.start_new_thread(work, ())
     if not done.acquire(timeout=max(timeout, 0.001)):
-        warming = _index_in_background(workspace_flag, stdin_text)
+        try:
+            warming = _index_in_background(workspace_for(workspace_flag, parse_payload(stdin_text)))
+        except Exception:  # noqa: BLE001 - only an attempt
+            warming = False
         cut = (  # an extraction cut short may have written some entries already
             "entries it wrote so far stay (`memcli list`), this part of the session is "
             "read again at the next Stop"
@@ -128,14 +134,24 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
     return 0
 
 
-def _index_in_background(workspace_flag: str | None, stdin_text: str) -> bool:
-    """Start `memcli index` detached, so that a first hook that ran out of time (a big
-    workspace indexed for the first time, the one-time ONNX export) is not followed by
-    others that start the same work again and are cut short the same way."""
+def _index_in_background(root: str) -> bool:
+    """Start `memcli index` detached (it indexes the workspace and makes the one-time
+    ONNX export), so that a first hook that ran out of time or answered from the keyword
+    side is not followed by others that wait for the same work."""
     try:
-        root = workspace_for(workspace_flag, parse_payload(stdin_text))
         if os.path.exists(os.path.join(root, ".memcli", "daemon.sock")):
             return False  # a watcher keeps it current
+        import time
+
+        started = os.path.join(root, ".memcli", "index-started")
+        try:
+            if time.time() - os.stat(started).st_mtime < STARTED_FOR:
+                return True  # one started a moment ago is still at it
+        except OSError:
+            pass
+        os.makedirs(os.path.dirname(started), exist_ok=True)
+        with open(started, "w"):
+            pass
         import subprocess
 
         subprocess.Popen(
@@ -202,8 +218,10 @@ def answer(
     root = workspace_for(workspace_flag, payload)
     if event in INJECT_EVENTS:
         notes: list[str] = []  # a transcript line skipped, a transcript not read
-        block = inject_block(root, event, payload, max_tokens, timeout, notes)
-        said = "".join(f"{note}\n" for note in notes)
+        block, said = inject_block(root, event, payload, max_tokens, timeout, notes)
+        said = "".join(f"{note}\n" for note in notes) + (
+            f"memcli hook {event}: {said}\n" if said else ""
+        )
         if not block:
             return "", said
         out, left_out = fitted_output(EVENTS[event], block, HOST_OUTPUT_CHARS)
@@ -267,10 +285,17 @@ def inject_block(
     max_tokens: int,
     timeout: float,
     notes: list[str] | None = None,
-) -> str:
-    """The memory block for the prompt and recent turns ('' when no memory fits); what
-    the transcript's reading left out goes to `notes`."""
+) -> tuple[str, str]:
+    """The memory block for the prompt and recent turns ('' when no memory fits), and a
+    line to say on stderr ('' when there is nothing to say); what the transcript's
+    reading left out goes to `notes`.
+
+    In this process, while the embeddings cannot be used yet (the one-time model
+    preparation not done, the workspace never indexed: either would outlast the hook's
+    time), the block comes from the keyword side alone and `memcli index` is started in
+    the background to get them ready."""
     context = hook_context(event, payload, notes) or None
+    said = ""
     # memcli.core.requests.InjectRequest in its wire form (that module costs dataclasses)
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
@@ -287,18 +312,29 @@ def inject_block(
         from memcli.surfaces import operations
 
         with contextlib.redirect_stderr(io.StringIO()):  # the hook says one line itself
-            text = operations.inject(Memory(root), from_wire(wire)).text
+            mem = Memory(root)
+            if context is None or mem.runtime.embeddings_ready():
+                text = operations.inject(mem, from_wire(wire)).text
+            else:
+                from memcli.services.search import inject_keyword_only
+
+                text = inject_keyword_only(mem.runtime, from_wire(wire)).text
+                said = (
+                    "the embeddings are not ready yet (the model's one-time preparation "
+                    "or this workspace's first indexing); answered from the keyword side"
+                    + ("; `memcli index` is preparing it" if _index_in_background(root) else "")
+                )
     elif "error" in answer:
         lines = [line for line in (answer["error"] or "").splitlines() if line.strip()]
         raise HookError(lines[0] if lines else f"exit code {answer['code']}")
     else:
         text = answer["inject"]["block"]
     if has_entries(text):
-        return text
+        return text, said
     problem = unreadable_file(root)
     if problem:  # an empty block because a file cannot be read: say so
         raise HookError(problem)
-    return ""
+    return "", said
 
 
 def unreadable_file(root: str) -> str | None:

@@ -139,6 +139,7 @@ CASES: dict[str, Case] = {
     "config list": Case(lambda ws, tmp: ["config", "list"]),
     "config get": Case(lambda ws, tmp: ["config", "get", "search.limit"]),
     "config set": Case(lambda ws, tmp: ["config", "set", "search.limit", "7"]),
+    "config unset": Case(lambda ws, tmp: ["config", "unset", "search.limit"]),
     "git setup": Case(_git),
     "install": Case(
         lambda ws, tmp: ["install", "cursor", "--project", "--dry-run"],

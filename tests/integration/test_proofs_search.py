@@ -41,6 +41,9 @@ def model() -> Remembering:
 
 
 def memory(ws: Path, model: Remembering, **env: str) -> Memory:
+    """These proofs are about the order of every candidate, weak ones included: no
+    relevance floor (tests/integration/test_search_floor.py proves the floor)."""
+    env = {"search_relevance_floor": "0", **env}
     return Memory(
         ws,
         env={**os.environ, **{f"MEMCLI_{k.upper()}": v for k, v in env.items()}},
@@ -147,7 +150,11 @@ def test_neighbour_boost_lifts_the_continuation_in_an_ordered_log(
     assert [h.entry.id for h in boosted][:2] == ["efalcon1", "efalcon2"]
     score = {h.entry.id: h.score for h in boosted}
     unboosted = {h.entry.id: h.score for h in plain}
-    assert score["efalcon2"] - unboosted["efalcon2"] >= 0.3  # ≈ 0.4 × its neighbour's 1.0
+    relevance = {h.entry.id: h.components["relevance"] for h in plain}
+    # neighbour_weight (0.4) × its neighbour's relevance, borrowed whole
+    lent = 0.4 * relevance["efalcon1"]
+    assert score["efalcon2"] - unboosted["efalcon2"] == pytest.approx(lent, abs=1e-6)
+    assert lent > 0.1
 
 
 def test_curated_file_entries_never_borrow_from_neighbours(

@@ -71,7 +71,8 @@ def test_explain_and_access_statistics(workspace: Path, model) -> None:
     assert set(hits[0].components) == {
         "semantic",
         "keyword",
-        "relevance",
+        "relevance",  # absolute: the score's scale
+        "in_query",  # scaled within the query: the order's
         "recency",
         "importance",
         "confidence",

@@ -51,6 +51,8 @@ def init(
 
     mem = Memory(resolve_workspace(path or state.workspace))
     created = mem.init()
+    with render.model_steps() as report:  # the one-time ONNX export, now rather than later
+        mem.runtime.prepare_model(report)
     if json_out:
         render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
         return

@@ -74,9 +74,16 @@ def import_(
     json_out: bool = JsonOpt,
 ) -> None:
     """Bring memories in (CLAUDE.md / MEMORY.md, mem0's export, ChatGPT's memory list,
-    JSONL): each through `add`; an exact repeat of an entry is left alone. With
-    --conversation, whole conversations as logs a search reads in order."""
-    from memcli.adapters.portability import detect_format, parse_import
+    JSONL): each through `add`; an exact repeat of an entry is left alone. ChatGPT's
+    conversations.json (or other chat messages): your statements go through extract, the
+    assistant's replies are left out. With --conversation, whole conversations as logs a
+    search reads in order."""
+    from memcli.adapters.portability import (
+        CONVERSATIONS,
+        conversation_kind,
+        detect_format,
+        parse_import,
+    )
     from memcli.core.validate import read_input_file
 
     if conversation and fmt != ImportFormat.auto:
@@ -86,6 +93,9 @@ def import_(
         _import_conversation(text, file.name, dry_run, json_out)
         return
     kind = detect_format(text, file.name) if fmt == ImportFormat.auto else fmt.value
+    if kind in (CONVERSATIONS, "chatgpt") and conversation_kind(text):
+        _extract_conversations(text, file.name, dry_run, json_out)
+        return
     items = parse_import(text, file.name, kind)
     # mem0's memories were machine-extracted; any other file is someone's notes, the
     # person's own only when they say so (their corrections wait for `memcli review`)
@@ -130,3 +140,39 @@ def _import_conversation(text: str, name: str, dry_run: bool, json_out: bool) ->
         f"{len(done)} conversation(s), {turns} turns"
         + (" (dry run: nothing was written)" if dry_run else "")
     )
+
+
+def _extract_conversations(text: str, name: str, dry_run: bool, json_out: bool) -> None:
+    """A conversations file without --conversation: say what it holds, then the user's
+    statements through extract (as `memcli extract` decides for a transcript)."""
+    from memcli.adapters.conversations import parse_conversations
+    from memcli.adapters.portability import conversation_kind
+    from memcli.services.conversations import extract_conversations, found_in
+
+    conversations = parse_conversations(text, name)
+    found = found_in(conversations)
+    render.note(
+        f"{name}: {conversation_kind(text)}: {found.conversations} conversation(s), "
+        f"{found.user_messages} message(s) of yours, {found.assistant_replies} assistant "
+        "replies (never remembered); your explicit statements go through extract "
+        "(`--conversation` keeps whole conversations as logs instead)"
+    )
+    decisions = extract_conversations(
+        memory().runtime, conversations, source=f"import:{name}", dry_run=dry_run
+    )
+    if json_out:
+        render.emit_json(
+            {
+                "dry_run": dry_run,
+                "found": {"kind": conversation_kind(text), **found.to_dict()},
+                "decisions": [d.to_dict() for d in decisions],
+            }
+        )
+        return
+    if not decisions:
+        render.info("no explicit statements to remember")
+    for d in decisions:
+        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}"
+        render.info(line + (f"  ({d.reason})" if d.action == "SKIP" else ""))
+    if dry_run:
+        render.note("dry run: nothing was written")

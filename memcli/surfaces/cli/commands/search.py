@@ -76,8 +76,12 @@ def index(
     rebuild: bool = typer.Option(False, "--rebuild", help="Rebuild from the Markdown alone."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Bring the search index up to date; prints what changed."""
-    report = memory().index(rebuild=rebuild, progress=render.progress_callback("embedding"))
+    """Bring the search index up to date (and the embedding model's one-time ONNX
+    export); prints what changed."""
+    mem = memory()
+    report = mem.index(rebuild=rebuild, progress=render.progress_callback("embedding"))
+    with render.model_steps() as steps:  # when indexing needed no model, it is made here
+        mem.runtime.prepare_model(steps)
     if json_out:
         render.emit_json(report.to_dict())
     else:

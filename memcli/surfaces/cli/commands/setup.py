@@ -73,23 +73,61 @@ def config_set(
     json_out: bool = JsonOpt,
 ) -> None:
     """Write one setting (comments in the file are kept); checked before it is written."""
-    from memcli.services.configedit import check, parse_value, split_key, with_value
-    from memcli.store.files import atomic_write
+    from memcli.services.configedit import split_key, value_for, with_value
+
+    section, name = split_key(key)
+    typed = value_for(key, value)
+    path, old = _config_file(user)
+    _write_config(path, with_value(old, section, name, typed), user)
+    shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "value": typed})
+    else:
+        render.info(f"{path}: {key} = {shown}")
+
+
+@config_app.command("unset")
+def config_unset(
+    key: str = typer.Argument(..., metavar="SECTION.KEY"),
+    user: bool = typer.Option(False, "--user", help="From your own config.toml, not memcli.toml."),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Remove one setting from the file (it falls back to the user's config or the
+    default); comments are kept."""
+    from memcli.services.configedit import split_key, without_key
+
+    section, name = split_key(key)
+    path, old = _config_file(user)
+    new = without_key(old, section, name)
+    if new is not None:
+        _write_config(path, new, user)
+    if json_out:
+        render.emit_json({"file": str(path), "key": key, "removed": new is not None})
+    elif new is None:
+        render.info(f"{path}: {key} is not set there; nothing to do")
+    else:
+        render.info(f"{path}: {key} removed")
+
+
+def _config_file(user: bool) -> tuple[Path, str]:
+    """The settings file `config set/unset` edits, and its text ("" when there is none)."""
     from memcli.store.trust import user_config_file
     from memcli.store.workspace import resolve_workspace
 
-    section, name = split_key(key)
+    path = user_config_file() if user else resolve_workspace(state.workspace) / "memcli.toml"
+    return path, path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def _write_config(path: Path, new: str, user: bool) -> None:
+    """Write a settings file after checking the settings load with it."""
+    from memcli.services.configedit import check
+    from memcli.store.files import atomic_write
+    from memcli.store.workspace import resolve_workspace
+
     root = resolve_workspace(state.workspace)
-    path = user_config_file() if user else root / "memcli.toml"
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    new = with_value(old, section, name, parse_value(value))
     check(root, None if user else new, new if user else None)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, new)
-    if json_out:
-        render.emit_json({"file": str(path), "key": key, "value": parse_value(value)})
-    else:
-        render.info(f"{path}: {key} = {value}")
     if not user:
         import tomllib
 
@@ -216,6 +254,8 @@ def _install(
         host, "project" if project else "user", remove=remove, workspace=state.workspace
     )
     written = [] if dry_run else installer.apply(plan)
+    if not (dry_run or remove):
+        _ready_for_hooks()
     if json_out:
         render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
         return
@@ -231,6 +271,21 @@ def _install(
         render.note(note)
     if dry_run:
         render.note("dry run: nothing was written")
+
+
+def _ready_for_hooks() -> None:
+    """Do now what the first hook would otherwise wait for: the one-time ONNX export
+    and, when the workspace exists, its index (progress on stderr)."""
+    import contextlib
+
+    from memcli.core.errors import WorkspaceError
+
+    mem = memory()
+    with render.model_steps() as report:
+        mem.runtime.prepare_model(report)
+    # no workspace yet: `memcli init` makes one (and its first search indexes it)
+    with contextlib.suppress(WorkspaceError):
+        mem.index(progress=render.progress_callback("indexing"))
 
 
 @app.command()

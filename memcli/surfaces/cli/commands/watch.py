@@ -92,6 +92,8 @@ def watch(
                 data = {**running, "already": True}
                 message = f"memcli watch already runs for {root} (pid {running.get('pid')})"
             else:
+                with render.model_steps() as report:  # the one-time ONNX export, shown
+                    shared_memory(state.workspace).runtime.prepare_model(report)
                 data = start_background(root)
                 message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"
         except RuntimeError as exc:

@@ -1,0 +1,96 @@
+"""The first run (issue 29): in a fresh user cache, `init` makes the one-time model
+preparation (the ONNX export) up front and says what it does and how far it is on stderr,
+never in --json stdout; a hook that cannot use the embeddings yet answers from the
+keyword side and says so."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memcli.index.onnx_embedder import STEPS
+from tests.support.env import SAMPLE
+
+MEMCLI = [sys.executable, "-m", "memcli"]
+
+
+def fresh_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env |= {
+        "HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "HF_HUB_OFFLINE": "1",
+    }
+    return env
+
+
+def hook(ws: Path, prompt: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    payload = {"cwd": str(ws), "prompt": prompt, "hook_event_name": "UserPromptSubmit"}
+    return subprocess.run(
+        [*MEMCLI, "hook", "user-prompt-submit", "--timeout", "60"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+@pytest.mark.slow
+def test_init_prepares_the_model_and_a_first_hook_answers_from_keywords(tmp_path: Path) -> None:
+    env = fresh_env(tmp_path)
+    onnx = tmp_path / "cache" / "memcli" / "onnx"
+    made = subprocess.run(
+        [*MEMCLI, "init", str(tmp_path / "new"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["ok"] is True  # stdout: the JSON and nothing else
+    lines = [line for line in made.stderr.splitlines() if "preparing the embedding model" in line]
+    assert [line.split("): ", 1)[1] for line in lines] == list(STEPS)
+    assert [line.split("(", 1)[1].split(")")[0] for line in lines] == [
+        f"{i}/{len(STEPS)}" for i in range(1, len(STEPS) + 1)
+    ]
+    assert list(onnx.glob("*/model.onnx")), "init made the export"
+    again = subprocess.run(
+        [*MEMCLI, "init", str(tmp_path / "other"), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert again.returncode == 0 and "preparing" not in again.stderr  # once
+
+    # a workspace never indexed: the hook answers from the keyword side, says so, and
+    # starts `memcli index` in the background
+    ws = tmp_path / "ws"
+    shutil.copytree(SAMPLE, ws, ignore=shutil.ignore_patterns(".memcli"))
+    first = hook(ws, "which test framework, pytest or unittest?", env)
+    assert first.returncode == 0, first.stderr
+    block = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Prefers pytest over unittest" in block
+    assert "answered from the keyword side" in first.stderr
+    manifest = ws / ".memcli" / "index" / "manifest.json"
+    for _ in range(600):  # the background `memcli index`
+        if manifest.exists():
+            break
+        time.sleep(0.5)
+    later = hook(ws, "which test framework, pytest or unittest?", env)
+    assert later.returncode == 0, later.stderr
+    assert "keyword side" not in later.stderr
+    assert (
+        "Prefers pytest over unittest"
+        in json.loads(later.stdout)["hookSpecificOutput"]["additionalContext"]
+    )
