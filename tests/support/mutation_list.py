@@ -794,7 +794,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "hook-partial-extract-says-nothing",
-        "memcli/surfaces/hooks.py",
+        "memcli/surfaces/hook_extract.py",
         "            _partly_written(memory, before, exc)\n",
         "",
         f"{PROC}test_hook_partial_extract.py::test_a_stop_failing_at_the_second_write_names_the_first",

@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str | None, list[tuple[str, str]]]] = {
         ('memcli add "Prefers pytest over unittest" --type preference',
          "remember a preference"),
         ('memcli add "Deploys go through staging first" -t lesson -i 0.8', "an important lesson"),
+        ('memcli add "Prefers tabs over spaces" -t preference --to user', "in your own layer"),
         ("echo 'Cat is called Miso' | memcli add -", "the text from stdin"),
     ]),
     "list": (EVERYDAY, [
@@ -96,6 +97,7 @@ COMMANDS: dict[str, tuple[str | None, list[tuple[str, str]]]] = {
     "import": (MAINTENANCE, [
         ("memcli import memories.jsonl --dry-run", "what would be added"),
         ("memcli import CLAUDE.md", "the bullets of a CLAUDE.md"),
+        ("memcli import conversations.json --dry-run", "a ChatGPT export: what it would keep"),
         ("memcli import --conversation chat.json", "a conversation as an ordered log"),
     ]),
     "mcp": (AGENTS, [
@@ -131,6 +133,10 @@ COMMANDS: dict[str, tuple[str | None, list[tuple[str, str]]]] = {
     ]),
     "review reject": (None, [
         ("memcli review reject m8f3a2c1", "archive it (`memcli restore` brings it back)"),
+    ]),
+    "config unset": (None, [
+        ("memcli config unset search.limit", "back to the default"),
+        ("memcli config unset inject.max_tokens --user", "from your own config.toml"),
     ]),
     "git": (SETUP, [("memcli git setup", "entry-aware merges for this workspace")]),
     "git setup": (None, [("memcli git setup", "register the merge driver here")]),

@@ -67,9 +67,9 @@ _bar: list[Any] = []
 
 
 def _progress(done: int, total: int) -> None:
-    """render.progress_callback, created only when the index needs (re)building."""
+    """progress.progress_callback, created only when the index needs (re)building."""
     if not _bar:
-        from memcli.surfaces.cli import render
+        from memcli.surfaces.cli import progress
 
-        _bar.append(render.progress_callback("embedding"))
+        _bar.append(progress.progress_callback("embedding"))
     _bar[0](done, total)

@@ -11,7 +11,7 @@ from memcli.core.requests import (
     ListRequest,
 )
 from memcli.surfaces import operations
-from memcli.surfaces.cli import complete, render, served
+from memcli.surfaces.cli import complete, progress, render, served
 from memcli.surfaces.cli.args import check_new_type, resolve_list
 from memcli.surfaces.cli.base import (
     AllowSecretOpt,
@@ -51,7 +51,7 @@ def init(
 
     mem = Memory(resolve_workspace(path or state.workspace))
     created = mem.init()
-    with render.model_steps() as report:  # the one-time ONNX export, now rather than later
+    with progress.model_steps() as report:  # the one-time ONNX export, now rather than later
         mem.runtime.prepare_model(report)
     if json_out:
         render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})

@@ -10,7 +10,7 @@ from memcli.core.requests import (
     InjectRequest,
     SearchQuery,
 )
-from memcli.surfaces.cli import complete, render, served
+from memcli.surfaces.cli import complete, progress, render, served
 from memcli.surfaces.cli.base import (
     Format,
     JsonOpt,
@@ -67,7 +67,7 @@ def search(
         include_archived=include_archived,
         touch=not no_touch,
     )
-    data = served.answer(mem, request, progress=render.progress_callback("embedding"))
+    data = served.answer(mem, request, progress=progress.progress_callback("embedding"))
     show(data, json_out, explain, pager=not no_pager)
 
 
@@ -79,8 +79,8 @@ def index(
     """Bring the search index up to date (and the embedding model's one-time ONNX
     export); prints what changed."""
     mem = memory()
-    report = mem.index(rebuild=rebuild, progress=render.progress_callback("embedding"))
-    with render.model_steps() as steps:  # when indexing needed no model, it is made here
+    report = mem.index(rebuild=rebuild, progress=progress.progress_callback("embedding"))
+    with progress.model_steps() as steps:  # when indexing needed no model, it is made here
         mem.runtime.prepare_model(steps)
     if json_out:
         render.emit_json(report.to_dict())

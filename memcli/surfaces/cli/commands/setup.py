@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import MemcliError
-from memcli.surfaces.cli import render
+from memcli.surfaces.cli import progress, render
 from memcli.surfaces.cli.base import (
     HelpGroup,
     JsonOpt,
@@ -281,11 +281,11 @@ def _ready_for_hooks() -> None:
     from memcli.core.errors import WorkspaceError
 
     mem = memory()
-    with render.model_steps() as report:
+    with progress.model_steps() as report:
         mem.runtime.prepare_model(report)
     # no workspace yet: `memcli init` makes one (and its first search indexes it)
     with contextlib.suppress(WorkspaceError):
-        mem.index(progress=render.progress_callback("indexing"))
+        mem.index(progress=progress.progress_callback("indexing"))
 
 
 @app.command()

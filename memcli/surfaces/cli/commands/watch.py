@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import MemcliError
-from memcli.surfaces.cli import render
+from memcli.surfaces.cli import progress, render
 from memcli.surfaces.cli.base import (
     JsonOpt,
     app,
@@ -92,7 +92,7 @@ def watch(
                 data = {**running, "already": True}
                 message = f"memcli watch already runs for {root} (pid {running.get('pid')})"
             else:
-                with render.model_steps() as report:  # the one-time ONNX export, shown
+                with progress.model_steps() as report:  # the one-time ONNX export, shown
                     shared_memory(state.workspace).runtime.prepare_model(report)
                 data = start_background(root)
                 message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"

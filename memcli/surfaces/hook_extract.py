@@ -1,0 +1,134 @@
+"""The Stop and PreCompact hooks' extraction (memcli.surfaces.hooks): remember the
+explicit statements of the part of a transcript not seen yet, and say exactly what was
+written when it fails partway; with the hooks' error types and the not-UTF-8 check
+they share.
+
+Builtin modules only at import time: the hooks import this on every prompt.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
+if TYPE_CHECKING:
+    from typing import Any
+
+    from memcli.services.memory import Memory
+
+
+class HookError(Exception):
+    """Why memcli cannot answer a hook: one line on stderr, exit 0."""
+
+
+class PartlyWritten(HookError):
+    """An extraction failed after some of its entries were written (the message names
+    them and what was not written)."""
+
+
+def unreadable_file(root: str) -> str | None:
+    """Where memory.md or learnings.md is not UTF-8 text (reads leave such a file out),
+    or None."""
+    from pathlib import Path
+
+    from memcli.core.errors import UnreadableFileError
+    from memcli.store.atomic import decode_text
+
+    for name in ("memory.md", "learnings.md"):
+        path = os.path.join(root, name)
+        try:
+            with open(path, "rb") as handle:
+                decode_text(handle.read(), Path(path))
+        except OSError:
+            continue
+        except UnreadableFileError as exc:
+            return f"{name}:{exc.line}: {exc.reason}; its memories were left out"
+    return None
+
+
+
+def extract_new(root: str, payload: dict[str, Any]) -> str:
+    """Remember the explicit statements of the part of the transcript not seen yet;
+    returns a one-line report."""
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path:
+        raise HookError("the hook input has no transcript_path")
+    path = os.path.realpath(os.path.expanduser(path))
+    if not os.path.exists(path):
+        raise HookError(f"{path}: no such transcript")
+    problem = unreadable_file(root)
+    if problem:  # its memories cannot be compared or written: later, once it is mended
+        raise HookError(problem.replace("were left out", "cannot be updated"))
+    from memcli.services.memory import Memory
+    from memcli.surfaces import transcript
+    from memcli.surfaces.hook_positions import Positions
+
+    session = transcript.session_of(path, payload.get("session_id"))
+    memory = Memory(root)
+    before: dict[str, str] | None = None  # the entries before the first write
+    try:
+        with Positions(root) as positions:
+            try:  # only a regular file, in chunks: a line over the limit is passed over
+                reading = transcript.read_after(
+                    path, positions.offset(session, path), positions.line(session, path)
+                )
+            except transcript.NotRegularFile as exc:
+                raise HookError(str(exc)) from None
+            messages = transcript.reading_messages(reading)  # a line not JSON: skipped
+            if messages:
+                before = _entry_texts(memory)
+            decisions = memory.extract(messages, source=session) if messages else []
+            positions.record(session, path, reading.end, reading.line)
+    except Exception as exc:  # after a write (an add, the positions): say what was written
+        if before is not None and not isinstance(exc, HookError):
+            _partly_written(memory, before, exc)
+        raise
+    counts: dict[str, int] = {}
+    for decision in decisions:
+        counts[decision.action] = counts.get(decision.action, 0) + 1
+    summary = ", ".join(f"{n} {action}" for action, n in sorted(counts.items())) or "nothing new"
+    new = reading.end - reading.start
+    note = reading.skipped.note()
+    return f"memcli: {summary} from {new} new bytes of session {session}" + (
+        f"\n{note}" if note else ""
+    )
+
+
+def _entry_texts(memory: Memory) -> dict[str, str]:
+    """id -> text of the workspace's live entries (memoized by the store: the extract
+    that follows reads them anyway; archive.md is left out, where an update puts the
+    text it replaced under the same id)."""
+    quiet = lambda problem: None  # noqa: E731 - the extract reports them itself
+    return {e.id: e.text for e in memory.store.entries(warn=quiet)}
+
+
+def _partly_written(memory: Memory, before: dict[str, str], exc: Exception) -> None:
+    """Raise PartlyWritten naming the entries an extraction that failed with `exc` had
+    written already (added or changed); return when it wrote none."""
+    from memcli.services.memory import Memory  # noqa: F811 - at run time
+    from memcli.surfaces.guard import one_line
+
+    try:
+        after = _entry_texts(Memory(memory.store.root))  # read afresh, not memoized
+    except Exception:  # noqa: BLE001 - the files cannot be read now: say so, not nothing
+        raise PartlyWritten(
+            f"{one_line(exc)}; the extraction stopped partway: some of its memories may "
+            "have been written (`memcli list` shows them); this part of the session is "
+            "read again at the next Stop"
+        ) from exc
+    added = [i for i in after if i not in before]
+    changed = [i for i in after if i in before and after[i] != before[i]]
+    if not (added or changed):
+        return
+    done = ", ".join(
+        part
+        for part in (
+            f"added {len(added)} ({' '.join(added)})" if added else "",
+            f"updated {len(changed)} ({' '.join(changed)})" if changed else "",
+        )
+        if part
+    )
+    raise PartlyWritten(
+        f"{one_line(exc)}; {done} before it failed; the rest of this part of the session "
+        "was not written and is read again at the next Stop"
+    ) from exc
