@@ -1,9 +1,9 @@
 """Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
 combined with recency, importance, confidence and the period a query names.
 
-    relevance = (semantic_weight · max(cosine, 0)
-                 + keyword_weight · bm25 / (bm25 + keyword_saturation))
-                / (semantic_weight + keyword_weight)
+    relevance = max(cosine, (semantic_weight · max(cosine, 0)
+                             + keyword_weight · bm25 / (bm25 + keyword_saturation))
+                            / (semantic_weight + keyword_weight))
               [+ neighbour_weight · the best relevance of the adjacent entries,
                  in ordered logs only]
     score     = relevance_weight · relevance
@@ -121,11 +121,14 @@ def absolute_relevance(
     """Relevance on a scale that means the same for every query: the cosine similarity
     (below 0 counted as 0) and the BM25 score saturated as bm25 / (bm25 +
     keyword_saturation), both in [0, 1], weighted by semantic_weight and keyword_weight
-    (one of them alone in semantic or keyword mode)."""
+    (one of them alone in semantic or keyword mode); outside keyword mode never below
+    the cosine alone: a clear semantic match is relevant however little the keyword side
+    says (in a small workspace BM25 is small for every entry)."""
     sem = np.clip(semantic.astype(np.float64), 0.0, 1.0)
     raw = np.maximum(keyword.astype(np.float64), 0.0)
     kw = raw / (raw + max(settings.keyword_saturation, 1e-9))
-    return fused(sem, kw, mode, settings)
+    both = fused(sem, kw, mode, settings)
+    return both if mode == "keyword" else np.maximum(both, sem)
 
 
 def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:

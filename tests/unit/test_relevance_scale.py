@@ -31,8 +31,10 @@ def saturated(bm25: float) -> float:
         (0.0, 0.0, "keyword", 0.0),
         (0.9, SETTINGS.keyword_saturation, "keyword", 0.5),  # the saturation point
         (0.0, 1e9, "keyword", 1.0),
-        (0.4, 0.0, "hybrid", 0.5 * 0.4),
-        (0.4, 5.0, "hybrid", 0.5 * 0.4 + 0.5 * saturated(5.0)),
+        (0.4, 0.0, "hybrid", 0.4),  # never below the cosine alone (a clear semantic match)
+        (0.4, 5.0, "hybrid", 0.4),  # 0.2 + 0.5 · 0.33 = 0.367 < the cosine
+        (0.4, 30.0, "hybrid", 0.5 * 0.4 + 0.5 * saturated(30.0)),  # both sides say more
+        (-0.2, 30.0, "hybrid", 0.5 * saturated(30.0)),
         (1.0, 1e9, "hybrid", 1.0),
     ],
 )
@@ -108,15 +110,16 @@ def test_the_order_is_the_tuned_one_and_the_score_the_absolute_one() -> None:
     the query: `in_query`); the score each one shows is on the absolute scale."""
     settings = dataclasses.replace(SETTINGS, recency_weight=0.0, importance_weight=0.0,
                                    confidence_weight=0.0)  # fmt: skip
-    cosines, bm25s = np.array([0.62, 0.50, 0.20]), np.array([0.0, 3.0, 40.0])
+    cosines, bm25s = np.array([0.55, 0.50, 0.20]), np.array([5.0, 3.0, 150.0])
     found = rank(
         entries(3), Signals(np.array([0, 1, 2]), cosines, bm25s),
         settings=settings, mode="hybrid", now=NOW, limit=10,
     )  # fmt: skip
-    within = {
-        f"e{i}": v
-        for i, v in enumerate(0.5 * cosines / 0.42 - 0.5 * 0.2 / 0.42 + 0.5 * bm25s / 40.0)
-    }
+
+    def minmax(x: np.ndarray) -> np.ndarray:
+        return (x - x.min()) / (x.max() - x.min())
+
+    within = {f"e{i}": v for i, v in enumerate(0.5 * minmax(cosines) + 0.5 * minmax(bm25s))}
     assert [h.entry.id for h in found] == sorted(within, key=lambda k: -within[k])
     assert [h.components["in_query"] for h in found] == pytest.approx(
         [within[h.entry.id] for h in found]
