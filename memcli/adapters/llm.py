@@ -37,7 +37,8 @@ from typing import Any
 
 from memcli.core.credentials import redact
 from memcli.core.errors import ConfigError, MemcliError
-from memcli.store.config import LLM_PROVIDERS, LLMSettings
+from memcli.store.config import LLMSettings
+from memcli.store.config_rules import LLM_PROVIDERS
 
 #: the local server when [llm] base_url is not set (Ollama's OpenAI-compatible API)
 LOCAL_BASE_URL = "http://127.0.0.1:11434/v1"

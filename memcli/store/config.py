@@ -49,10 +49,9 @@ class SearchSettings:
     keyword_saturation: float = 10.0
     #: hits whose relevance (absolute, 0..1, see memcli.logic.search) is below this are
     #: not returned: a query about something the memory never mentions finds nothing.
-    #: The cosine floor inject uses (DESIGN §3: one floor), as relevance counts a clear
-    #: semantic match on its own; bench/offtopic.py and bench/locomo.py report it
-    #: (bench/README.md "Off-topic queries")
-    relevance_floor: float = 0.35
+    #: Chosen on the tune halves: the highest floor up to bench/offtopic.py's choice at
+    #: which bench/locomo.py's figures do not fall (bench/README.md "Off-topic queries")
+    relevance_floor: float = 0.25
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
 
@@ -98,7 +97,6 @@ class InjectSettings:
 
 #: [llm] provider values (memcli.adapters.llm): none, an OpenAI-compatible endpoint, a
 #: local one without a key (Ollama, llama.cpp), the Claude Code or Codex CLI
-LLM_PROVIDERS = ("none", "openai", "local", "claude-cli", "codex-cli")
 
 
 @dataclass(frozen=True)

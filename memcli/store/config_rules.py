@@ -15,6 +15,10 @@ from typing import Any
 
 from memcli.core.requests import MODES
 
+#: memcli.adapters.llm's providers: an OpenAI-compatible server (openai, local: no key)
+#: or the agent CLI a person already runs (claude-cli, codex-cli)
+LLM_PROVIDERS = ("none", "openai", "local", "claude-cli", "codex-cli")
+
 #: the spellings of a boolean in text, any case
 BOOLEAN_WORDS: dict[str, bool] = {
     "1": True,
@@ -83,7 +87,7 @@ RULES: dict[str, Rule] = {
     "inject.relevance_floor": UNIT,
     "inject.keyword_relevance_floor": UNIT,
     "inject.profile_importance": UNIT,
-    "llm.provider": Rule(choices=("none", "openai")),
+    "llm.provider": Rule(choices=LLM_PROVIDERS),
     "llm.timeout": POSITIVE,
     "compress.duplicate_threshold": UNIT,
     "compress.contradiction_similarity": UNIT,

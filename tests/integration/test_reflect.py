@@ -229,9 +229,11 @@ def test_the_issues_two_cases(tmp_path: Path, runner: CliRunner) -> None:
     runner.invoke(app, ["-w", str(zh), "add", "我喜欢用 Neovim 写代码，注释用英文"])
     imported = runner.invoke(app, ["-w", str(zh), "import", "--conversation", str(chat)])
     assert imported.exit_code == 0, imported.output
+    # the assistant's reply is never stored (issue 29 §6), so never evidence either
+    assert not [e for e in Memory(zh).entries() if "好的" in e.text]
     said = runner.invoke(app, ["-w", str(zh), "reflect", "--force"])
     assert said.exit_code == 0 and "no new themes" in said.output
-    assert "assistant" in said.output and "needs at least 3" in said.output
+    assert "needs at least 3" in said.output
     assert not [e for e in Memory(zh).entries() if e.type == "reflection"]
 
     en = tmp_path / "en"
