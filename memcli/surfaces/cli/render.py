@@ -448,3 +448,14 @@ def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
             if "layer" in row:
                 parts = f"layer={row['layer']}  {parts}"
             info(f"      {parts}")
+
+
+def decisions(found: Sequence[Any], dry_run: bool) -> None:
+    """Extract's decisions, one line each (`extract`, a conversation's import)."""
+    if not found:
+        info("no explicit statements to remember")
+    for d in found:
+        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}"
+        info(line + (f"  ({d.reason})" if d.action == "SKIP" else ""))
+    if dry_run:
+        note("dry run: nothing was written")

@@ -169,10 +169,4 @@ def _extract_conversations(text: str, name: str, dry_run: bool, json_out: bool) 
             }
         )
         return
-    if not decisions:
-        render.info("no explicit statements to remember")
-    for d in decisions:
-        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}"
-        render.info(line + (f"  ({d.reason})" if d.action == "SKIP" else ""))
-    if dry_run:
-        render.note("dry run: nothing was written")
+    render.decisions(decisions, dry_run)
