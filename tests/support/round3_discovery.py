@@ -48,9 +48,10 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
 # ---------------------------------------------------------------------- helpers
 
 
-def _memcli(
+def memcli_in(
     args: list[str], cwd: Path, env: dict[str, str], stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
+    """`python -m memcli ARGS` run in `cwd` with exactly `env` (no -w: discovery decides)."""
     return subprocess.run(
         [sys.executable, "-m", "memcli", *args],
         cwd=cwd,
@@ -360,9 +361,9 @@ def private_files(work: Path) -> tuple[int, int]:
     env = {**_ENV, "XDG_CONFIG_HOME": str(work / "config"), "XDG_DATA_HOME": str(work / "d")}
     init_workspace(root)
     os.chmod(root / "memory.md", 0o600)
-    added = _memcli(["-w", str(root), "add", "--json", "Secret plan gamma"], work, env)
+    added = memcli_in(["-w", str(root), "add", "--json", "Secret plan gamma"], work, env)
     entry_id = json.loads(added.stdout)["data"]["entry"]["id"]
-    _memcli(["-w", str(root), "forget", entry_id], work, env)
+    memcli_in(["-w", str(root), "forget", entry_id], work, env)
     attempts += 1
     harmless += (root / "archive.md").exists() and not _too_open(root, 0o600)
     return attempts, harmless
