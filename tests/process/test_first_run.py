@@ -94,3 +94,66 @@ def test_init_prepares_the_model_and_a_first_hook_answers_from_keywords(tmp_path
         "Prefers pytest over unittest"
         in json.loads(later.stdout)["hookSpecificOutput"]["additionalContext"]
     )
+
+
+# A command that loaded torch ends without the interpreter's teardown of it (4-6 s of
+# silence after its last line); the exit handlers still run and the exit code is kept.
+EXIT_PROBE = """
+import sys, atexit, threading, time, types
+class Marker:
+    def __del__(self):
+        sys.stderr.write("teardown\\n")
+marker = Marker()
+atexit.register(lambda: sys.stderr.write("exit handlers\\n"))
+torch, worker = sys.argv[1:3]
+if torch == "real":
+    import torch
+elif torch == "named":  # only the name: what fastpath.leave looks at
+    sys.modules["torch"] = types.ModuleType("torch")
+def work():  # at work until the main thread is done: the usual exit waits for it
+    while threading.main_thread().is_alive():
+        time.sleep(0.01)
+if worker == "thread":
+    threading.Thread(target=work).start()
+sys.argv = ["memcli", *sys.argv[3:]]
+from memcli.surfaces.cli.fastpath import main
+main()
+"""
+
+
+def exit_probe(torch: str, worker: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, torch, worker, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.parametrize(
+    ("torch", "worker", "args", "code", "teardown"),
+    [
+        ("named", "none", ["--version"], 0, False),
+        ("named", "none", ["-w", "{missing}", "list"], 1, False),  # an error's code kept
+        ("none", "none", ["--version"], 0, True),
+        ("named", "thread", ["--version"], 0, True),
+        ("named", "none", ["--no-such-option"], 2, False),  # a usage error's code kept
+    ],
+)
+def test_a_command_that_loaded_torch_skips_the_teardown(
+    tmp_path: Path, torch: str, worker: str, args: list[str], code: int, teardown: bool
+) -> None:
+    args = [a.format(missing=tmp_path / "missing") for a in args]
+    done = exit_probe(torch, worker, *args)
+    assert done.returncode == code, done.stderr
+    assert "exit handlers" in done.stderr  # atexit runs either way
+    assert ("teardown" in done.stderr) is teardown, done.stderr
+    if args == ["--version"]:
+        assert done.stdout.startswith("memcli "), "the output is flushed before the exit"
+
+
+@pytest.mark.slow
+def test_with_torch_imported_for_real(tmp_path: Path) -> None:
+    done = exit_probe("real", "none", "--version")
+    assert done.returncode == 0 and done.stdout.startswith("memcli "), done.stderr
+    assert "exit handlers" in done.stderr and "teardown" not in done.stderr

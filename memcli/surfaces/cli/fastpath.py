@@ -156,7 +156,35 @@ def main() -> None:
         os._exit(code)
     from memcli.surfaces.cli.app import app
 
-    app(prog_name="memcli")
+    try:
+        app(prog_name="memcli")
+    except SystemExit as exc:
+        leave(exc)
+        raise
+
+
+def leave(exc: SystemExit) -> None:
+    """End a command that loaded torch (the model's one-time preparation, an indexing)
+    without the interpreter's teardown of it, 4-6 s of silence after the last line: the
+    exit handlers run, the output is flushed, then the process ends. Returns (the caller
+    exits as usual) when torch was not loaded, another thread is still at work, or the
+    exit code is not a number."""
+    import threading
+
+    code = exc.code
+    if "torch" not in sys.modules or not (code is None or isinstance(code, int)):
+        return
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon for t in threading.enumerate()):
+        return
+    import atexit
+    import contextlib
+
+    atexit._run_exitfuncs()
+    with contextlib.suppress(OSError):  # a reader that went away: as at a normal exit
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":
