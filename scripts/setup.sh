@@ -1,22 +1,31 @@
 #!/usr/bin/env bash
-# Set up .venv with memcli and its dependencies (idempotent; fast when already done).
+# Set up .venv with memcli and its dependencies (idempotent: silent and fast when done).
 # torch goes first as the CPU build: an unpinned torch would pull a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
-if [ ! -x .venv/bin/python ]; then
-  "$PY" -m venv .venv
-fi
 stamp=".venv/.memcli-setup"
 want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
-.venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip show torch >/dev/null 2>&1 || .venv/bin/python -m pip install -q torch==2.13.0
+say() { echo "setup: $*"; }
+# pip says nothing but errors (-qq): its warnings here are about this machine's pip
+# settings (an extra index that lacks a package), not about memcli
+pip() { .venv/bin/python -m pip -qq "$@"; }
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv ($("$PY" --version 2>&1))"
+  "$PY" -m venv .venv
+fi
+pip install --upgrade pip
+if ! .venv/bin/python -m pip show torch >/dev/null 2>&1; then
+  say "installing torch 2.13.0, the CPU build"
+  pip install torch==2.13.0
+fi
+say "installing memcli (editable) and its dependencies into .venv (minutes the first time)"
 # compat: a path in a .pth file, no import-hook finder in every process (start-up time);
 # setuptools calls that mode transitional in a 14-line warning that is not the user's business
-PYTHONWARNINGS="ignore:Compat editable installs" \
-  .venv/bin/python -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+PYTHONWARNINGS="ignore:Compat editable installs" pip install -e '.[dev]' --config-settings editable_mode=compat
 .venv/bin/python -m compileall -q memcli >/dev/null  # bytecode once, as an installed package has it
 echo "$want" > "$stamp"
+say "done: .venv/bin/memcli (on your PATH after \`source .venv/bin/activate\`)"
