@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from memcli.index.onnx_embedder import STEPS
 from tests.support.env import SAMPLE
@@ -157,3 +158,39 @@ def test_with_torch_imported_for_real(tmp_path: Path) -> None:
     done = exit_probe("real", "none", "--version")
     assert done.returncode == 0 and done.stdout.startswith("memcli "), done.stderr
     assert "exit handlers" in done.stderr and "teardown" not in done.stderr
+
+
+# `install` and `watch --background` make the preparation up front too, before they are
+# done, its steps on stderr, --json stdout clean (the export itself: the init test above;
+# install's indexing of the workspace is recorded, not run: it would make the export)
+@pytest.mark.parametrize(
+    "command",
+    [["install", "claude-code", "--project", "--json"], ["watch", "--background", "--json"]],
+)
+def test_install_and_a_background_watch_prepare_up_front(
+    runner: CliRunner, empty_workspace: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    from memcli.services.memory import Memory
+    from memcli.services.runtime import Runtime
+    from memcli.surfaces.cli.app import app
+    from memcli.surfaces.daemon import service
+
+    prepared: list[str] = []
+
+    def prepare(self: Runtime, report=None) -> str:  # noqa: ANN001 - onnx_embedder.Report
+        for number, what in enumerate(STEPS, 1):
+            report(number, len(STEPS), what)
+        prepared.append(str(self.store.root))
+        return "prepared"
+
+    monkeypatch.setattr(Runtime, "prepare_model", prepare)
+    monkeypatch.setattr(Memory, "index", lambda self, **_: prepared.append("indexed"))
+    monkeypatch.setattr(service, "start_background", lambda root: {"pid": 0, "log": "-"})
+    monkeypatch.chdir(empty_workspace)  # --project writes .claude/ here
+    done = runner.invoke(app, ["-w", str(empty_workspace), *command])
+    assert done.exit_code == 0, done.stderr
+    json.loads(done.stdout)  # stdout: the JSON and nothing else
+    lines = [line for line in done.stderr.splitlines() if "preparing the embedding model" in line]
+    assert [line.split("): ", 1)[1] for line in lines] == list(STEPS)
+    indexed = ["indexed"] if command[0] == "install" else []  # the watcher indexes itself
+    assert prepared == [str(empty_workspace), *indexed]
