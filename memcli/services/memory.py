@@ -250,12 +250,12 @@ class Memory:
         """A memory block of at most `max_tokens` tokens for a prompt.
 
         Pinned entries and corrections come first. With context, the others must earn
-        their place (DESIGN §4): relevant to the context (memcli.logic.inject.is_relevant:
+        their place: relevant to the context (memcli.logic.inject.is_relevant:
         above the relevance floor) or a profile entry (a preference or correction of
         importance ≥ profile_importance); they rank by similarity_weight · search score
-        against the context + confidence_weight · confidence (seed 000), and nothing else
+        against the context + confidence_weight · confidence, and nothing else
         fills the block. Without context, every entry ranks by importance × confidence ×
-        recency (seed 003). Entries that make it into the block count as accessed (they
+        recency. Entries that make it into the block count as accessed (they
         were recalled), unless touch is False.
         """
         from memcli.services.inject import inject
@@ -305,7 +305,7 @@ class Memory:
     # ------------------------------------------------------------------ compress, reflect
 
     def plan_compress(self, *, target_tokens: int | None = None) -> Plan:
-        """What compress would do (DESIGN §5); nothing is written. An LLM, when
+        """What compress would do (docs/maintenance.md); nothing is written. An LLM, when
         configured, writes the consolidated entries; its failure raises LLMError."""
         return maintain.plan_compress(self.runtime, target_tokens=target_tokens)
 
@@ -323,7 +323,7 @@ class Memory:
         return maintain.compress(self.runtime, target_tokens=target_tokens, dry_run=dry_run)
 
     def plan_reflect(self, *, force: bool = False) -> tuple[Trigger, Plan]:
-        """Whether reflection is due, and the insights it would write (DESIGN §6)."""
+        """Whether reflection is due, and the insights it would write."""
         return maintain.plan_reflect(self.runtime, force=force)
 
     def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
@@ -353,7 +353,7 @@ class Memory:
         """Add an entry, or update the existing entry with the same normalized text;
         then the automatic reflect / compress when memcli.toml turns them on.
 
-        `by` says who wrote it (`by=` metadata, DESIGN §5.1): "agent" (the default: a
+        `by` says who wrote it (`by=` metadata, docs/maintenance.md): "agent" (the default: a
         program through the API or MCP) may fade with age; "person" (the CLI) never does,
         and a person repeating an entry a program wrote confirms it.
 
