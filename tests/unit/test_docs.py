@@ -92,12 +92,12 @@ def test_every_command_is_in_the_cli_reference() -> None:
 
 
 def test_every_setting_has_a_meaning() -> None:
-    """A setting added to the model needs a line in docgen_settings.MEANINGS (and one
+    """A setting added to the model needs a line in memcli.surfaces.docgen.settings.MEANINGS (and one
     that is gone, its line removed)."""
-    from memcli.surfaces.docgen_settings import MEANINGS, settings_rows
+    from memcli.surfaces.docgen.settings import MEANINGS, settings_rows
 
     keys = {f"{section}.{key}" for section, key, _ in settings_rows()}
-    assert keys - set(MEANINGS) == set(), "describe these in memcli/surfaces/docgen_settings.py"
+    assert keys - set(MEANINGS) == set(), "describe these in memcli.surfaces.docgen.settings.py"
     assert set(MEANINGS) - keys == set(), "these settings are gone: remove their lines"
 
 
@@ -114,7 +114,7 @@ def code_variables() -> set[str]:
 def test_every_environment_variable_is_documented() -> None:
     """Each MEMCLI_* variable the code reads is in the settings page's table, or is a
     setting's MEMCLI_<SECTION>_<KEY>; MEMCLI_TEST_* belong to the test suite."""
-    from memcli.surfaces.docgen_settings import VARIABLES, settings_rows
+    from memcli.surfaces.docgen.settings import VARIABLES, settings_rows
 
     page = (ROOT / "docs/reference/settings.md").read_text(encoding="utf-8")
     settings = {f"MEMCLI_{s.upper()}_{k.upper()}" for s, k, _ in settings_rows()}

@@ -145,7 +145,7 @@ def settings_rows() -> list[tuple[str, str, Any]]:
 def settings_page() -> str:
     from memcli.store import trust
     from memcli.store.config_rules import kind_name, rule_of
-    from memcli.surfaces.docgen import HEADER, REGENERATE, escape
+    from memcli.surfaces.docgen.markdown import HEADER, REGENERATE, escape
 
     lines = [
         "# Settings reference",
