@@ -20,7 +20,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def markdown_files() -> list[Path]:
-    return sorted((ROOT / "docs").rglob("*.md"))
+    return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
 def foreign_references(text: str) -> list[str]:
@@ -67,7 +67,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("page", ["docs/reference/cli.md", "docs/reference/mcp.md",
-                                  "docs/reference/settings.md"])  # fmt: skip
+                                  "docs/reference/settings.md", "docs/reference/modules.md"])  # fmt: skip
 def test_generated_pages_are_current(page: str) -> None:
     from memcli.surfaces import docgen
 
@@ -133,6 +133,15 @@ def test_the_variable_scan_sees_what_the_code_reads() -> None:
             "MEMCLI_MCP_READ_TIMEOUT"} <= found  # fmt: skip
 
 
+def test_readme_is_a_front_door() -> None:
+    """At most 8 KB, and the two setup commands CI and a newcomer run, as they are."""
+    readme = (ROOT / "README.md").read_bytes()
+    assert len(readme) <= 8192, f"README.md is {len(readme)} bytes; move detail to docs/"
+    text = readme.decode("utf-8")
+    assert "bash scripts/test.sh" in text and "bash scripts/demo.sh" in text
+    assert "bash scripts/test.sh" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_no_reference_to_a_document_the_repository_lacks(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
@@ -193,3 +202,23 @@ def test_help_texts_cite_nothing_the_repository_lacks() -> None:
         if not name.startswith("_"):
             texts.append(inspect.getdoc(member) or "")
     assert [line for text in texts for line in foreign_references(text)] == []
+
+
+@pytest.mark.parametrize(
+    ("docstring", "line"),
+    [
+        ("Planning `compress` (DESIGN §5): the steps.", "Planning `compress`: the steps."),
+        ("What may fade (DESIGN §5.1, §5.5): the seed 002 retention curve.",
+         "What may fade: the retention curve."),
+        ("Extract (DESIGN §7, mem0 style): ADD or NOOP.", "Extract (mem0 style): ADD or NOOP."),
+        ("Keywords (seed 001 §3.2, offline).", "Keywords (offline)."),
+        ("Credentials (issue 14 §6): keys.", "Credentials: keys."),
+        ("the rule of seed 000 (last 3 turns).", "the rule (last 3 turns)."),
+        ("Two sentences. The second (DESIGN §1).", "Two sentences."),
+        ("Plain (a note, with commas).", "Plain (a note, with commas)."),
+    ],
+)
+def test_the_module_map_leaves_outside_citations_out(docstring: str, line: str) -> None:
+    from memcli.surfaces.docgen.modules import _scrub, first_sentence
+
+    assert _scrub(first_sentence(docstring)) == line

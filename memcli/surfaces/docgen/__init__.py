@@ -20,12 +20,14 @@ def pages() -> dict[str, Callable[[], str]]:
     """Each generated page (its path under the repository) and the function writing it."""
     from memcli.surfaces.docgen.cli import cli_page
     from memcli.surfaces.docgen.mcp import mcp_page
+    from memcli.surfaces.docgen.modules import modules_page
     from memcli.surfaces.docgen.settings import settings_page
 
     return {
         "docs/reference/cli.md": cli_page,
         "docs/reference/mcp.md": mcp_page,
         "docs/reference/settings.md": settings_page,
+        "docs/reference/modules.md": modules_page,
     }
 
 
