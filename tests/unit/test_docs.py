@@ -176,7 +176,8 @@ def test_missing_links_are_found(tmp_path: Path) -> None:
 
 def test_help_texts_cite_nothing_the_repository_lacks() -> None:
     """What `--help` shows, the MCP tools' descriptions and the Python API's docstrings
-    (help(Memory)) name no outside document."""
+    (help(memcli.Memory), help(memcli.Layers), … : everything memcli exports) name no
+    outside document."""
     import inspect
 
     import typer
@@ -197,10 +198,13 @@ def test_help_texts_cite_nothing_the_repository_lacks() -> None:
     helptext.attach(root)
     walk(root)
     texts.append((ROOT / "docs/reference/mcp.md").read_text(encoding="utf-8"))
-    texts.append(inspect.getdoc(Memory) or "")
-    for name, member in inspect.getmembers(Memory):
-        if not name.startswith("_"):
-            texts.append(inspect.getdoc(member) or "")
+    import memcli
+
+    for public in (Memory, *(getattr(memcli, name) for name in memcli.__all__)):
+        texts.append(inspect.getdoc(public) or "")
+        for name, member in inspect.getmembers(public):
+            if not name.startswith("_"):
+                texts.append(inspect.getdoc(member) or "")
     assert [line for text in texts for line in foreign_references(text)] == []
 
 
