@@ -117,7 +117,7 @@ def add(
         by="person",
     )
     dest = operations.write_target(mem, to, request.type)
-    result = operations.add(dest, request)
+    result = dest.add(request)
     where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
     if json_out:
         render.emit_json(result.to_dict())
