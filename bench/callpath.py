@@ -9,8 +9,9 @@ workspace. Each command runs once to warm up (imports, model, index), then once 
 under sys.setprofile with the process's caches of workspaces dropped, as a new command
 in a warm interpreter. Counted: memcli modules whose code ran, calls from one memcli
 module into another, and how often the command line was read (memcli's argv reader and
-Click's parser), the workspace resolved (store.workspace.find_root) and memory.md
-parsed (store.markdown.parse_file).
+Typer's parser), the workspace resolved (store.workspace.find_root, but for a root
+already resolved and passed down as `Resolved`) and memory.md parsed
+(store.markdown.parse_file).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ COMMANDS = {
 #: (module, function) pairs counted by name: what reads argv, resolves, parses
 WATCHED = {
     "argv reads": {
-        ("memcli.surfaces.cli.argv", "split_global"),
+        ("memcli.surfaces.cli.argv", "split_global"),  # (before the Env read it once)
+        ("memcli.surfaces.cli.env", "read_globals"),
         ("typer.core", "_main"),  # Typer's (Click's) parse of the whole command line
     },
     "workspace resolutions": {("memcli.store.workspace", "find_root")},
@@ -62,6 +64,8 @@ def profile(argv: list[str]) -> dict[str, Any]:
             if (callee, name) in pairs:
                 if label == "memory.md parses" and frame.f_locals.get("filename") != "memory.md":
                     continue
+                if type(frame.f_locals.get("flag")).__name__ == "Resolved":
+                    continue  # the command's resolution passed down, taken as is
                 watched[label] += 1
         if not callee.startswith("memcli"):
             return

@@ -30,7 +30,7 @@ from memcli.services.search import SearchService, SearchView
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings
 from memcli.store.store import Store
-from memcli.store.workspace import init_workspace
+from memcli.store.workspace import Resolved, init_workspace
 
 if TYPE_CHECKING:
     from memcli.logic.extract import Decision
@@ -484,5 +484,5 @@ def shared_memory(workspace: str | Path | None = None) -> Memory:
     if key not in _SHARED:
         for old in [k for k in _SHARED if k[0] == str(root)]:
             del _SHARED[old]  # settings changed: start over with the new ones
-        _SHARED[key] = Memory(root)
+        _SHARED[key] = Memory(Resolved(root))  # resolved by shared_key: taken as is
     return _SHARED[key]

@@ -33,6 +33,7 @@ class Env:
         "plain",
         "traceback",
         "command",
+        "name",
         "rest",
         "json",
         "stdout",
@@ -57,6 +58,8 @@ class Env:
         self.workspace, self.traceback, self.plain, i = read_globals(self.argv)
         self.command = self.argv[i] if i < len(self.argv) else ""  # "" for none
         self.rest = self.argv[i + 1 :]
+        #: the command as its messages name it (`config set`: see `full_command`)
+        self.name = self.command
         head = self.rest[: self.rest.index("--")] if "--" in self.rest else self.rest
         self.json = "--json" in head
         self.stdout = sys.stdout if stdout is None else stdout
@@ -71,6 +74,19 @@ class Env:
         if self.command in groups and self.rest and self.rest[0] in groups[self.command]:
             return f"{self.command} {self.rest[0]}"
         return self.command
+
+    def writing_to(self, stdout: Any) -> Env:
+        """This Env with another stdout (a pager's screen)."""
+        other = Env.__new__(Env)
+        for name in Env.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.stdout = stdout
+        return other
+
+    def use_workspace(self, flag: str | None) -> None:
+        """--workspace as the Typer app read it (the form the quick read may miss)."""
+        if flag != self.workspace:
+            self.workspace, self._root = flag, None
 
     def root(self, path: str | None = None) -> Path:
         """The workspace (memcli.store.workspace.find_root: --workspace,
@@ -89,7 +105,8 @@ class Env:
         from memcli.services.memory import shared_memory
         from memcli.store.workspace import Resolved
 
-        return shared_memory(Resolved(str(self.root())))
+        self.root()
+        return shared_memory(Resolved(self._root))
 
     @property
     def settings(self) -> Any:
