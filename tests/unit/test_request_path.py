@@ -161,10 +161,13 @@ def test_a_command_reads_argv_once_and_resolves_its_workspace_once(
     reads = _counting(monkeypatch, env, "read_globals")
     options = _counting(monkeypatch, argv, "parse_options")
     walks = _counting(monkeypatch, resolver, "discover")
+    roots = _counting(monkeypatch, resolver, "find_root")
     assert fastpath.run(args) == 0, capsys.readouterr()
     assert len(reads) == 1
     assert len(options) == (1 if args[0] == "search" else 0)  # only served commands
     assert len(walks) == 1
+    # resolved once, then passed down and taken as is
+    assert [r for r in roots if not isinstance(r, resolver.Resolved)] == [None]
 
 
 def test_the_environment_is_passed_down(
