@@ -19,7 +19,7 @@ from memcli.surfaces import operations
 from memcli.surfaces.cli import fastpath
 from memcli.surfaces.cli.env import Env
 from tests.support.cli import invoke
-from tests.support.fakes import fake_memory, use_fake_memory
+from tests.support.fakes import HashingEmbedder, fake_memory, use_fake_memory
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch, target: str, seen: list[Any], position: int) -> None:
@@ -153,10 +153,17 @@ def test_a_command_reads_argv_once_and_resolves_its_workspace_once(
     args: list[str],
 ) -> None:
     """No --workspace: the walk up from the current directory happens once."""
+    from memcli.services.memory import Memory
     from memcli.store import workspace as resolver
     from memcli.surfaces.cli import argv, env
 
-    use_fake_memory(monkeypatch)
+    real_init = Memory.__init__
+
+    def hashing(self: Memory, *args: Any, **kwargs: Any) -> None:  # the real shared_memory
+        kwargs.setdefault("embedder_factory", HashingEmbedder)
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(Memory, "__init__", hashing)
     monkeypatch.chdir(workspace)
     reads = _counting(monkeypatch, env, "read_globals")
     options = _counting(monkeypatch, argv, "parse_options")
