@@ -39,14 +39,30 @@ def _spy(monkeypatch: pytest.MonkeyPatch, target: str, seen: list[Any], position
 @pytest.mark.parametrize(
     ("call", "request_", "target", "position"),
     [
-        (operations.search, SearchQuery("python tests", mode="keyword", touch=False),
-         "memcli.services.search.checked_hits", 1),
-        (operations.inject, InjectRequest("python tests", touch=False),
-         "memcli.services.inject.inject", 1),
-        (operations.add, AddRequest("The staging host is zebra-7"),
-         "memcli.services.intake.add", 1),
-        (operations.list_entries, ListRequest(types=("fact",), limit=2),
-         "memcli.services.entries.list_entries", 1),
+        (
+            operations.search,
+            SearchQuery("python tests", mode="keyword", touch=False),
+            "memcli.services.search.checked_hits",
+            1,
+        ),
+        (
+            operations.inject,
+            InjectRequest("python tests", touch=False),
+            "memcli.services.inject.inject",
+            1,
+        ),
+        (
+            operations.add,
+            AddRequest("The staging host is zebra-7"),
+            "memcli.services.intake.add",
+            1,
+        ),
+        (
+            operations.list_entries,
+            ListRequest(types=("fact",), limit=2),
+            "memcli.services.entries.list_entries",
+            1,
+        ),
         (operations.get, GetRequest("m8f3a2c1"), "memcli.services.entries.get", 1),
     ],
 )
@@ -73,7 +89,9 @@ def test_the_python_api_builds_the_request_once(workspace: Path) -> None:
     mem = fake_memory(workspace)
     q = SearchQuery("python tests", mode="keyword", limit=2, touch=False)
     by_request = [h.entry.id for h in mem.search(q)]
-    by_words = [h.entry.id for h in mem.search("python tests", mode="keyword", limit=2, touch=False)]
+    by_words = [
+        h.entry.id for h in mem.search("python tests", mode="keyword", limit=2, touch=False)
+    ]
     assert by_request == by_words and len(by_request) == 2
     assert [e.id for e in mem.list(ListRequest(limit=3))] == [e.id for e in mem.list(limit=3)]
     assert mem.get(GetRequest("m8f3a2c1")).entry == mem.get("m8f3a2c1").entry
@@ -197,8 +215,17 @@ def test_the_environment_is_passed_down(
     assert dated and listed(year_2000, "list", "--json", "--since", "7d") == dated
     assert listed(year_2000 + 200 * 365 * 86400, "list", "--json", "--since", "7d") == []
     out = io.StringIO()
-    argv = ["-w", str(workspace), "search", "python tests", "--mode", "keyword", "--json",
-            "--since", "7d"]
+    argv = [
+        "-w",
+        str(workspace),
+        "search",
+        "python tests",
+        "--mode",
+        "keyword",
+        "--json",
+        "--since",
+        "7d",
+    ]
     assert fastpath.run(argv, Env(argv, stdout=out, clock=lambda: 4102444800.0)) == 0
     assert json.loads(out.getvalue())["data"]["hits"] == []  # nothing created after 2099
     assert capsys.readouterr().out == ""
