@@ -110,8 +110,13 @@ class Env:
 
     @property
     def settings(self) -> Any:
-        """The workspace's settings (memcli.toml and the MEMCLI_* variables)."""
-        return self.memory().settings
+        """The workspace's settings as they are now (memcli.toml, config.toml, the
+        MEMCLI_* variables; read afresh, not a long-lived Memory's)."""
+        from memcli.services.memory import Memory
+        from memcli.store.workspace import Resolved
+
+        self.root()
+        return Memory(Resolved(self._root), env=self.environ).settings
 
     def now(self) -> dt.datetime:
         """The clock's time, local and aware (relative dates: `7d`, `today`)."""

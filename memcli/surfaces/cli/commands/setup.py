@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -26,19 +25,12 @@ config_app = typer.Typer(
 app.add_typer(config_app, name="config")
 
 
-def fresh_settings() -> Any:
-    """Settings read now (not a long-lived process's cached ones)."""
-    from memcli.services.memory import Memory
-
-    return Memory(env().root()).settings
-
-
 @config_app.command("list")
 def config_list(no_pager: bool = NoPagerOpt, json_out: bool = JsonOpt) -> None:
     """Every setting with the value in effect (defaults, config files, MEMCLI_*)."""
     from memcli.services.configedit import effective
 
-    values = effective(fresh_settings())
+    values = effective(env().settings)
     if json_out:
         render.emit_json(values)
         return
@@ -55,7 +47,7 @@ def config_get(
     from memcli.services.configedit import effective, split_key
 
     split_key(key)
-    value = effective(fresh_settings())[key]
+    value = effective(env().settings)[key]
     if json_out:
         render.emit_json({"key": key, "value": value})
     else:
