@@ -194,3 +194,25 @@ def test_install_and_a_background_watch_prepare_up_front(
     assert [line.split("): ", 1)[1] for line in lines] == list(STEPS)
     indexed = ["indexed"] if command[0] == "install" else []  # the watcher indexes itself
     assert prepared == [str(empty_workspace), *indexed]
+
+
+def test_install_shows_what_it_wrote_before_the_preparation(
+    runner: CliRunner, empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memcli.services.memory import Memory
+    from memcli.services.runtime import Runtime
+    from memcli.surfaces.cli.app import app
+
+    def prepare(self: Runtime, report=None) -> str:  # noqa: ANN001 - onnx_embedder.Report
+        report(1, len(STEPS), STEPS[0])
+        return "prepared"
+
+    monkeypatch.setattr(Runtime, "prepare_model", prepare)
+    monkeypatch.setattr(Memory, "index", lambda self, **_: None)
+    monkeypatch.chdir(empty_workspace)
+    done = runner.invoke(app, ["-w", str(empty_workspace), "install", "claude-code", "--project"])
+    assert done.exit_code == 0, done.output
+    lines = done.output.splitlines()  # stdout and stderr as a terminal shows them
+    wrote = [i for i, line in enumerate(lines) if "added the UserPromptSubmit hook" in line]
+    preparing = [i for i, line in enumerate(lines) if "preparing the embedding model" in line]
+    assert wrote and preparing and wrote[0] < preparing[0], done.output

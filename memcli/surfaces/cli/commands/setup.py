@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,6 +18,9 @@ from memcli.surfaces.cli.base import (
     memory,
     usage_error,
 )
+
+if TYPE_CHECKING:
+    from memcli.surfaces.install import Plan
 
 config_app = typer.Typer(
     cls=HelpGroup,
@@ -242,11 +246,17 @@ def _install(
         host, "project" if project else "user", remove=remove, workspace=env().workspace
     )
     written = [] if dry_run else installer.apply(plan)
+    if not json_out:  # what was written first, then the preparation's steps
+        _show_plan(plan, dry_run, remove)
+        env().stdout.flush()  # seen before the wait, in a pipe too
     if not (dry_run or remove):
         _ready_for_hooks()
     if json_out:
         render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
-        return
+
+
+def _show_plan(plan: Plan, dry_run: bool, remove: bool) -> None:
+    """What install or uninstall wrote (or would write, with dry_run), and its notes."""
     for change in plan.changes:
         if dry_run and change.changed:
             render.diff(change.diff())
