@@ -72,30 +72,45 @@ _told: set[str] = set()
 
 def open_layers(mem: Memory) -> list[Layer]:
     """The layers `mem` reads, nearest first: itself, then those `[layers] read` names
-    that can be read (memoized on `mem`)."""
-    cached = getattr(mem, "_layers", None)
-    if cached is not None:
-        return cached
+    that can be read. Which those are is decided again on every call (a few stats: a
+    long-lived process, the watcher, sees a layer appear or go, and a changed setting,
+    without restarting); a layer's Memory is kept on `mem` while its memcli.toml stays
+    the same (its index and query embedder warm)."""
     from memcli.store.workspace import default_workspace
 
     rt = mem.runtime
+    kept: dict[str, tuple[object, Memory]] = mem.__dict__.setdefault("_layer_memories", {})
     layers = [Layer(HERE, mem)]
     user = os.path.realpath(default_workspace(rt.env))
     seen = {os.path.realpath(mem.root)}
-    if user not in seen:  # the per-user workspace reads no other layer
-        for name in _names(rt.settings.layers.read):
-            path = user if name == USER else os.path.realpath(mem.root / os.path.expanduser(name))
-            if path in seen:
-                continue
-            seen.add(path)
-            if _usable(path, quiet=name == USER, notify=rt.notify):
-                other = Memory(
-                    path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify
-                )
-                _share_queries(mem, other)
-                layers.append(Layer(name, other))
-    mem._layers = layers  # type: ignore[attr-defined]
+    if user in seen:  # the per-user workspace reads no other layer
+        return layers
+    for name in _names(rt.settings.layers.read):
+        path = user if name == USER else os.path.realpath(mem.root / os.path.expanduser(name))
+        if path in seen:
+            continue
+        seen.add(path)
+        if not _usable(path, quiet=name == USER, notify=rt.notify):
+            continue
+        stamp = _stamp(path)
+        if path not in kept or kept[path][0] != stamp:
+            other = Memory(
+                path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify
+            )
+            _share_queries(mem, other)
+            kept[path] = (stamp, other)
+        layers.append(Layer(name, kept[path][1]))
     return layers
+
+
+def _stamp(path: str) -> object:
+    """What decides a layer's own settings besides the process's: its memcli.toml."""
+    try:
+        from memcli.core.names import CONFIG_FILE
+
+        return os.stat(os.path.join(path, CONFIG_FILE)).st_mtime_ns
+    except OSError:
+        return None
 
 
 def _share_queries(mem: Memory, other: Memory) -> None:

@@ -169,15 +169,22 @@ class Runtime:
 
 def shared_key(workspace: str | Path | None = None) -> tuple[str, object, tuple[Any, ...]]:
     """What decides the settings of a runtime for `workspace` in this process: its root,
-    memcli.toml's modification time and the MEMCLI_* variables (memcli.services.memory.
-    shared_memory keeps one Memory per key)."""
+    the modification times of its memcli.toml, the user's config.toml and the approvals
+    (a `memcli trust` applies a withheld setting), and the MEMCLI_* variables
+    (memcli.services.memory.shared_memory keeps one Memory per key)."""
+    from memcli.store.trust import trust_file, user_config_file
+
     root = resolve_workspace(workspace, os.environ)
-    try:
-        toml_stamp: object = (root / "memcli.toml").stat().st_mtime_ns
-    except OSError:
-        toml_stamp = None
+    stamps = tuple(_mtime(p) for p in (root / "memcli.toml", user_config_file(), trust_file()))
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
-    return str(root), toml_stamp, env
+    return str(root), stamps, env
+
+
+def _mtime(path: Path) -> object:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def operation(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
