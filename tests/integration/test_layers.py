@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -14,7 +16,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memcli.store.workspace import init_workspace
-from tests.integration.test_mcp import _session_run, payload
+from tests.integration.test_mcp import payload
 from tests.process.test_hooks import prompt_payload, run_hook
 from tests.support.cli import envelope, invoke
 
@@ -50,10 +52,48 @@ def _both_kinds(block: str) -> None:
     assert block.count("<memory>") == 1  # one block
 
 
+async def _mcp(ws: Path, steps):  # noqa: ANN001, ANN202
+    """tests.integration.test_mcp's stdio session, with this checkout's code (PYTHONPATH)
+    in the server's process."""
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    keep = ("XDG_", "HF_", "PATH", "HOME", "PYTHONPATH")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memcli", "-w", str(ws), "mcp"],
+        env={k: v for k, v in os.environ.items() if k.startswith(keep)},
+    )
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        return await steps(session)
+
+
+def _served(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memcli -w ws ARGS` in its own process (a watcher, when one runs, answers it)."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_NO_DAEMON"}
+    cli = [sys.executable, "-m", "memcli", "-w", str(ws), *args]
+    return subprocess.run(cli, capture_output=True, text=True, timeout=120, env=env)
+
+
+def _requests(ws: Path) -> int:
+    """How many requests the workspace's watcher has answered."""
+    return json.loads(_served(ws, "watch", "--status", "--json").stdout)["data"]["requests"]
+
+
 @pytest.mark.slow
-def test_inject_reads_the_person_and_the_project_in_one_block(
-    layered: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+def test_done_when_one_block_through_the_cli_the_prompt_hook_and_mcp(
+    layered: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    exported,  # noqa: ANN001
 ) -> None:
+    """Issue 27's done-when, end to end over the three surfaces: `inject -q "how should I
+    write tests?"` in a project returns the person's testing preferences (their own
+    layer) with the project's test facts, in one block under one budget; the same from
+    the prompt hook (in its own process, and served by the project's watcher) and from
+    MCP's inject_memory, which names each entry's layer as search_memories does."""
+    from tests.support.processes import start_watch, stop_watch
+
     project, user = layered
     runner = CliRunner()
     monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
@@ -62,9 +102,14 @@ def test_inject_reads_the_person_and_the_project_in_one_block(
     packed = envelope(done.output)
     _both_kinds(packed["block"])
     assert packed["tokens"] <= packed["budget"] == 2000
+    where = {e["id"]: e["layer"] for e in packed["entries"]}
+    by_text = {e["text"]: e["layer"] for e in packed["entries"]}
+    assert by_text[PROJECT_FACT] == "project" and by_text[PREFERENCES[1]] == "user"
     # one budget for both layers: a token less than both need leaves one out
     less = str(packed["tokens"] - 1)
-    small = envelope(invoke(runner, project, "inject", "-q", QUESTION, "--max-tokens", less, "--json").output)
+    small = envelope(
+        invoke(runner, project, "inject", "-q", QUESTION, "--max-tokens", less, "--json").output
+    )
     assert small["tokens"] < packed["tokens"] and 0 < len(small["entries"]) < len(packed["entries"])
 
     found = envelope(invoke(runner, project, "search", "tests", "--json").output)["hits"]
@@ -73,12 +118,28 @@ def test_inject_reads_the_person_and_the_project_in_one_block(
     table = invoke(runner, project, "search", "tests", "--explain")
     assert "(user)" in table.output and "layer=user" in table.output
 
-    # the prompt hook, in its own process
-    hook = run_hook("user-prompt-submit", prompt_payload(project, QUESTION))
+    # the prompt hook, in its own process without a watcher
+    alone = dict(os.environ, MEMCLI_NO_DAEMON="1")
+    hook = run_hook("user-prompt-submit", prompt_payload(project, QUESTION), env=alone)
     assert hook.returncode == 0, hook.stderr
     _both_kinds(json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"])
 
-    # MCP: the inject tool's block, and search results naming their layer
+    # the same, served by the project's watcher
+    monkeypatch.delenv("MEMCLI_NO_DAEMON")
+    proc = start_watch(project)
+    try:
+        before = _requests(project)
+        served = envelope(_served(project, "inject", "-q", QUESTION, "--json").stdout)
+        _both_kinds(served["block"])
+        assert {e["id"]: e["layer"] for e in served["entries"]} == where
+        hook = run_hook("user-prompt-submit", prompt_payload(project, QUESTION))
+        assert hook.returncode == 0, hook.stderr
+        _both_kinds(json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"])
+        assert _requests(project) >= before + 2  # the watcher answered both
+    finally:
+        stop_watch(proc)
+
+    # MCP: the inject tool's block naming each entry's layer, search results naming theirs
     async def steps(session):  # noqa: ANN001, ANN202
         block = payload(await session.call_tool("inject_memory", {"query": QUESTION}))
         hits = payload(await session.call_tool("search_memories", {"query": "tests"}))
@@ -90,8 +151,9 @@ def test_inject_reads_the_person_and_the_project_in_one_block(
         )
         return block, hits, added
 
-    block, hits, added = anyio.run(_session_run, project, steps)
+    block, hits, added = anyio.run(_mcp, project, steps)
     _both_kinds(block["block"])
+    assert block["layers"] == where and set(block["memory_keys"]) == set(where)
     assert {r["layer"] for r in hits["results"]} == {"project", "user"}
     assert added["action"] == "added"
     assert "Likes small commits" in (user / added["memory"]["file"]).read_text()
@@ -126,34 +188,44 @@ def test_writes_go_where_asked_and_compress_stays_in_its_layer(
 
 
 @pytest.mark.slow
-def test_a_watcher_serves_every_layer(layered: tuple[Path, Path], exported) -> None:  # noqa: ANN001
-    """The daemon fast path answers with the layers the workspace reads, and sees a
-    later write to the user layer (which no watcher of its own watches)."""
-    import subprocess
-    import sys
-
+def test_a_watcher_serves_the_layers_it_reads(layered: tuple[Path, Path], exported) -> None:  # noqa: ANN001
+    """The project's watcher answers with every layer the workspace reads: a later write
+    and a hand edit in the user layer (which no watcher of its own watches) are found;
+    a `[layers]` change in memcli.toml, and a `memcli trust` that applies a withheld one,
+    take effect without restarting it."""
     from memcli.services.memory import Memory
     from tests.support.processes import start_watch, stop_watch
 
     project, user = layered
-    cli = [sys.executable, "-m", "memcli", "-w", str(project)]
+    notes = project.parent / "notes"
+    init_workspace(notes)
+    Memory(notes, notify=lambda m: None).add("Integration tests need a running postgres")
 
-    def served(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([*cli, *args], capture_output=True, text=True, timeout=120)
-
-    def requests() -> int:
-        return json.loads(served("watch", "--status", "--json").stdout)["data"]["requests"]
+    def hits(query: str) -> set[tuple[str, str | None]]:
+        done = _served(project, "search", query, "--json")
+        assert done.returncode == 0, done.stderr
+        return {
+            (h["entry"]["text"], h.get("layer")) for h in json.loads(done.stdout)["data"]["hits"]
+        }
 
     proc = start_watch(project)
     try:
-        before = requests()
-        hits = json.loads(served("search", "tests", "--json").stdout)["data"]["hits"]
-        assert {h["layer"] for h in hits} == {"project", "user"}
+        before = _requests(project)
+        assert {layer for _, layer in hits("tests")} == {"project", "user"}
         Memory(user, notify=lambda m: None).add("Runs tests with -x to stop early", by="person")
-        again = json.loads(served("search", "tests", "--json").stdout)["data"]["hits"]
-        assert ("Runs tests with -x to stop early", "user") in {
-            (h["entry"]["text"], h["layer"]) for h in again
-        }
-        assert requests() >= before + 2  # the watcher answered both
+        assert ("Runs tests with -x to stop early", "user") in hits("tests")
+        mine = user / "memory.md"  # a hand edit, as a person saves it in an editor
+        mine.write_text(mine.read_text() + "- Keeps each test under a second <!-- id=mhand1 -->\n")
+        assert ("Keeps each test under a second", "user") in hits("tests")
+
+        config = project / "memcli.toml"
+        config.write_text('[layers]\nread = ""\n')  # reading less needs no approval
+        alone = hits("tests")
+        assert (PROJECT_FACT, None) in alone and all(layer is None for _, layer in alone)
+        config.write_text('[layers]\nread = "user, ../notes"\n')  # a path: withheld...
+        assert {layer for _, layer in hits("postgres tests")} == {"project", "user"}
+        assert _served(project, "trust").returncode == 0  # ...until approved
+        assert ("Integration tests need a running postgres", "../notes") in hits("postgres tests")
+        assert _requests(project) >= before + 6  # the watcher answered every search
     finally:
         stop_watch(proc)
