@@ -44,7 +44,10 @@ MERGE_ROWS = [
     ([("a", 0.9, "user"), ("b", 0.5, "project")], [("a", "user"), ("b", "project")]),
     ([("a", 0.2, "project"), ("b", 0.8, "user")], [("b", "user"), ("a", "project")]),
     # the same normalised text: the nearest layer's stays, even when it scores less
-    ([("Uses pytest.", 0.9, "user"), ("uses  PYTEST", 0.4, "project")], [("uses  PYTEST", "project")]),
+    (
+        [("Uses pytest.", 0.9, "user"), ("uses  PYTEST", 0.4, "project")],
+        [("uses  PYTEST", "project")],
+    ),
     # equal scores: the nearest layer first
     ([("x", 0.5, "user"), ("y", 0.5, "project")], [("y", "project"), ("x", "user")]),
     ([], []),
@@ -111,7 +114,9 @@ def test_read_names_paths_and_none(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert len(told) == 1 and "missing" in told[0] and "no memcli workspace" in told[0]
 
 
-def test_a_layer_others_can_write_is_left_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_layer_others_can_write_is_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     project, shared = tmp_path / "project", tmp_path / "shared"
     init_workspace(project)
     init_workspace(shared)
@@ -130,6 +135,88 @@ def test_a_path_layer_in_an_untrusted_memcli_toml_is_not_read(tmp_path: Path) ->
     init_workspace(notes)
     (project / "memcli.toml").write_text('[layers]\nread = "../notes"\n')
     assert [lay.name for lay in layers.open_layers(fake_memory(project))] == ["project"]
+
+
+def test_a_long_lived_memory_sees_layers_come_and_change(tmp_path: Path) -> None:
+    """The layer list is decided on every call (a watcher is not restarted): a per-user
+    workspace made later is read; a layer's Memory is kept while its memcli.toml stays
+    the same, and made again when it changes (its own settings)."""
+    project = tmp_path / "project"
+    init_workspace(project)
+    mem = fake_memory(project)
+    assert [lay.name for lay in layers.open_layers(mem)] == ["project"]
+    init_workspace(_user_dir())
+    first = layers.open_layers(mem)
+    assert [lay.name for lay in first] == ["project", "user"]
+    assert layers.open_layers(mem)[1].memory is first[1].memory  # kept warm
+    (_user_dir() / "memcli.toml").write_text("[search]\nlimit = 3\n")
+    again = layers.open_layers(mem)[1].memory
+    assert again is not first[1].memory and again.settings.search.limit == 3
+    os.environ["MEMCLI_LAYERS_READ"] = ""
+    try:
+        assert [lay.name for lay in layers.open_layers(fake_memory(project))] == ["project"]
+    finally:
+        del os.environ["MEMCLI_LAYERS_READ"]
+
+
+READ_ROWS = [
+    # (`[layers] read` in an untrusted memcli.toml, whether it waits for `memcli trust`)
+    ("", False),  # reads no other layer
+    ("user", False),  # the default
+    (" user , ", False),
+    ("user, user", False),
+    ("../notes", True),  # another directory
+    ("user, ../notes", True),
+    ("/home/someone/memory", True),
+    ("users", True),  # not the name of the person's layer: a path
+    (["user"], True),  # not a string: never taken as harmless
+]
+
+
+@pytest.mark.parametrize(("value", "withheld"), READ_ROWS)
+def test_reading_no_other_directory_needs_no_approval(value, withheld: bool) -> None:  # noqa: ANN001
+    from memcli.store import trust
+
+    assert (("layers", "read") in trust.withheld({"layers": {"read": value}})) is withheld
+
+
+def test_an_untrusted_memcli_toml_may_read_fewer_layers(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    (project / "memcli.toml").write_text('[layers]\nread = ""\n')
+    mem = fake_memory(project)
+    assert mem.settings.ignored == () and [lay.name for lay in layers.open_layers(mem)] == [
+        "project"
+    ]
+
+
+def test_the_prompt_hook_names_an_unreadable_file_of_the_user_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty block because the person's own memory.md cannot be read says so, with
+    its path (it used to look at the project's files only)."""
+    import json
+
+    from memcli.surfaces import hooks
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    mine = _user_dir() / MEMORY_FILE
+    mine.write_bytes(mine.read_bytes() + b"- Prefers pytest \xff\xfe for tests\n")
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    monkeypatch.setattr(hooks, "_index_in_background", lambda root: False)
+    payload = json.dumps({"prompt": "how should I write tests?", "cwd": str(project)})
+    with pytest.raises(hooks.HookError) as caught:
+        hooks.answer("user-prompt-submit", str(project), payload, 500, 30.0)
+    assert str(caught.value).startswith(str(mine.resolve()) + ":")
+    assert "its memories were left out" in str(caught.value)
+    # the project's own unreadable file is named as before (its name alone)
+    ours = project / MEMORY_FILE
+    ours.write_bytes(ours.read_bytes() + b"- \xff\n")
+    with pytest.raises(hooks.HookError, match=r"^memory\.md:"):
+        hooks.answer("user-prompt-submit", str(project), payload, 500, 30.0)
 
 
 # ------------------------------------------------------------------ reading every layer
@@ -221,7 +308,12 @@ TARGET_ROWS = [
 
 @pytest.mark.parametrize(("to", "user_types", "entry_type", "expected"), TARGET_ROWS)
 def test_writes_go_to_the_nearest_layer_unless_told(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, to, user_types, entry_type, expected  # noqa: ANN001
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    to,
+    user_types,
+    entry_type,
+    expected,  # noqa: ANN001
 ) -> None:
     project = tmp_path / "project"
     init_workspace(project)
