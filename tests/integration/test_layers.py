@@ -15,6 +15,7 @@ import anyio
 import pytest
 from typer.testing import CliRunner
 
+from memcli.services.memory import Memory
 from memcli.store.workspace import init_workspace
 from tests.integration.test_mcp import payload
 from tests.process.test_hooks import prompt_payload, run_hook
@@ -185,6 +186,55 @@ def test_writes_go_where_asked_and_compress_stays_in_its_layer(
     assert {p.name: p.read_bytes() for p in user.iterdir() if p.is_file()} == mine
     listed = envelope(invoke(runner, project, "list", "--json").output)["entries"]
     assert {e["layer"] for e in listed} == {"project", "user"}
+    # the project keeps its own copy of what the user layer also holds, and no id of the
+    # user layer came into the project's files (nothing moved across)
+    assert ("project", "tern") in {(e["layer"], e["text"].split()[-1].strip(".")) for e in listed}
+    user_ids = {e["id"] for e in listed if e["layer"] == "user"}
+    ours = b"".join(p.read_bytes() for p in project.iterdir() if p.is_file())
+    assert user_ids and not any(i.encode() in ours for i in user_ids)
+
+
+@pytest.mark.slow
+def test_reflect_stays_in_its_layer(tmp_path: Path, exported) -> None:  # noqa: ANN001
+    """Reflect works on one layer's entries: three notes on a theme in the person's own
+    layer and two in the project make no insight in the project (two are too few there)
+    and none of the person's notes is cited or moved; in the person's layer they make one,
+    written there and citing only its own notes."""
+    from tests.integration.test_reflect import THEMED, ago
+
+    user = Path(os.environ["XDG_DATA_HOME"]) / "memcli"
+    user.mkdir(parents=True)
+    (user / "memory.md").write_text(THEMED.format(t=ago(2), old=ago(72)), encoding="utf-8")
+    (user / "learnings.md").write_text("# Learnings\n", encoding="utf-8")
+    project = tmp_path / "project"
+    init_workspace(project)
+    stamp = ago(1)
+    with (project / "memory.md").open("a", encoding="utf-8") as out:
+        out.write(
+            f"- Pins pytest to 8.x for the Python tests <!-- id=mp1 imp=0.9 created={stamp} kw=pytest,testing -->\n"
+            f"- Runs the pytest suite in CI on every push <!-- id=mp2 imp=0.9 created={stamp} kw=pytest,testing -->\n"
+        )
+    runner = CliRunner()
+
+    def files(root: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in root.iterdir() if p.is_file()}
+
+    mine = files(user)
+    done = invoke(runner, project, "reflect", "--force", "--json")
+    assert done.exit_code == 0, done.output
+    assert envelope(done.output)["written"] == []  # the user layer's three do not count here
+    assert files(user) == mine
+    assert not any(i in (project / "memory.md").read_text() for i in ("mt1", "mt2", "mt3"))
+
+    ours = files(project)
+    done = invoke(runner, user, "reflect", "--force", "--json")
+    assert done.exit_code == 0, done.output
+    written = envelope(done.output)["written"]
+    assert len(written) == 1 and files(project) == ours
+    insight = next(
+        e for e in Memory(user, notify=lambda m: None).entries() if e.meta.get("by") == "reflect"
+    )
+    assert set(insight.source.split(",")) == {"mt1", "mt2", "mt3"}
 
 
 @pytest.mark.slow
