@@ -94,13 +94,45 @@ def open_layers(mem: Memory) -> list[Layer]:
             continue
         stamp = _stamp(path)
         if path not in kept or kept[path][0] != stamp:
-            other = Memory(
-                path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify
-            )
-            _share_queries(mem, other)
-            kept[path] = (stamp, other)
+            kept[path] = (stamp, _open(mem, path, [layer.memory for layer in layers]))
         layers.append(Layer(name, kept[path][1]))
     return layers
+
+
+def _open(mem: Memory, path: str, nearer: Sequence[Memory]) -> Memory:
+    """The Memory of the layer at `path`, with its own index: when its settings would
+    put it in the index partition of a nearer layer (a Milvus `[index] workspace` key
+    set for every workspace, in the user's config or MEMCLI_INDEX_WORKSPACE), it keeps
+    its entries under its own key (its folder name and path hash, the default), so a
+    layer's candidates are never crowded out by another's."""
+    from dataclasses import replace
+
+    rt = mem.runtime
+    other = Memory(path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify)
+    taken = {_index_identity(m.settings, m.root) for m in nearer}
+    if _index_identity(other.settings, other.root) in taken - {None}:
+        own = replace(other.settings.index, workspace="")
+        other = Memory(
+            path,
+            settings=replace(other.settings, index=own),
+            env=rt.env,
+            embedder_factory=mem._embedder_factory,
+            notify=rt.notify,
+        )
+    _share_queries(mem, other)
+    return other
+
+
+def _index_identity(settings: Any, root: Path) -> tuple[str, str, str] | None:
+    """(uri, collection, workspace key) of a Milvus index whose key is set, else None
+    (a local index lives in the workspace; a default key is the workspace's own)."""
+    index = settings.index
+    if index.backend != "milvus" or not index.workspace:
+        return None
+    uri = index.uri
+    if uri and "://" not in uri:
+        uri = os.path.realpath(root / os.path.expanduser(uri))  # relative to the workspace
+    return uri, index.collection or "memcli", index.workspace
 
 
 def _stamp(path: str) -> object:

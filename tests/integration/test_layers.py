@@ -279,3 +279,49 @@ def test_a_watcher_serves_the_layers_it_reads(layered: tuple[Path, Path], export
         assert _requests(project) >= before + 6  # the watcher answered every search
     finally:
         stop_watch(proc)
+
+
+@pytest.mark.slow
+def test_milvus_each_layer_keeps_its_own_partition(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    exported,  # noqa: ANN001
+) -> None:
+    """On the Milvus backend (Milvus Lite, the engine path), with one partition key set
+    for every workspace (MEMCLI_INDEX_WORKSPACE, as the team recipe sets it), the
+    person's layer keeps its entries under its own key: the project's entries, many more
+    of them, never crowd its candidates out, and the project's partition holds only the
+    project's entries."""
+    pytest.importorskip("pymilvus")
+    from memcli.services.layers import Layers
+
+    for key, value in {
+        "BACKEND": "milvus",
+        "URI": str(tmp_path / "milvus.db"),
+        "WORKSPACE": "team",
+        "COLLECTION": "layers",
+    }.items():
+        monkeypatch.setenv(f"MEMCLI_INDEX_{key}", value)
+    monkeypatch.setenv("MEMCLI_SEARCH_CANDIDATE_POOL", "2")  # crowding, at this size
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    user = Path(os.environ["XDG_DATA_HOME"]) / "memcli"
+    project = tmp_path / "project"
+    for root in (user, project):
+        init_workspace(root)
+    Memory(user, notify=lambda m: None).add("Writes unit tests before fixing a bug", by="person")
+    ours = Memory(project, notify=lambda m: None)
+    for text in ("Unit tests live in tests/unit", "Unit tests must pass before a merge"):
+        ours.add(text, by="person")
+    ours.add("The unit tests run with make test", by="person")
+
+    done = invoke(CliRunner(), project, "search", "unit tests", "--json")
+    assert done.exit_code == 0, done.output
+    found = {(h["entry"]["text"], h["layer"]) for h in envelope(done.output)["hits"]}
+    assert ("Writes unit tests before fixing a bug", "user") in found
+    assert {layer for _, layer in found} == {"project", "user"}
+
+    layers = Layers(Memory(project, notify=lambda m: None)).layers
+    keys = [layer.memory.index_manager.backend.workspace for layer in layers]
+    assert keys[0] == "team" and keys[1] not in ("team", "")
+    counts = [layer.memory.index_manager.backend.count() for layer in layers]
+    assert counts == [3, 1]  # each partition holds its own layer's entries, no more
