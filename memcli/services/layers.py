@@ -74,8 +74,8 @@ def open_layers(mem: Memory) -> list[Layer]:
     """The layers `mem` reads, nearest first: itself, then those `[layers] read` names
     that can be read. Which those are is decided again on every call (a few stats: a
     long-lived process, the watcher, sees a layer appear or go, and a changed setting,
-    without restarting); a layer's Memory is kept on `mem` while its memcli.toml stays
-    the same (its index and query embedder warm)."""
+    without restarting); a layer's Memory is kept on `mem` while what decides its
+    settings stays the same (its index and query embedder warm)."""
     from memcli.store.workspace import default_workspace
 
     rt = mem.runtime
@@ -136,13 +136,11 @@ def _index_identity(settings: Any, root: Path) -> tuple[str, str, str] | None:
 
 
 def _stamp(path: str) -> object:
-    """What decides a layer's own settings besides the process's: its memcli.toml."""
-    try:
-        from memcli.core.names import CONFIG_FILE
+    """What decides a layer's own settings (memcli.services.runtime.shared_key: its
+    memcli.toml, the user's config, the approvals, the MEMCLI_* variables)."""
+    from memcli.services.runtime import shared_key
 
-        return os.stat(os.path.join(path, CONFIG_FILE)).st_mtime_ns
-    except OSError:
-        return None
+    return shared_key(path)
 
 
 def _share_queries(mem: Memory, other: Memory) -> None:

@@ -325,3 +325,37 @@ def test_milvus_each_layer_keeps_its_own_partition(
     assert keys[0] == "team" and keys[1] not in ("team", "")
     counts = [layer.memory.index_manager.backend.count() for layer in layers]
     assert counts == [3, 1]  # each partition holds its own layer's entries, no more
+
+
+@pytest.mark.slow
+def test_git_works_per_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each layer is its own repository: a write to the person's layer from inside a
+    project lands in the person's repository (the project's stays clean), and that
+    repository's merge driver merges it with another machine's write, entry by entry."""
+    from tests.process.test_gitmerge import assert_clean, git, sync, two_clones
+
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    user = Path(os.environ["XDG_DATA_HOME"]) / "memcli"
+    user.mkdir(parents=True)
+    desk, laptop = two_clones(user, tmp_path)
+    for clone in (desk, laptop):  # re-indexing after a merge is not what this tests
+        (clone / ".git" / "hooks" / "post-merge").unlink()
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    init_workspace(project)
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "project")
+
+    runner = CliRunner()
+    told = invoke(runner, project, "add", "--to", "user", "Prefers tabs over spaces")
+    assert told.exit_code == 0, told.output
+    assert invoke(runner, laptop, "add", "Prefers a dark terminal theme").exit_code == 0
+    assert git(project, "status", "--porcelain") == ""  # nothing written in the project
+    assert "memory.md" in git(desk, "status", "--porcelain")
+    sync(desk, laptop)
+    for clone in (desk, laptop):
+        texts = sorted(e.text for e in assert_clean(clone).values())
+        assert texts == ["Prefers a dark terminal theme", "Prefers tabs over spaces"]
+    listed = envelope(invoke(runner, project, "list", "--json").output)["entries"]
+    assert {(e["text"], e["layer"]) for e in listed} >= {("Prefers a dark terminal theme", "user")}

@@ -191,6 +191,36 @@ def test_an_untrusted_memcli_toml_may_read_fewer_layers(tmp_path: Path) -> None:
     ]
 
 
+def test_each_layer_applies_its_own_memcli_toml_as_its_trust_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A layer is read with its own settings: the harmless ones of its memcli.toml apply,
+    the sensitive ones only once that layer is trusted (a `memcli trust` is seen by a
+    long-lived process); the layers a layer names are not read in turn."""
+    from memcli.store import trust
+
+    project, notes, secret = tmp_path / "project", tmp_path / "notes", tmp_path / "secret"
+    for root in (project, notes, secret, _user_dir()):
+        init_workspace(root)
+    _add(secret, "The vault password hint is a bird")
+    (notes / "memcli.toml").write_text(
+        '[search]\nlimit = 3\n[llm]\nprovider = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        '[layers]\nread = "user, ../secret"\n'
+    )
+    monkeypatch.setenv("MEMCLI_LAYERS_READ", "user, ../notes")  # the person's own choice
+    mem = fake_memory(project)
+    found = layers.open_layers(mem)
+    assert [lay.name for lay in found] == ["project", "user", "../notes"]
+    theirs = found[2].memory.settings
+    assert theirs.search.limit == 3 and theirs.llm.base_url == ""
+    assert set(theirs.ignored) >= {"llm.provider", "llm.base_url"}
+    trust.trust(notes)
+    trusted = layers.open_layers(mem)[2].memory.settings
+    assert trusted.llm.base_url == "http://127.0.0.1:9/v1" and trusted.ignored == ()
+    assert [lay.name for lay in layers.open_layers(mem)] == ["project", "user", "../notes"]
+    assert not any("vault" in h.entry.text for h in layers.search(found, "vault password"))
+
+
 def test_the_prompt_hook_names_an_unreadable_file_of_the_user_layer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
