@@ -288,6 +288,42 @@ def dedupe(found: Sequence[LayerCandidate], order: Sequence[str]) -> list[LayerC
     return kept
 
 
+@dataclass(frozen=True)
+class LayerDetail:
+    """An entry with its access statistics (services.entries.EntryDetail) and its layer."""
+
+    layer: str
+    detail: Any
+
+    @property
+    def entry(self) -> Entry:
+        return self.detail.entry
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.detail.to_dict(), "layer": self.layer}
+
+
+def holder(layers: Sequence[Layer], entry_id: str) -> Layer:
+    """The nearest layer holding an entry (archived too) with this id; the workspace's
+    own when none does (its error then names the id)."""
+    from memcli.core.errors import NotFoundError
+    from memcli.services.entries import find
+
+    for layer in layers:
+        try:
+            find(layer.memory.runtime, entry_id, include_archived=True)
+        except NotFoundError:
+            continue
+        return layer
+    return layers[0]
+
+
+def get(layers: Sequence[Layer], entry_id: str) -> LayerDetail:
+    """The entry with this id in the nearest layer holding it, naming its layer."""
+    layer = holder(layers, entry_id)
+    return LayerDetail(layer.name, layer.memory.get(entry_id))
+
+
 def list_entries(layers: Sequence[Layer], request: ListRequest) -> list[LayerEntry]:
     """The entries `request` selects in each layer, layer by layer (nearest first); the
     limit applies to the whole list."""
@@ -373,9 +409,12 @@ __all__ = [
     "HERE",
     "USER",
     "Layer",
+    "LayerDetail",
     "LayerEntry",
     "LayerHit",
     "Layers",
+    "get",
+    "holder",
     "inject",
     "layered",
     "list_entries",

@@ -258,7 +258,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "A ready-to-use memory block for a prompt, at most max_tokens tokens "
             "(cl100k_base), with the memories most relevant to the query first; when the "
             "user's own memory is read beside this workspace's, `layers` says where each "
-            "memory_key comes from ('user' or 'project')."
+            "memory_key comes from ('project', 'user' or a path)."
         ),
         annotations=annotations("inject_memory"),
     )
@@ -299,7 +299,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
-        entry = call(memory().forget, memory_key)
+        entry = call(lambda: operations.holder(memory(), memory_key).forget(memory_key))
         return {"forgotten": entry.id, "text": entry.text}
 
     def read_file(name: str) -> str:

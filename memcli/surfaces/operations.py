@@ -89,8 +89,25 @@ def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
 
 
 def get(mem: Any, r: GetRequest) -> Any:
-    """One entry with its access statistics (EntryDetail)."""
+    """One entry with its access statistics (EntryDetail; a LayerDetail naming its layer,
+    from the nearest layer holding the id, when the workspace reads more than itself)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.get(layers, r.entry_id)
     return mem.get(r.entry_id)
+
+
+def holder(mem: Any, entry_id: str) -> Any:
+    """The Memory of the nearest layer holding `entry_id` (`mem` when none does, or when
+    it reads no other layer): where a change to that entry (forget) is written."""
+    layers = _layers(mem)
+    if layers is None:
+        return mem
+    from memcli.services import layers as layered
+
+    return layered.holder(layers, entry_id).memory
 
 
 def list_entries(mem: Any, r: ListRequest) -> Any:

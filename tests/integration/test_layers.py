@@ -144,6 +144,9 @@ def test_done_when_one_block_through_the_cli_the_prompt_hook_and_mcp(
     async def steps(session):  # noqa: ANN001, ANN202
         block = payload(await session.call_tool("inject_memory", {"query": QUESTION}))
         hits = payload(await session.call_tool("search_memories", {"query": "tests"}))
+        theirs = next(r["memory_key"] for r in hits["results"] if r.get("layer") == "user")
+        detail = payload(await session.call_tool("get_memory_detail", {"memory_key": theirs}))
+        assert detail["layer"] == "user" and detail["id"] == theirs
         added = payload(
             await session.call_tool(
                 "add_memory",

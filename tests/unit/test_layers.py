@@ -323,6 +323,55 @@ def test_a_single_workspace_reads_as_before(tmp_path: Path) -> None:
         assert operations.list_entries(mem, ListRequest()) == mem.list()
 
 
+def test_get_and_forget_find_the_entry_in_its_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An id a search returned from the person's layer can be read and forgotten from the
+    project (CLI, MCP and the daemon go through operations.get / operations.holder); it
+    is archived in its own layer."""
+    from memcli.core.errors import NotFoundError
+    from memcli.core.requests import GetRequest
+    from memcli.services.memory import Memory
+    from tests.support.cli import envelope, invoke
+    from tests.support.fakes import use_fake_memory
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    _add(_user_dir(), "Prefers pytest fixtures for tests", type_="preference")
+    _add(project, "The tests run with make test")
+    mem = fake_memory(project)
+    theirs = next(
+        h.entry for h in operations.search(mem, SearchQuery("tests")) if h.layer == "user"
+    )
+    ours = next(
+        e.entry for e in operations.list_entries(mem, ListRequest()) if e.layer == "project"
+    )
+    detail = operations.get(mem, GetRequest(theirs.id)).to_dict()
+    assert detail["layer"] == "user" and detail["text"] == theirs.text
+    assert operations.get(mem, GetRequest(ours.id)).to_dict()["layer"] == "project"
+    with pytest.raises(NotFoundError, match="m0000000000"):
+        operations.get(mem, GetRequest("m0000000000"))
+    assert operations.holder(mem, theirs.id).root == _user_dir().resolve()
+    assert operations.holder(mem, "m0000000000") is mem
+
+    use_fake_memory(monkeypatch)
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    from typer.testing import CliRunner
+
+    runner = CliRunner()
+    shown = envelope(invoke(runner, project, "get", theirs.id, "--json").output)
+    assert shown["entry"]["layer"] == "user"
+    done = invoke(runner, project, "forget", theirs.id)
+    assert done.exit_code == 0 and f"of {_user_dir().resolve()}" in done.output, done.output
+    archived = Memory(_user_dir(), notify=lambda m: None).entries(include_archived=True)
+    assert [e.file for e in archived if e.id == theirs.id] == ["archive.md"]
+    assert (
+        not (project / "archive.md").exists()
+        or theirs.id not in (project / "archive.md").read_text()
+    )
+
+
 # ------------------------------------------------------------------ writes
 
 TARGET_ROWS = [

@@ -175,7 +175,7 @@ class WatchService:
         for item in lost:
             if item["id"] not in present:
                 self.log(
-                    f'warning: {name}: a save removed {item["id"]} ("{item["text"][:60]}"), '
+                    f"warning: {name}: a save removed {item['id']} (\"{item['text'][:60]}\"), "
                     f"which memcli had written; `memcli restore {item['id']}` brings it back"
                 )
 

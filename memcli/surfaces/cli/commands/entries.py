@@ -246,11 +246,14 @@ def forget(
     json_out: bool = JsonOpt,
 ) -> None:
     """Move an entry to archive.md (restore brings it back)."""
-    entry = memory().forget(entry_id, reason=reason)
+    mem = memory()
+    target = operations.holder(mem, entry_id)  # the layer holding it (services.layers)
+    entry = target.forget(entry_id, reason=reason)
     if json_out:
         render.emit_json({"entry": entry.to_dict(), "reason": reason})
     else:
-        render.info(f"moved {entry.id} from {entry.file} to archive.md")
+        where = "" if target is mem else f" of {target.root}"
+        render.info(f"moved {entry.id} from {entry.file} to archive.md{where}")
 
 
 @app.command(name="open")
