@@ -364,6 +364,35 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     return Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
 
 
+def extract(
+    mem: Memory, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
+) -> list[Any]:
+    """Memory.extract with the statements of the types `[layers] user_types` names
+    remembered in the person's own layer (compared with its entries there), the others
+    in `mem`; the statements are found once (one LLM call). Without such types, or
+    without a per-user workspace, it is `mem.extract` as it was."""
+    from memcli.core.validate import check_meta_value
+    from memcli.services import intake
+
+    wanted = _names(mem.settings.layers.user_types)
+    theirs = target(mem, None, wanted[0]) if wanted else mem
+    if theirs is mem or not _usable(str(theirs.root), quiet=True, notify=mem.runtime.notify):
+        return mem.extract(messages, source=source, dry_run=dry_run)
+    check_meta_value("--source", source)
+    found = intake.statements(mem.runtime, messages)
+    order = {id(c): i for i, c in enumerate(found)}
+    decisions = []
+    for where, part in (
+        (theirs, [c for c in found if c.type in wanted]),
+        (mem, [c for c in found if c.type not in wanted]),
+    ):
+        if part:
+            decisions += intake.extract(
+                where.runtime, messages, source=source, dry_run=dry_run, found=part
+            )
+    return sorted(decisions, key=lambda d: order.get(id(d.candidate), len(order)))
+
+
 class Layers:
     """A workspace and the layers it reads, for Python callers (the surfaces call the
     functions above through memcli.surfaces.operations).
@@ -413,6 +442,7 @@ __all__ = [
     "LayerEntry",
     "LayerHit",
     "Layers",
+    "extract",
     "get",
     "holder",
     "inject",

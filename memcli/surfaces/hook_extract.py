@@ -60,7 +60,7 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     if problem:  # its memories cannot be compared or written: later, once it is mended
         raise HookError(problem.replace("were left out", "cannot be updated"))
     from memcli.services.memory import Memory
-    from memcli.surfaces import transcript
+    from memcli.surfaces import operations, transcript
     from memcli.surfaces.hook_positions import Positions
 
     session = transcript.session_of(path, payload.get("session_id"))
@@ -77,7 +77,7 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
             messages = transcript.reading_messages(reading)  # a line not JSON: skipped
             if messages:
                 before = _entry_texts(memory)
-            decisions = memory.extract(messages, source=session) if messages else []
+            decisions = operations.extract(memory, messages, source=session) if messages else []
             positions.record(session, path, reading.end, reading.line)
     except Exception as exc:  # after a write (an add, the positions): say what was written
         if before is not None and not isinstance(exc, HookError):

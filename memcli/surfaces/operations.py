@@ -88,6 +88,17 @@ def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
     return target(mem, to, entry_type)
 
 
+def extract(
+    mem: Any, messages: Any, *, source: str | None = None, dry_run: bool = False
+) -> Any:
+    """The decisions of an extraction (list[Decision]); the statements of the types
+    `[layers] user_types` names go to the person's own layer
+    (memcli.services.layers.extract)."""
+    from memcli.services.layers import extract as layered
+
+    return layered(mem, messages, source=source, dry_run=dry_run)
+
+
 def get(mem: Any, r: GetRequest) -> Any:
     """One entry with its access statistics (EntryDetail; a LayerDetail naming its layer,
     from the nearest layer holding the id, when the workspace reads more than itself)."""

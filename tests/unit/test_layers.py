@@ -402,6 +402,87 @@ def test_writes_go_to_the_nearest_layer_unless_told(
     assert target.root == (project if expected == "project" else _user_dir()).resolve()
 
 
+EXTRACT_ROWS = [
+    # (user_types, a per-user workspace exists, where the preference, the fact and the
+    # pattern go; "held": the person's layer has that pattern already, nothing is added)
+    ("", True, ("project", "project", "project")),
+    ("preference", True, ("user", "project", "project")),
+    ("preference, pattern", True, ("user", "project", "held")),
+    ("preference, fact, pattern", True, ("user", "user", "held")),
+    ("preference", False, ("project", "project", "project")),  # no per-user workspace
+]
+SAID = (
+    "I prefer pytest over unittest. Remember that our staging host is called tern. "
+    "I always write tests before fixing a bug."
+)
+EXTRACTED = ("Prefers pytest over unittest", "Our staging host is called tern")
+HELD = "Always writes tests before fixing a bug"
+
+
+@pytest.mark.parametrize(("user_types", "has_user", "where"), EXTRACT_ROWS)
+def test_extraction_sends_each_statement_where_its_type_goes(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    user_types: str,
+    has_user: bool,
+    where: tuple[str, str, str],
+) -> None:
+    """Extraction (the Stop hook, `memcli extract`) follows `[layers] user_types` as
+    `add` does, and compares a statement with the entries of the layer it goes to."""
+    project = tmp_path / "project"
+    init_workspace(project)
+    if has_user:
+        init_workspace(_user_dir())
+        _add(_user_dir(), HELD, type_="pattern")
+    monkeypatch.setenv("MEMCLI_LAYERS_USER_TYPES", user_types)
+    mem = fake_memory(project)
+    messages = [{"role": "user", "content": SAID}]
+    planned = operations.extract(mem, messages, dry_run=True)
+    assert [d.candidate.type for d in planned] == ["preference", "fact", "pattern"]
+    decisions = operations.extract(mem, messages, source="s1")
+    assert [d.action for d in decisions] == [
+        "NOOP" if place == "held" else "ADD" for place in where
+    ]
+    texts = {"project": [e.text for e in fake_memory(project).entries()], "user": []}
+    if has_user:
+        texts["user"] = [e.text for e in fake_memory(_user_dir()).entries() if e.text != HELD]
+    for text, place in zip((*EXTRACTED, HELD), where, strict=True):
+        if place != "held":
+            assert text in texts[place]
+            assert text not in texts["user" if place == "project" else "project"]
+    if where[2] == "held":
+        assert HELD not in texts["project"]
+
+
+def test_the_stop_hook_remembers_a_preference_in_the_persons_layer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Stop hook's extraction goes through the same rule (user_types = preference):
+    the session's preference lands in the per-user workspace, not in the project."""
+    from memcli.services.memory import Memory
+    from memcli.surfaces.hook_extract import extract_new
+    from tests.support.env import FIXTURES
+    from tests.support.fakes import HashingEmbedder
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    monkeypatch.setenv("MEMCLI_LAYERS_USER_TYPES", "preference")
+
+    def fake(root: str | Path) -> Memory:
+        return Memory(root, embedder_factory=HashingEmbedder, notify=lambda m: None)
+
+    monkeypatch.setattr("memcli.services.memory.Memory", fake)  # the hook's Memory(root)
+    session = FIXTURES / "claude_code_session.jsonl"
+    said = extract_new(str(project), {"transcript_path": str(session), "session_id": "s1"})
+    assert "1 ADD" in said, said
+    mine = [e for e in fake(_user_dir()).entries() if e.type == "preference"]
+    assert [e.text for e in mine] == [
+        "Prefers pytest fixtures over setUp methods, so keep it that way when you fix it"
+    ]
+    assert not [e for e in fake(project).entries() if e.type == "preference"]
+
+
 def test_an_unknown_layer_to_write_to_is_refused(tmp_path: Path) -> None:
     from memcli.core.errors import ValidationError
 
