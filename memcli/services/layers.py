@@ -242,10 +242,12 @@ def merge(hits: Sequence[LayerHit], order: Sequence[str]) -> list[LayerHit]:
     return sorted((h for h in hits if id(h) in kept), key=lambda h: (-h.score, near[h.layer]))
 
 
-def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
+def inject(layers: Sequence[Layer], request: InjectRequest, keyword_only: bool = False) -> Packed:
     """One block under one budget from the candidates of every layer (the nearest
     layer's settings choose the budget, encoding and reserved share); the chosen
-    entries count as accessed in their own layer unless `touch` is False."""
+    entries count as accessed in their own layer unless `touch` is False. With
+    `keyword_only` each layer answers from its keyword side alone, as
+    services.search.inject_keyword_only does (no model loaded, no index touched)."""
     from memcli.logic.inject import pack
     from memcli.services import inject as one
 
@@ -256,9 +258,13 @@ def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
     found: list[LayerCandidate] = []
     for layer in layers:
         mem = layer.memory
-        mem.ready()
-        view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
-        for c in one.candidates(mem.runtime, request, mem.search, view, budget):
+        if keyword_only:
+            side, search, view = _keyword_side(mem)
+        else:
+            mem.ready()
+            side, search = mem.runtime, mem.search
+            view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
+        for c in one.candidates(side, request, search, view, budget):
             found.append(LayerCandidate(c.entry, c.score, c.priority, layer.name))
     kept = dedupe(found, [layer.name for layer in layers])
     packed = pack(kept, budget, counter, request.fmt, cfg.reserved_share)
@@ -268,6 +274,21 @@ def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
             if ids:
                 layer.memory.access.touch(ids)
     return packed
+
+
+def _keyword_side(mem: Memory) -> tuple[Any, Any, Any]:
+    """(runtime, search, view) of `mem`'s keyword side (services.search.KeywordOnly)."""
+    import dataclasses
+
+    from memcli.services.runtime import Runtime
+    from memcli.services.search import KeywordOnly
+
+    rt = mem.runtime
+    search = dataclasses.replace(rt.settings.search, mode="keyword")
+    settings = dataclasses.replace(rt.settings, search=search)
+    side = Runtime(rt.root, settings=settings, env=rt.env, notify=rt.notify)
+    only = KeywordOnly(side.store, settings)
+    return side, only.search, only.view
 
 
 def dedupe(found: Sequence[LayerCandidate], order: Sequence[str]) -> list[LayerCandidate]:

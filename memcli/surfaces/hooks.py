@@ -310,9 +310,7 @@ def inject_block(
             if context is None or mem.runtime.embeddings_ready():
                 text = operations.inject(mem, from_wire(wire)).text
             else:
-                from memcli.services.search import inject_keyword_only
-
-                text = inject_keyword_only(mem.runtime, from_wire(wire)).text
+                text = operations.inject_keyword_only(mem, from_wire(wire)).text
                 said = (
                     "the embeddings are not ready yet (the model's one-time preparation "
                     "or this workspace's first indexing); answered from the keyword side"

@@ -64,6 +64,19 @@ def inject(mem: Any, r: InjectRequest) -> Any:
     )
 
 
+def inject_keyword_only(mem: Any, r: InjectRequest) -> Any:
+    """The inject block of `r` from the keyword side alone, of every layer (no model
+    loaded, no index touched: the prompt hook's answer before the first indexing)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.inject(layers, r, keyword_only=True)
+    from memcli.services.search import inject_keyword_only as one
+
+    return one(mem.runtime, r)
+
+
 def add(mem: Any, r: AddRequest, to: str | None = None) -> Any:
     """The entry `r` adds, or the one it updates (AddResult); in the layer `to` names
     ("user", "project"), else the one `[layers] user_types` gives its type, else `mem`."""
@@ -88,9 +101,7 @@ def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
     return target(mem, to, entry_type)
 
 
-def extract(
-    mem: Any, messages: Any, *, source: str | None = None, dry_run: bool = False
-) -> Any:
+def extract(mem: Any, messages: Any, *, source: str | None = None, dry_run: bool = False) -> Any:
     """The decisions of an extraction (list[Decision]); the statements of the types
     `[layers] user_types` names go to the person's own layer
     (memcli.services.layers.extract)."""

@@ -221,6 +221,32 @@ def test_each_layer_applies_its_own_memcli_toml_as_its_trust_says(
     assert not any("vault" in h.entry.text for h in layers.search(found, "vault password"))
 
 
+def test_the_prompt_hooks_first_answer_reads_both_layers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before the first indexing the prompt hook answers from the keyword side alone
+    (no model, no index): of every layer, not of the project alone."""
+    import json
+
+    from memcli.surfaces import hooks
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    with (_user_dir() / MEMORY_FILE).open("a") as out:
+        out.write("- Writes tests before fixing a bug <!-- id=mu1 type=preference -->\n")
+    with (project / MEMORY_FILE).open("a") as out:
+        out.write("- The tests run with make test in CI <!-- id=mp1 -->\n")
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    monkeypatch.setattr(hooks, "_index_in_background", lambda root: False)
+    payload = json.dumps({"prompt": "how should I write tests?", "cwd": str(project)})
+    out, said = hooks.answer("user-prompt-submit", str(project), payload, 500, 30.0)
+    block = json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    assert "Writes tests before fixing a bug" in block and "make test in CI" in block
+    assert "keyword side" in said
+    assert not any((root / ".memcli" / "index").exists() for root in (project, _user_dir()))
+
+
 def test_the_prompt_hook_names_an_unreadable_file_of_the_user_layer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
