@@ -7,10 +7,13 @@ in one list, each result naming its layer.
 directory must pass the walk up's ownership check (memcli.store.workspace
 unsafe_dir_problem) and hold a workspace; one that does not is left out with one
 notice (a per-user workspace that does not exist is left out silently: most people
-have none). When the workspace is the per-user one, it is the only layer.
+have none). When the workspace is the per-user one, it is the only layer. Each layer
+is read with its own settings (its memcli.toml, applied as its own trust says) and its
+own index; the list is decided again on every call, so a watcher follows changes.
 
-`search`, `inject` and `list_entries` read every layer; writes go to one layer
-(`target`). Maintenance (compress, reflect) never comes here: it works on one Memory.
+`search`, `inject`, `list_entries` and `get` read every layer; writes go to one layer
+(`target`, and `extract` by type; `holder` for a change to an existing entry).
+Maintenance (compress, reflect) never comes here: it works on one Memory.
 """
 
 from __future__ import annotations
