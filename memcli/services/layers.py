@@ -139,11 +139,12 @@ def _index_identity(settings: Any, root: Path) -> tuple[str, str, str] | None:
 
 
 def _stamp(path: str) -> object:
-    """What decides a layer's own settings (memcli.services.runtime.shared_key: its
-    memcli.toml, the user's config, the approvals, the MEMCLI_* variables)."""
-    from memcli.services.runtime import shared_key
+    """What decides a layer's own settings besides the process's MEMCLI_* variables (a
+    change of those makes the workspace's Memory, and so its layers, anew: services.
+    memory.shared_memory): its memcli.toml, the user's config and the approvals."""
+    from memcli.services.runtime import settings_stamp
 
-    return shared_key(path)
+    return settings_stamp(Path(path), with_env=False)
 
 
 def _share_queries(mem: Memory, other: Memory) -> None:

@@ -168,16 +168,25 @@ class Runtime:
 
 
 def shared_key(workspace: str | Path | None = None) -> tuple[str, object, tuple[Any, ...]]:
-    """What decides the settings of a runtime for `workspace` in this process: its root,
-    the modification times of its memcli.toml, the user's config.toml and the approvals
-    (a `memcli trust` applies a withheld setting), and the MEMCLI_* variables
-    (memcli.services.memory.shared_memory keeps one Memory per key)."""
+    """What decides the settings of a runtime for `workspace` in this process: its root
+    and `settings_stamp` (memcli.services.memory.shared_memory keeps one Memory per key)."""
+    root = resolve_workspace(workspace, os.environ)
+    stamps, env = settings_stamp(root)
+    return str(root), stamps, env
+
+
+def settings_stamp(root: Path, with_env: bool = True) -> tuple[tuple[object, ...], tuple[Any, ...]]:
+    """The modification times of the workspace's memcli.toml, the user's config.toml and
+    the approvals (a `memcli trust` applies a withheld setting), and the MEMCLI_*
+    variables (unless `with_env` is False): what changes the settings of a workspace
+    found already."""
     from memcli.store.trust import trust_file, user_config_file
 
-    root = resolve_workspace(workspace, os.environ)
     stamps = tuple(_mtime(p) for p in (root / "memcli.toml", user_config_file(), trust_file()))
+    if not with_env:
+        return stamps, ()
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
-    return str(root), stamps, env
+    return stamps, env
 
 
 def _mtime(path: Path) -> object:
