@@ -197,6 +197,11 @@ class LastQuery:
         return self._last[1].copy()
 
 
+def user_types(mem: Memory) -> list[str]:
+    """The entry types `[layers] user_types` sends to the person's own layer."""
+    return _names(mem.settings.layers.user_types)
+
+
 def _names(setting: str) -> list[str]:
     return [part.strip() for part in setting.split(",") if part.strip()]
 
@@ -375,8 +380,7 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     from memcli.store.workspace import default_workspace
 
     if to is None:
-        wanted = _names(mem.settings.layers.user_types)
-        if entry_type not in wanted:
+        if entry_type not in user_types(mem):
             return mem
         to = USER
     if to == HERE:
@@ -399,7 +403,7 @@ def extract(
     from memcli.core.validate import check_meta_value
     from memcli.services import intake
 
-    wanted = _names(mem.settings.layers.user_types)
+    wanted = user_types(mem)
     theirs = target(mem, None, wanted[0]) if wanted else mem
     if theirs is mem or not _usable(str(theirs.root), quiet=True, notify=mem.runtime.notify):
         return mem.extract(messages, source=source, dry_run=dry_run)
@@ -477,4 +481,5 @@ __all__ = [
     "open_layers",
     "search",
     "target",
+    "user_types",
 ]

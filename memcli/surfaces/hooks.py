@@ -28,7 +28,13 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.hook_extract import HookError, PartlyWritten, extract_new, unreadable_file
+from memcli.surfaces.hook_extract import (
+    HookError,
+    PartlyWritten,
+    extract_new,
+    unreadable_file,
+    unreadable_in_layers,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -323,28 +329,10 @@ def inject_block(
         text = answer["inject"]["block"]
     if has_entries(text):
         return text, said
-    for where in layer_roots(root):  # an empty block because a file cannot be read: say so
-        problem = unreadable_file(where)
-        if problem:
-            raise HookError(problem if where == root else os.path.join(where, problem))
+    problem = unreadable_in_layers(root)
+    if problem:  # an empty block because a file cannot be read: say so
+        raise HookError(problem)
     return "", said
-
-
-def layer_roots(root: str) -> list[str]:
-    """The directories of the layers the workspace reads, its own first
-    (memcli.services.layers); only its own when they cannot be told."""
-    try:
-        import contextlib
-        import io
-
-        from memcli.services.layers import open_layers
-        from memcli.services.memory import Memory
-
-        with contextlib.redirect_stderr(io.StringIO()):
-            found = open_layers(Memory(root, notify=lambda message: None))
-        return [root, *(str(layer.memory.root) for layer in found[1:])]
-    except Exception:  # noqa: BLE001 - only a better message
-        return [root]
 
 
 def has_entries(block: str) -> bool:

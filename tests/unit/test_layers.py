@@ -509,6 +509,41 @@ def test_the_stop_hook_remembers_a_preference_in_the_persons_layer(
     assert not [e for e in fake(project).entries() if e.type == "preference"]
 
 
+@pytest.mark.parametrize(("user_types", "refused"), [("preference", True), ("", False)])
+def test_the_stop_hook_waits_while_the_layer_it_writes_to_is_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, user_types: str, refused: bool
+) -> None:
+    """A preference the Stop hook would write to an unreadable memory.md of the person's
+    layer: it says so, with the path, and writes nothing (the transcript is read again
+    next time); a layer it does not write to does not stop it."""
+    from memcli.services.memory import Memory
+    from memcli.surfaces import hook_extract
+    from tests.support.env import FIXTURES
+    from tests.support.fakes import HashingEmbedder
+
+    project = tmp_path / "project"
+    init_workspace(project)
+    init_workspace(_user_dir())
+    mine = _user_dir() / MEMORY_FILE
+    mine.write_bytes(mine.read_bytes() + b"- Prefers \xff tabs\n")
+    monkeypatch.setenv("MEMCLI_LAYERS_USER_TYPES", user_types)
+
+    def fake(root: str | Path, **given: object) -> Memory:
+        return Memory(root, embedder_factory=HashingEmbedder, notify=lambda m: None)
+
+    monkeypatch.setattr("memcli.services.memory.Memory", fake)
+    payload = {"transcript_path": str(FIXTURES / "claude_code_session.jsonl"), "session_id": "s"}
+    before = (project / MEMORY_FILE).read_bytes()
+    if refused:
+        with pytest.raises(hook_extract.HookError) as caught:
+            hook_extract.extract_new(str(project), payload)
+        assert str(caught.value).startswith(str(mine.resolve()) + ":")
+        assert "cannot be updated" in str(caught.value)
+        assert (project / MEMORY_FILE).read_bytes() == before
+    else:
+        assert "1 ADD" in hook_extract.extract_new(str(project), payload)
+
+
 def test_an_unknown_layer_to_write_to_is_refused(tmp_path: Path) -> None:
     from memcli.core.errors import ValidationError
 
