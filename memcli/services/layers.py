@@ -18,6 +18,7 @@ Maintenance (compress, reflect) never comes here: it works on one Memory.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -271,7 +272,8 @@ def inject(layers: Sequence[Layer], request: InjectRequest, keyword_only: bool =
             side, search, view = _keyword_side(mem)
         else:
             mem.ready()
-            side, search = mem.runtime, mem.search
+            # every hit, as Memory.inject asks: inject has its own relevance rule
+            side, search = mem.runtime, functools.partial(mem.search, floor=0.0)
             view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
         for c in one.candidates(side, request, search, view, budget):
             found.append(LayerCandidate(c.entry, c.score, c.priority, layer.name))

@@ -328,6 +328,35 @@ def test_search_inject_list_read_both_layers(tmp_path: Path) -> None:
     assert [e.layer for e in api.list(types=("preference",))] == ["user"]
 
 
+@pytest.mark.parametrize("floor", ["0.25", "0.9"])
+def test_an_empty_second_layer_changes_no_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, floor: str
+) -> None:
+    """Inject has its own relevance rule: every layer's candidates come from a search
+    without the search's floor, as on one workspace, so the block of a project that also
+    reads an empty per-user workspace is the block it had alone, whatever
+    search.relevance_floor says; a profile entry of either layer has its place."""
+    monkeypatch.setenv("MEMCLI_SEARCH_RELEVANCE_FLOOR", floor)
+    project = tmp_path / "project"
+    init_workspace(project)
+    fake_memory(project).add(
+        "Prefers dark mode in every editor", type="preference", importance=0.9, by="person"
+    )
+    _add(project, "The deploy host is web1", "Deploys go through staging first")
+    _add(project, "The tests run with make test", "The staging host is called tern")
+    request = InjectRequest("which host do we deploy to?", touch=False)
+    alone = operations.inject(fake_memory(project), request)
+    assert "Prefers dark mode in every editor" in alone.text and "web1" in alone.text
+    init_workspace(_user_dir())
+    both = operations.inject(fake_memory(project), request)
+    assert both.text == alone.text
+    fake_memory(_user_dir()).add(
+        "Answers in British English", type="preference", importance=0.95, by="person"
+    )
+    both = operations.inject(fake_memory(project), request)
+    assert "Answers in British English" in both.text and "web1" in both.text
+
+
 def test_a_single_workspace_reads_as_before(tmp_path: Path) -> None:
     """No user workspace, or the workspace is the user one: the old path, untouched."""
     project = tmp_path / "project"
