@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type
+from memcli.core.models import ARCHIVE_FILE, Entry
 from memcli.services.observed import observe_all
 from memcli.store.document import Document
 from memcli.store.history_log import own_file, refuse
@@ -61,7 +61,7 @@ def _stale_saves(store: Store, by_id: dict[str, str], texts: set[str]) -> list[d
     seen: set[str] = set()
     out = []
     for item in reversed(store.history.lost_entries()):
-        if item["id"] in seen or not own_file(item.get("file")):
+        if item["id"] in seen or not own_file(item.get("file"), store.files):
             continue
         seen.add(item["id"])
         if item.get("text") in texts:
@@ -77,7 +77,8 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
     Each version is compared with the one it replaced, and only the entries around the
     bytes that changed are parsed (an add to a 690 KB file parses a line or two)."""
     history = store.history
-    records = [r for r in history.versions() if own_file(r.get("file")) and r.get("prev")]
+    files = store.files
+    records = [r for r in history.versions() if own_file(r.get("file"), files) and r.get("prev")]
     last: dict[str, tuple[Entry, dict]] = {}  # id -> its text before it went, and when
     for record in records:
         try:
@@ -201,22 +202,23 @@ def restore_removed(store: Store, entry_id: str) -> Entry | None:
             break
     else:
         for planted in store.history.lost_entries():  # a log line naming another file
-            if planted.get("id") == entry_id and not own_file(planted.get("file")):
+            if planted.get("id") == entry_id and not own_file(planted.get("file"), store.files):
                 raise refuse(store.history.log_path, {"_line": planted["line"], **planted},
                              "restore")
         return None
-    if not own_file(item.get("file")):
+    if not own_file(item.get("file"), store.files):
         raise refuse(store.history.log_path, {"_line": item.get("line"), **item}, "restore")
     meta = dict(item.get("meta") or {})
     entry_type = item.get("type") or "fact"
     target = item["file"]
     if target == ARCHIVE_FILE:  # deleted from the archive: back where it came from
         entry_type = str(meta.get("type") or "fact")
-        target = meta.get("from") if own_file(meta.get("from")) else file_for_type(entry_type)
+        back = meta.get("from")
+        target = back if own_file(back, store.files) else store.files.file_for_type(entry_type)
         for key in ("archived", "reason", "from", "type", "replaced_by"):
             meta.pop(key, None)
         if target == ARCHIVE_FILE:
-            target = file_for_type(entry_type)
+            target = store.files.file_for_type(entry_type)
     meta["id"] = item["id"]
     if "/" in target:  # an episode file: its folder may be gone
         (store.root / target).parent.mkdir(exist_ok=True)

@@ -65,7 +65,7 @@ def plan_undo(store: Store) -> UndoPlan:
         if started is not None and not (started[0] - started[1]):
             continue  # undone, every file
         for write in op["writes"]:
-            if not own_file(write["file"]):
+            if not own_file(write["file"], store.files):
                 raise refuse(history.log_path, {"_line": write["line"], **write}, "undo")
         plan = _plan_one(store, op, only=(started[0] - started[1]) if started else None)
         if plan.files:

@@ -15,41 +15,14 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.core.names import CONFIG_FILE, LEARNINGS_FILE, MEMORY_FILE, STATE_DIR
+from memcli.core.names import CURATED_BUILTIN, MARKERS, STATE_DIR
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["STATE_DIR", "default_workspace", "find_root", "resolve_workspace"]
-
-#: files whose presence makes a directory a workspace for the walk up
-MARKERS = (MEMORY_FILE, CONFIG_FILE)
-
-MEMORY_TEMPLATE = """---
-memcli: 1
----
-# Memory
-
-## Preferences
-
-## Facts
-
-## Patterns
-
-## Reflections
-"""
-
-LEARNINGS_TEMPLATE = """---
-memcli: 1
----
-# Learnings
-
-## Skills
-
-## Lessons
-"""
+__all__ = ["MARKERS", "STATE_DIR", "default_workspace", "find_root", "resolve_workspace"]
 
 #: directories already named in a notice by this process (one notice each)
 _told: set[str] = set()
@@ -203,17 +176,19 @@ def require_workspace(path: Path) -> Path:
             f"{path}: no memcli workspace here (the directory does not exist)",
             hint=init_hint(path),
         )
-    if not (path / MEMORY_FILE).exists() and not (path / LEARNINGS_FILE).exists():
+    if not any((path / name).exists() for name in CURATED_BUILTIN):
         raise WorkspaceError(
-            f"{path}: no memcli workspace here (no memory.md or learnings.md)",
+            f"{path}: no memcli workspace here (no {' or '.join(CURATED_BUILTIN)})",
             hint=init_hint(path),
         )
     return path
 
 
 def init_workspace(path: Path) -> list[Path]:
-    """Create a workspace (idempotent); returns the files it created."""
+    """Create a workspace (idempotent): the built-in curated files and a .gitignore;
+    returns the files it created."""
     from memcli.core.errors import WorkspaceError
+    from memcli.core.registry import BUILTIN
 
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path}: exists and is not a directory")
@@ -221,8 +196,7 @@ def init_workspace(path: Path) -> list[Path]:
         path.mkdir(parents=True, exist_ok=True)
         created = []
         for name, template in (
-            (MEMORY_FILE, MEMORY_TEMPLATE),
-            (LEARNINGS_FILE, LEARNINGS_TEMPLATE),
+            *((spec.name, spec.template()) for spec in BUILTIN.curated),
             (".gitignore", f"{STATE_DIR}/\n"),
         ):
             target = path / name

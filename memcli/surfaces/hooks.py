@@ -248,10 +248,9 @@ def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
     if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
         cwd = os.getcwd()
     root = resolve_root(flag, os.environ, cwd)
-    if not (
-        os.path.isfile(os.path.join(root, "memory.md"))
-        or os.path.isfile(os.path.join(root, "learnings.md"))
-    ):
+    from memcli.core.names import CURATED_BUILTIN
+
+    if not any(os.path.isfile(os.path.join(root, name)) for name in CURATED_BUILTIN):
         from memcli.store.workspace import init_hint
 
         raise HookError(f"no memcli workspace at {root} ({init_hint(root)})")

@@ -65,16 +65,17 @@ def canonical_type(name: str) -> str:
 
 
 def workspace_types(mem: Any) -> set[str]:
-    """The types `mem`'s workspace has: the built-in ones, the types of its entries and
-    those of every `##` section in memory.md and learnings.md (empty ones too)."""
-    from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, heading_type
+    """The types `mem`'s workspace has: the built-in ones, those its `[files]` declares,
+    the types of its entries and those of every `##` section in its curated files (empty
+    ones too)."""
     from memcli.store.markdown import RawBlock
 
-    types = set(BUILTIN_TYPES)
+    files = mem.store.files
+    types = set(BUILTIN_TYPES) | set(files.types)
     types.update(e.type for e in mem.entries())
     heading = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t#]*$")
     fence = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-    for name in (MEMORY_FILE, LEARNINGS_FILE):
+    for name in files.names:
         in_fence = False
         for block in mem.store.load(name).blocks:
             if not isinstance(block, RawBlock):
@@ -84,7 +85,7 @@ def workspace_types(mem: Any) -> set[str]:
                 if fence.match(text):
                     in_fence = not in_fence
                 elif not in_fence and (found := heading.match(text)):
-                    types.add(heading_type(found.group("title")))
+                    types.add(files.heading_type(found.group("title")))
     return types
 
 
