@@ -312,9 +312,9 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "restore-leaves-the-workspace",
-        "memcli/core/validate.py",
-        '    return name in listed and name.startswith("episodes/") and name.count("/") == 1\n',
-        "    return True\n",
+        "memcli/core/registry.py",
+        '        return name in listed and name.startswith(f"{EPISODES_DIR}/") and name.count("/") == 1\n',
+        "        return True\n",
         f"{INTEG}test_hostile.py::test_restore_stays_in_the_workspace",
         why="restore writes to a from= path outside the workspace's entry files",
     ),
@@ -430,7 +430,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "history-names-not-confined",
         "memcli/store/history_log.py",
-        "    if not isinstance(name, str) or not _OWN.fullmatch(name):\n        return False",
+        '    if not isinstance(name, str) or "\\\\" in name or not files.is_entry_file(name):\n'
+        "        return False",
         "    if not isinstance(name, str):\n        return False\n    return True",
         f"{PROC}test_round3_recovery.py::test_file_names_from_the_log_are_confined_to_the_entry_files",
         why="undo/restore follow ../outside.txt from the history log",
