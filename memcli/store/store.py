@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
-from memcli.core.registry import Registry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
@@ -229,17 +229,24 @@ class Store:
 
         The file must parse cleanly (a malformed entry stops the write with file:line).
         `change` mutates the document and returns a result; the file is written only if
-        its text changed.
+        its text changed. A curated file `[files]` declares starts from its template
+        (front matter, title, a section per type) when it does not exist yet.
         """
+        files = self.files
+        spec = files.spec(name)
+        start = ""
+        if spec is not None and not BUILTIN.is_curated(name) and not (self.root / name).exists():
+            start = spec.template()
 
         def on_text(text: str) -> tuple[str | None, T]:
+            text = text or start
             if len(text) > max_file_bytes():
                 raise MemcliError(
                     f"{self.root / name}: above the {max_file_bytes() // 10**6} MB memcli "
                     "writes to one file; nothing was changed",
                     hint="split it, or set MEMCLI_MAX_FILE_MB higher",
                 )
-            doc = parse(text, name, self.files)
+            doc = parse(text, name, files)
             blocking = [p for p in doc.problems if p.blocks_writes]
             if blocking:  # a value read as its default (imp=high) does not stop writes
                 raise blocking[0]

@@ -64,6 +64,16 @@ def canonical_type(name: str) -> str:
     return HEADING_TYPES.get(slug.replace("-", " "), slug)
 
 
+def declared_type(name: str, mem: Any) -> str:
+    """canonical_type, where a type the workspace's `[files]` declares is also named by
+    its plural or its heading (`projects`, `Hosts`: memcli.core.registry)."""
+    type_ = canonical_type(name)
+    if type_ in BUILTIN_TYPES:
+        return type_
+    found = mem.store.files.heading_type(name)
+    return found if found in mem.store.files.types else type_
+
+
 def workspace_types(mem: Any) -> set[str]:
     """The types `mem`'s workspace has: the built-in ones, those its `[files]` declares,
     the types of its entries and those of every `##` section in its curated files (empty
@@ -117,7 +127,7 @@ def check_types(
     names = split_commas(values)
     if not names:
         return None
-    wanted = [canonical_type(n) for n in names]
+    wanted = [declared_type(n, mem) for n in names]
     allowed = {*BUILTIN_TYPES, "archived"} if archived else set(BUILTIN_TYPES)
     if any(t not in allowed for t in wanted):
         allowed |= workspace_types(mem)
@@ -134,7 +144,7 @@ def check_types(
 def check_new_type(name: str, mem: Any, new_type: bool) -> str:
     """The type `add --type NAME` writes: a known type, one of an existing section, or,
     with --new-type, a new one (a new `##` section)."""
-    type_ = canonical_type(name)
+    type_ = declared_type(name, mem)
     if new_type or type_ in BUILTIN_TYPES or not type_:
         return type_ or name
     types = workspace_types(mem)
