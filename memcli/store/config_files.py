@@ -190,7 +190,9 @@ def line_of_file(path: Path, name: str | None, key: str | None = None) -> int | 
     except (OSError, UnicodeDecodeError):
         return None
     quoted = rf"(?:\"{re.escape(name)}\"|'{re.escape(name)}'|{re.escape(name)})" if name else ""
-    header = re.compile(rf"\s*\[\s*files\s*(?:\.\s*{quoted})?\s*\]" if name else r"\s*\[\s*files\b")
+    header = re.compile(
+        rf"\s*\[\s*files\s*(?:\.\s*{quoted})?\s*\]" if name else r"\s*(?:\[\s*files\b|files\s*=)"
+    )
     inline = re.compile(rf"\s*(?:files\s*\.\s*)?{quoted}\s*(?:=|\.)") if name else None
     found: int | None = None
     for number, line in enumerate(lines, 1):
