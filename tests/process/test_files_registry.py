@@ -37,12 +37,9 @@ def git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, env=env)
 
 
-def test_a_curated_file_by_configuration_alone(tmp_path: Path, exported) -> None:  # noqa: ANN001
-    ws = tmp_path / "ws"
-    assert memcli(ws, "init", str(ws)).returncode == 0
-    (ws / "memcli.toml").write_text(DECLARED, encoding="utf-8")
-    projects = ws / "projects.md"
-
+def served(ws: Path, projects: Path) -> None:
+    """add, a hand edit, search, inject, list, forget / restore / undo and the watcher's
+    indexing of a hand edit, with a watcher serving the searches."""
     # add: a declared type lands in its file, under its heading (plural or not)
     apollo = run(ws, "add", "--type", "project", "The Apollo launch moved to March")["entry"]
     host = run(ws, "add", "--type", "hosts", "bx1 is the build box in Frankfurt")["entry"]
@@ -82,16 +79,25 @@ def test_a_curated_file_by_configuration_alone(tmp_path: Path, exported) -> None
     assert apollo["id"] not in projects.read_text(encoding="utf-8")
     assert apollo["id"] in (ws / "archive.md").read_text(encoding="utf-8")
 
-    # the watcher picks up a hand edit of projects.md
-    watcher = start_watch(ws)
+    # the watcher picks up a hand edit of projects.md (it indexes it, no search asks)
+    with projects.open("a", encoding="utf-8") as handle:
+        handle.write("- hermes relays the team's mail\n")
+    wait_for(lambda: ids_of(ws, "hermes relays the team's mail"), timeout=5)
+    (hermes,) = ids_of(ws, "hermes relays the team's mail")
+    wait_for(lambda: hermes in manifest_ids(ws), timeout=30)
+    hits = run(ws, "search", "mail relay", "--no-touch")["hits"]
+    assert hits and hits[0]["id"] == hermes
+
+
+def test_a_curated_file_by_configuration_alone(tmp_path: Path, exported) -> None:  # noqa: ANN001
+    ws = tmp_path / "ws"
+    assert memcli(ws, "init", str(ws)).returncode == 0
+    (ws / "memcli.toml").write_text(DECLARED, encoding="utf-8")
+    projects = ws / "projects.md"
+
+    watcher = start_watch(ws)  # serves the searches below, and watches projects.md
     try:
-        with projects.open("a", encoding="utf-8") as handle:
-            handle.write("- hermes relays the team's mail\n")
-        wait_for(lambda: ids_of(ws, "hermes relays the team's mail"), timeout=5)
-        (hermes,) = ids_of(ws, "hermes relays the team's mail")
-        wait_for(lambda: hermes in manifest_ids(ws), timeout=30)
-        served = run(ws, "search", "mail relay", "--no-touch")["hits"]
-        assert served and served[0]["id"] == hermes
+        served(ws, projects)
     finally:
         stop_watch(watcher)
 
