@@ -305,3 +305,21 @@ def test_the_watcher_follows_the_registry(tmp_path: Path) -> None:
     assert not is_relevant(tmp_path / "projects.md", tmp_path)  # the built-in registry
     assert not is_relevant(tmp_path / ".projects.md.swp", tmp_path, files)
     assert not is_relevant(tmp_path / "notes.md", tmp_path, files)
+
+
+def test_export_and_import_keep_a_declared_type(tmp_path: Path) -> None:
+    """A Markdown export writes a declared type's heading and an import reads it back as
+    that type; a workspace that does not declare it imports such items as facts."""
+    from memcli.adapters.portability import export_entries, parse_import
+    from memcli.core.models import Entry
+
+    files = _files(tmp_path, '[files."projects.md"]\ntypes = ["host"]\nheadings = { host = "Hosts" }\n')
+    text = export_entries([Entry("m1", "bx1 builds", "host", "projects.md", 1)], "markdown", files)
+    assert text == "## Hosts\n- bx1 builds\n\n"
+    assert [(i.text, i.type) for i in parse_import(text, "x.md", "markdown", files)] == [
+        ("bx1 builds", "host")
+    ]
+    row = '{"text": "bx1 builds", "type": "host"}\n'
+    assert parse_import(row, "x.jsonl", "jsonl", files)[0].type == "host"
+    assert parse_import(row, "x.jsonl", "jsonl")[0].type == "fact"
+    assert parse_import(text, "x.md", "markdown")[0].type == "fact"
