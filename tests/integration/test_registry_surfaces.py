@@ -58,3 +58,31 @@ def test_the_mcp_server_offers_the_declared_types_and_files(declared: Path) -> N
             await server.call_tool("add_memory", {"content": "x", "memory_type": "rumour"})
 
     anyio.run(steps)
+
+
+def test_each_layer_reads_its_own_registry(tmp_path: Path) -> None:
+    """The project declares projects.md, the person's own workspace habits.md: a layered
+    listing reads both files, each in its layer, and a write to the user layer goes to
+    the user's file for that type."""
+    import os
+
+    from memcli.services.layers import Layers, target
+
+    user = Path(os.environ["XDG_DATA_HOME"]) / "memcli"
+    init_workspace(user)
+    (user / "memcli.toml").write_text('[files."habits.md"]\ntypes = ["habit"]\n')
+    project = tmp_path / "project"
+    init_workspace(project)
+    (project / "memcli.toml").write_text(DECLARED, encoding="utf-8")
+    (project / "projects.md").write_text("## Hosts\n- bx1 is the build box\n")
+    (user / "habits.md").write_text("- Runs the tests before every commit\n")
+
+    mem = Memory(project, notify=lambda m: None)
+    found = {(e.layer, e.entry.file, e.entry.type, e.entry.text) for e in Layers(mem).list()}
+    assert ("project", "projects.md", "host", "bx1 is the build box") in found
+    assert ("user", "habits.md", "habit", "Runs the tests before every commit") in found
+
+    mine = target(mem, "user", "habit")
+    assert mine.add("Reviews diffs before pushing", type="habit").entry.file == "habits.md"
+    assert "Reviews diffs before pushing" in (user / "habits.md").read_text()
+    assert not (project / "habits.md").exists()
