@@ -86,3 +86,21 @@ def test_each_layer_reads_its_own_registry(tmp_path: Path) -> None:
     assert mine.add("Reviews diffs before pushing", type="habit").entry.file == "habits.md"
     assert "Reviews diffs before pushing" in (user / "habits.md").read_text()
     assert not (project / "habits.md").exists()
+
+
+def test_open_offers_the_declared_files(declared: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from typer.testing import CliRunner
+
+    from tests.support.cli import envelope, invoke
+
+    monkeypatch.setenv("VISUAL", f"{sys.executable} -c pass")  # an editor that saves nothing
+    (declared / "projects.md").write_text("## Hosts\n")
+    runner = CliRunner()
+    opened = invoke(runner, declared, "open", "projects.md", "--json")
+    assert envelope(opened.output)["file"] == str(declared / "projects.md")
+    assert envelope(invoke(runner, declared, "open", "--json").output)["file"].endswith("memory.md")
+    refused = invoke(runner, declared, "open", "notes.md")
+    assert refused.exit_code == 2
+    assert "memory.md, learnings.md, projects.md, archive.md" in refused.output
