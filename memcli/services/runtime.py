@@ -26,6 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memcli.core.names import CONFIG_FILE
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings, load_settings
 from memcli.store.store import Store
@@ -68,7 +69,7 @@ class Runtime:
             if self._settings.ignored:
                 from memcli.store.trust import untrusted_notice
 
-                self.notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
+                self.notify(untrusted_notice(self.root / CONFIG_FILE, self._settings.ignored))
             for problem in self._settings.problems:  # `memcli doctor` lists them too
                 self.notify(problem)
         return self._settings
@@ -173,7 +174,7 @@ def shared_key(workspace: str | Path | None = None) -> tuple[str, object, tuple[
     shared_memory keeps one Memory per key)."""
     root = resolve_workspace(workspace, os.environ)
     try:
-        toml_stamp: object = (root / "memcli.toml").stat().st_mtime_ns
+        toml_stamp: object = (root / CONFIG_FILE).stat().st_mtime_ns
     except OSError:
         toml_stamp = None
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))

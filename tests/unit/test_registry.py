@@ -20,9 +20,9 @@ PACKAGE = Path(__file__).resolve().parents[2] / "memcli"
 REGISTRY_MODULES = {"core/names.py"}
 #: the only modules that import the built-in names (they are for tests and tools)
 NAME_IMPORTERS = {"core/names.py", "core/registry.py"}
-#: a literal that spells a curated file in code: `"memory.md"`, `"/learnings.md"`,
-#: `"memory://memory.md"`, `r"(?:memory|learnings)\.md"`
-SPELLED = re.compile(r"(memory|learnings)[^\s]*\.md")
+#: a literal that spells a workspace file in code: `"memory.md"`, `"/learnings.md"`,
+#: `"memory://memory.md"`, `r"(?:memory|learnings)\.md"`, `"archive.md"`, `"memcli.toml"`
+SPELLED = re.compile(r"(memory|learnings|archive)[^\s]*\.md|memcli\.toml")
 
 
 def _docstrings(tree: ast.AST) -> set[int]:
@@ -78,6 +78,8 @@ def name_imports(source: str) -> list[tuple[int, str]]:
         ('f(help="memory.md (default), learnings.md or archive.md.")', False),  # help text
         ('raise E(f"{path}: no memory.md here")', False),  # a message
         ('x = "projects.md"', False),
+        ('x = root / "memcli.toml"', True),
+        ('x = "archive.md"', True),
         ('x = r"(?:memory|system|user)\\b"', False),  # the word, not the file
     ],
 )
@@ -89,7 +91,8 @@ def test_the_spelling_rule(source: str, found: bool) -> None:
 
 def test_no_module_but_the_registry_spells_a_curated_file() -> None:
     """Which files a workspace has is the registry's: no other module of memcli spells
-    memory.md or learnings.md in code, or imports their names."""
+    memory.md, learnings.md, archive.md or memcli.toml in code, or imports the curated
+    files' names."""
     offenders = []
     for path in sorted(PACKAGE.rglob("*.py")):
         rel = path.relative_to(PACKAGE).as_posix()
@@ -104,7 +107,9 @@ def test_no_module_but_the_registry_spells_a_curated_file() -> None:
 def test_the_registry_module_does_spell_them() -> None:
     """The check above can fail: the registry's own module is caught by it."""
     source = (PACKAGE / "core/names.py").read_text(encoding="utf-8")
-    assert {text for _, text in spellings(source)} == {"memory.md", "learnings.md"}
+    assert {text for _, text in spellings(source)} == {
+        "memory.md", "learnings.md", "archive.md", "memcli.toml",
+    }
 
 
 # ----------------------------------------------------------------- [files] validation

@@ -8,6 +8,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import MemcliError
+from memcli.core.names import CONFIG_FILE
 from memcli.surfaces.cli import progress, render
 from memcli.surfaces.cli.base import (
     HelpGroup,
@@ -114,7 +115,7 @@ def _config_file(user: bool) -> tuple[Path, str]:
     from memcli.store.trust import user_config_file
     from memcli.store.workspace import resolve_workspace
 
-    path = user_config_file() if user else resolve_workspace(state.workspace) / "memcli.toml"
+    path = user_config_file() if user else resolve_workspace(state.workspace) / CONFIG_FILE
     return path, path.read_text(encoding="utf-8") if path.exists() else ""
 
 
@@ -328,7 +329,7 @@ def trust_(
     from memcli.store.workspace import resolve_workspace
 
     root = resolve_workspace(path or state.workspace)
-    config = root / "memcli.toml"
+    config = root / CONFIG_FILE
     if revoke:
         done = trust.revoke(root)
         if json_out:
