@@ -52,7 +52,7 @@ def _entries_of(store: Store, digest: str | None, file: str) -> dict[str, Entry]
         text = store.history.get(digest).decode("utf-8-sig")
     except (KeyError, UnicodeDecodeError):
         return None
-    return {e.id: e for e in parse(text, file).entries()}
+    return {e.id: e for e in parse(text, file, store.files).entries()}
 
 
 def versions(

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from memcli.core.models import ARCHIVE_FILE, Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.services.observed import observe_all
 from memcli.store.document import Document
 from memcli.store.history_log import own_file, refuse
@@ -85,7 +86,7 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
             before, after = history.get(record["prev"]), history.get(record["sha"])
         except KeyError:
             continue  # pruned
-        old, new = _around_change(before, after, record["file"])
+        old, new = _around_change(before, after, record["file"], files)
         for entry in _gone(old, new):
             if entry.id not in now:
                 last[entry.id] = (entry, record)
@@ -115,7 +116,9 @@ def _gone(old: dict[str, Entry], new: dict[str, Entry]) -> list[Entry]:
     return out
 
 
-def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dict[str, Entry]]:
+def _around_change(
+    a: bytes, b: bytes, name: str, files: Registry = BUILTIN
+) -> tuple[dict[str, Entry], dict[str, Entry]]:
     """The entries (id -> entry) of `a` and of `b` around where they differ: whole
     entries (continuation lines included), read under the section heading above them."""
     start, end_a, end_b = changed_span(a, b)
@@ -133,8 +136,8 @@ def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dic
         stop = len(tail) if newline < 0 else newline + 1
     context = _context(a, start)
     return (
-        _entries_in(context + a[start : end_a + stop], name),
-        _entries_in(context + b[start : end_b + stop], name),
+        _entries_in(context + a[start : end_a + stop], name, files),
+        _entries_in(context + b[start : end_b + stop], name, files),
     )
 
 
@@ -154,12 +157,12 @@ def _context(data: bytes, start: int) -> bytes:
     return front
 
 
-def _entries_in(data: bytes, name: str) -> dict[str, Entry]:
+def _entries_in(data: bytes, name: str, files: Registry = BUILTIN) -> dict[str, Entry]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return {}
-    return {e.id: e for e in parse_file(text, name).entries}
+    return {e.id: e for e in parse_file(text, name, files).entries}
 
 
 def _parse(store: Store, digest: str, name: str) -> Parsed | None:
@@ -167,7 +170,7 @@ def _parse(store: Store, digest: str, name: str) -> Parsed | None:
         text = store.history.get(digest).decode("utf-8-sig")
     except (KeyError, UnicodeDecodeError):
         return None
-    return parse_file(text, name)
+    return parse_file(text, name, store.files)
 
 
 def _how(gone: dict | None, entry_id: str, operations: dict[str, dict], store: Store) -> str:

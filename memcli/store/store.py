@@ -297,7 +297,7 @@ class Store:
         if self._history is None:
             from memcli.store.history import History
 
-            self._history = History(self.state_dir)
+            self._history = History(self.state_dir, files=lambda: self.files)
         return self._history
 
 

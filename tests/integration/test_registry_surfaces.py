@@ -104,3 +104,20 @@ def test_open_offers_the_declared_files(declared: Path, monkeypatch: pytest.Monk
     refused = invoke(runner, declared, "open", "notes.md")
     assert refused.exit_code == 2
     assert "memory.md, learnings.md, projects.md, archive.md" in refused.output
+
+
+def test_restore_of_a_hand_deleted_entry_keeps_its_declared_type(declared: Path) -> None:
+    """An entry deleted by hand from projects.md (before its first heading: the file's
+    default type) comes back from the history as that type, not as a fact."""
+    projects = declared / "projects.md"
+    projects.write_text("# Projects\n- Zeus is the billing service\n", encoding="utf-8")
+    mem = Memory(declared, notify=lambda m: None)
+    added = mem.add("Apollo ships in March", type="project")  # memcli keeps both versions
+    (zeus,) = [e for e in mem.entries() if e.text == "Zeus is the billing service"]
+    assert zeus.type == "project"
+    projects.write_text(projects.read_text().replace("- Zeus is the billing service\n", ""))
+    back = Memory(declared, notify=lambda m: None).restore(zeus.id)
+    assert (back.file, back.type) == ("projects.md", "project")
+    text = projects.read_text()
+    assert "## Facts" not in text and "- Zeus is the billing service" in text
+    assert added.entry.id in text
