@@ -23,7 +23,7 @@ from typing import Any
 
 from memcli.core.errors import ValidationError
 from memcli.core.models import Entry, normalize_text
-from memcli.core.requests import InjectRequest, ListRequest
+from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
 from memcli.logic.inject import Candidate, Packed
 from memcli.logic.search import Hit
 from memcli.services.memory import Memory
@@ -172,10 +172,10 @@ def _usable(path: str, *, quiet: bool, notify: Any) -> bool:
     return False
 
 
-def search(layers: Sequence[Layer], query: str, **kwargs: Any) -> list[LayerHit]:
+def search(layers: Sequence[Layer], query: str | SearchQuery, **kwargs: Any) -> list[LayerHit]:
     """Every layer's hits (Memory.search's arguments) in one list, best score first;
     of hits with the same normalised text the nearest layer's stays. At most `limit`."""
-    limit = kwargs.get("limit")
+    limit = query.limit if isinstance(query, SearchQuery) else kwargs.get("limit")
     hits: list[LayerHit] = []
     for layer in layers:
         for hit in layer.memory.search(query, **kwargs):

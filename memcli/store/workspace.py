@@ -6,8 +6,11 @@ safe.directory rule): it stops at the first such directory, says once on stderr 
 workspace it did not take and why, and the per-user default is used. A workspace named
 with --workspace or MEMCLI_WORKSPACE is taken as given.
 
-Builtin modules only up to the answer (`find_root`): the hooks resolve the workspace
-with it on every prompt before handing the prompt to the daemon.
+This is the one resolver: the CLI's environment (memcli.surfaces.cli.env) resolves a
+command's workspace with it once and passes the answer down as `Resolved`, which it
+then takes as is; the hooks use `existing_root`. Builtin modules only up to the answer
+(`find_root`, `existing_root`): the hooks resolve the workspace with it on every
+prompt before handing the prompt to the daemon.
 """
 
 from __future__ import annotations
@@ -22,10 +25,30 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["MARKERS", "STATE_DIR", "default_workspace", "find_root", "resolve_workspace"]
+__all__ = [
+    "MARKERS",
+    "STATE_DIR",
+    "Resolved",
+    "default_workspace",
+    "existing_root",
+    "find_root",
+    "resolve_workspace",
+]
 
 #: directories already named in a notice by this process (one notice each)
 _told: set[str] = set()
+
+
+class Resolved(str):
+    """A workspace directory `find_root` already gave for this command: taken as is
+    (resolved once per command, then passed down)."""
+
+    __slots__ = ()
+
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self)
 
 
 def default_workspace(env: Mapping[str, str]) -> Path:
@@ -52,6 +75,8 @@ def find_root(
 ) -> str:
     """resolve_workspace's answer as a resolved path string (os.path only). A relative
     flag is taken relative to `cwd`. WorkspaceError when the given path is a file."""
+    if isinstance(flag, Resolved):
+        return str(flag)
     start = os.fspath(cwd) if cwd is not None else os.getcwd()
     for given, origin in ((flag, "--workspace"), (env.get("MEMCLI_WORKSPACE"), "MEMCLI_WORKSPACE")):
         if given:
@@ -71,6 +96,23 @@ def find_root(
     if refused is not None:
         _tell(refused, fallback)
     return fallback
+
+
+def is_workspace(root: str | os.PathLike[str]) -> bool:
+    """Whether the directory holds a workspace (a built-in curated file is there:
+    memory.md or learnings.md)."""
+    return any(os.path.exists(os.path.join(root, name)) for name in CURATED_BUILTIN)
+
+
+def existing_root(
+    flag: str | None, env: Mapping[str, str], cwd: str | None = None
+) -> tuple[str, str | None]:
+    """(`find_root`'s answer, None), or (it, what is wrong) when no workspace is there:
+    the hooks' resolution, which never raises for a missing workspace."""
+    root = find_root(flag, env, cwd)
+    if is_workspace(root):
+        return root, None
+    return root, f"no memcli workspace at {root} ({init_hint(root)})"
 
 
 def discover(start: str) -> tuple[str | None, tuple[str, str, str] | None]:
@@ -176,7 +218,7 @@ def require_workspace(path: Path) -> Path:
             f"{path}: no memcli workspace here (the directory does not exist)",
             hint=init_hint(path),
         )
-    if not any((path / name).exists() for name in CURATED_BUILTIN):
+    if not is_workspace(path):
         raise WorkspaceError(
             f"{path}: no memcli workspace here (no {' or '.join(CURATED_BUILTIN)})",
             hint=init_hint(path),

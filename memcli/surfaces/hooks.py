@@ -32,7 +32,6 @@ from memcli.surfaces.hook_extract import HookError, PartlyWritten, extract_new, 
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
 
@@ -243,29 +242,19 @@ def parse_payload(text: str) -> dict[str, Any]:
 def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
     """The workspace: --workspace, MEMCLI_WORKSPACE, the nearest ancestor of the hook's
     `cwd` holding memory.md or memcli.toml, then the per-user default
-    (memcli.store.workspace.find_root); it must exist."""
+    (memcli.store.workspace.existing_root, the one resolver); it must exist."""
+    from memcli.store.workspace import existing_root
+
     cwd = payload.get("cwd")
     if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
         cwd = os.getcwd()
-    root = resolve_root(flag, os.environ, cwd)
-    from memcli.core.names import CURATED_BUILTIN
-
-    if not any(os.path.isfile(os.path.join(root, name)) for name in CURATED_BUILTIN):
-        from memcli.store.workspace import init_hint
-
-        raise HookError(f"no memcli workspace at {root} ({init_hint(root)})")
-    return root
-
-
-def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
-    """memcli.store.workspace.find_root (the one resolver: the walk up never takes a
-    directory that is not the user's alone), its error as a HookError."""
-    from memcli.store.workspace import find_root
-
     try:
-        return find_root(flag, env, cwd)
+        root, problem = existing_root(flag, os.environ, cwd)
     except Exception as exc:  # noqa: BLE001 - WorkspaceError, without importing errors
         raise HookError(getattr(exc, "message", str(exc))) from None
+    if problem is not None:
+        raise HookError(problem)
+    return root
 
 
 # ------------------------------------------------------------------ inject

@@ -27,9 +27,9 @@ from memcli.surfaces.cli.base import (
     TypeFilterOpt,
     UntilOpt,
     app,
+    env,
     memory,
     show,
-    state,
     stdin_or,
     usage_error,
 )
@@ -49,7 +49,7 @@ def init(
     from memcli.services.memory import Memory
     from memcli.store.workspace import resolve_workspace
 
-    mem = Memory(resolve_workspace(path or state.workspace))
+    mem = Memory(env().root(path))
     created = mem.init()
     with progress.model_steps() as report:  # the one-time ONNX export, now rather than later
         mem.runtime.prepare_model(report)
@@ -117,7 +117,7 @@ def add(
         by="person",
     )
     dest = operations.write_target(mem, to, request.type)
-    result = operations.add(dest, request)
+    result = dest.add(request)
     where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
     if json_out:
         render.emit_json(result.to_dict())
@@ -156,7 +156,7 @@ def list_(
         sort=sort.value,
         limit=limit,
     )
-    entries = operations.list_entries(mem, resolve_list(request, mem))
+    entries = operations.list_entries(mem, resolve_list(request, mem, env().now()))
     layers = None
     if entries and hasattr(entries[0], "layer"):  # several layers: each says its own
         layers = [e.layer for e in entries]
@@ -263,10 +263,9 @@ def open_(
 ) -> None:
     """Open a memory file of the workspace in $VISUAL / $EDITOR."""
     from memcli.store.config_files import load_registry
-    from memcli.store.workspace import resolve_workspace
     from memcli.surfaces.cli.editor import run_editor
 
-    root = resolve_workspace(state.workspace)
+    root = env().root()
     files = load_registry(root)
     allowed = (*files.names, files.archive)
     file = file or files.primary
