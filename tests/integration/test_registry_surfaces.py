@@ -121,3 +121,16 @@ def test_restore_of_a_hand_deleted_entry_keeps_its_declared_type(declared: Path)
     text = projects.read_text()
     assert "## Facts" not in text and "- Zeus is the billing service" in text
     assert added.entry.id in text
+
+
+def test_an_add_to_a_read_file_goes_under_the_declared_heading(declared: Path) -> None:
+    """An add reuses the parse its read made (Store._document): that parse knows the
+    declared heading `## Hosts` is type host, so no second `## Host` section appears."""
+    projects = declared / "projects.md"
+    projects.write_text("# Projects\n- Apollo ships in March\n\n## Hosts\n", encoding="utf-8")
+    mem = Memory(declared, notify=lambda m: None)
+    assert [e.type for e in mem.list()] == ["project"]  # read, and memoized
+    mem.add("db3 stores the orders", type="host")
+    text = projects.read_text(encoding="utf-8")
+    assert text.count("## Host") == 1
+    assert "## Hosts\n- db3 stores the orders" in text
