@@ -28,7 +28,13 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.hook_extract import HookError, PartlyWritten, extract_new, unreadable_file
+from memcli.surfaces.hook_extract import (
+    HookError,
+    PartlyWritten,
+    extract_new,
+    unreadable_file,
+    unreadable_in_layers,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -298,9 +304,7 @@ def inject_block(
             if context is None or mem.runtime.embeddings_ready():
                 text = operations.inject(mem, from_wire(wire)).text
             else:
-                from memcli.services.search import inject_keyword_only
-
-                text = inject_keyword_only(mem.runtime, from_wire(wire)).text
+                text = operations.inject_keyword_only(mem, from_wire(wire)).text
                 said = (
                     "the embeddings are not ready yet (the model's one-time preparation "
                     "or this workspace's first indexing); answered from the keyword side"
@@ -313,7 +317,7 @@ def inject_block(
         text = answer["inject"]["block"]
     if has_entries(text):
         return text, said
-    problem = unreadable_file(root)
+    problem = unreadable_in_layers(root)
     if problem:  # an empty block because a file cannot be read: say so
         raise HookError(problem)
     return "", said

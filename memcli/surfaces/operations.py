@@ -40,6 +40,19 @@ def inject(mem: Any, r: InjectRequest) -> Any:
     return mem.inject(r)
 
 
+def inject_keyword_only(mem: Any, r: InjectRequest) -> Any:
+    """The inject block of `r` from the keyword side alone, of every layer (no model
+    loaded, no index touched: the prompt hook's answer before the first indexing)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.inject(layers, r, keyword_only=True)
+    from memcli.services.search import inject_keyword_only as one
+
+    return one(mem.runtime, r)
+
+
 def add(mem: Any, r: AddRequest, to: str | None = None) -> Any:
     """The entry `r` adds, or the one it updates (AddResult); in the layer `to` names
     ("user", "project"), else the one `[layers] user_types` gives its type, else `mem`."""
@@ -53,9 +66,35 @@ def write_target(mem: Any, to: str | None, entry_type: str) -> Any:
     return target(mem, to, entry_type)
 
 
+def extract(mem: Any, messages: Any, *, source: str | None = None, dry_run: bool = False) -> Any:
+    """The decisions of an extraction (list[Decision]); the statements of the types
+    `[layers] user_types` names go to the person's own layer
+    (memcli.services.layers.extract)."""
+    from memcli.services.layers import extract as layered
+
+    return layered(mem, messages, source=source, dry_run=dry_run)
+
+
 def get(mem: Any, r: GetRequest) -> Any:
-    """One entry with its access statistics (EntryDetail)."""
+    """One entry with its access statistics (EntryDetail; a LayerDetail naming its layer,
+    from the nearest layer holding the id, when the workspace reads more than itself)."""
+    layers = _layers(mem)
+    if layers is not None:
+        from memcli.services import layers as layered
+
+        return layered.get(layers, r.entry_id)
     return mem.get(r)
+
+
+def holder(mem: Any, entry_id: str) -> Any:
+    """The Memory of the nearest layer holding `entry_id` (`mem` when none does, or when
+    it reads no other layer): where a change to that entry (forget) is written."""
+    layers = _layers(mem)
+    if layers is None:
+        return mem
+    from memcli.services import layers as layered
+
+    return layered.holder(layers, entry_id).memory
 
 
 def list_entries(mem: Any, r: ListRequest) -> Any:

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import MemcliError
+from memcli.core.names import CONFIG_FILE
+from memcli.core.registry import BUILTIN, Registry
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
 from memcli.surfaces.daemon.server import DaemonServer, Lease, RequestHandler
@@ -37,14 +39,22 @@ class WatchService:
         self.last_batch: dict[str, Any] | None = None
         self._reported: object = None  # the index manager's last report, once logged
         self.lease = Lease(self.root)
-        handler = RequestHandler(self.root, self.status)
+        handler = RequestHandler(self.root, self.status, self.current)
         self.server = DaemonServer(self.root, self._locked(handler), self._answered)
         self._last_answer = 0.0
         self._stopping = threading.Event()
         self._flusher = threading.Thread(
             target=self._flush_when_idle, name="memcli-access", daemon=True
         )
-        self.watcher = Watcher(self.root, self.on_batch)
+        self.watcher = Watcher(self.root, self.on_batch, files=self._files)
+
+    def _files(self) -> Registry:
+        """The workspace's registry as memcli.toml has it now (a bad `[files]`: the
+        built-in files, while each command that reads the files says what is wrong)."""
+        try:
+            return self.memory.store.files
+        except MemcliError:
+            return BUILTIN
 
     def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
         def run(request: dict) -> dict:
@@ -54,6 +64,18 @@ class WatchService:
                 return handler(request)
 
         return run
+
+    def current(self) -> Any:
+        """The Memory of the workspace's settings as they are now (memcli.toml, the
+        user's config, the approvals: services.runtime.shared_key), kept warm; a changed
+        setting (a layer read or no longer read) applies without restarting."""
+        fresh = shared_memory(self.root)
+        if fresh is not self.memory:
+            self.memory.access.flush()
+            self.memory.index_manager.flush()
+            self.memory = fresh
+            fresh.long_lived()
+        return fresh
 
     def _answered(self) -> None:
         self._last_answer = time.monotonic()
@@ -104,14 +126,11 @@ class WatchService:
     def on_batch(self, paths: list[str]) -> None:
         started = time.perf_counter()
         with self.lock:
-            if "memcli.toml" in paths:
-                self.memory.access.flush()
-                self.memory.index_manager.flush()
-                self.memory = shared_memory(self.root)
-                self.memory.long_lived()
+            if CONFIG_FILE in paths:
+                self.current()
             manager = self.memory.index_manager
             # a search may have indexed the change already (it syncs a stale index first)
-            current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())
+            current = CONFIG_FILE not in paths and manager.is_current(manager.read_manifest())
             if current and manager.last_report is self._reported:
                 return  # a repeated event: nothing new
             try:

@@ -246,27 +246,34 @@ def forget(
     json_out: bool = JsonOpt,
 ) -> None:
     """Move an entry to archive.md (restore brings it back)."""
-    entry = memory().forget(entry_id, reason=reason)
+    mem = memory()
+    target = operations.holder(mem, entry_id)  # the layer holding it (services.layers)
+    entry = target.forget(entry_id, reason=reason)
     if json_out:
         render.emit_json({"entry": entry.to_dict(), "reason": reason})
     else:
-        render.info(f"moved {entry.id} from {entry.file} to archive.md")
+        where = "" if target is mem else f" of {target.root}"
+        render.info(f"moved {entry.id} from {entry.file} to archive.md{where}")
 
 
 @app.command(name="open")
 def open_(
     file: str = typer.Argument(
-        "memory.md", metavar="[FILE]", help="memory.md (default), learnings.md or archive.md."
+        "", metavar="[FILE]", help="memory.md (default), learnings.md, a file [files] adds, "
+        "or archive.md.", show_default=False
     ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Open a memory file of the workspace in $VISUAL / $EDITOR."""
+    from memcli.store.config_files import load_registry
     from memcli.surfaces.cli.editor import run_editor
 
-    allowed = ("memory.md", "learnings.md", "archive.md")
+    root = env().root()
+    files = load_registry(root)
+    allowed = (*files.names, files.archive)
+    file = file or files.primary
     if file not in allowed:
         usage_error(f"FILE: {file!r} is not one of {', '.join(allowed)}")
-    root = env().root()
     path = root / file
     if not path.exists():
         raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")
