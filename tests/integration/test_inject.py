@@ -129,6 +129,14 @@ def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
     assert "cat" not in data["block"].lower() and data["tokens"] <= 120
     ids = [e["id"] for e in data["entries"]]
     assert "m8f3a2c1" in ids and "l2c8a4e1" in ids  # pytest preference, pytest skill
+    # the context as a plain argument, as search takes its query, is the same request
+    plain = runner.invoke(
+        app, ["-w", str(workspace), "inject", "--json", "python tests", "--max-tokens", "120"]
+    )
+    assert plain.exit_code == 0, plain.output
+    assert [e["id"] for e in envelope(plain.stdout)["entries"]] == ids
+    both = runner.invoke(app, ["-w", str(workspace), "inject", "python tests", "-q", "x"])
+    assert both.exit_code == 2 and "give one of them" in both.output
 
     from memcli.services.memory import Memory
 

@@ -231,6 +231,8 @@ def test_one_list_of_modes_and_formats() -> None:
         ),
         (["inject", "-", "--encoding", "o200k_base"], "InjectRequest",
          {"stdin": True, "encoding": "o200k_base"}, {}),
+        (["inject", "ctx", "--max-tokens", "9"], "InjectRequest",
+         {"query": "ctx", "max_tokens": 9}, {}),
     ],
 )
 def test_argv_reads_the_fields_of_the_requests(
@@ -251,7 +253,8 @@ def test_argv_reads_the_fields_of_the_requests(
         ["search", "q", "-n", "x"], ["search", "q", "--mode", "fuzzy"], ["search", "q", "-n3"],
         ["search", "q", "--json=yes"], ["search", "q", "--colour"], ["search", "q", "-n"],
         ["search", "q", "--min-score", "1e-3"], ["search", "q", "-n", "1", "-n", "2"],
-        ["inject", "-q", "a", "-"], ["inject", "ctx"], ["inject", "-f", "yaml"],
+        ["inject", "-q", "a", "-"], ["inject", "ctx", "-q", "a"], ["inject", "a", "b"],
+        ["inject", "ctx", "-"], ["inject", "-f", "yaml"],
         ["inject", "--max-tokens", "0"], ["get"], ["get", "a", "--traceback"],
     ],
 )

@@ -163,8 +163,10 @@ def served_call(env: Env) -> tuple[str, dict[str, Any], dict[str, bool]] | None:
         fields["entry_id"] = positional[0]
         return "GetRequest", fields, view
     sources = [k for k in ("query", "context_file", "messages") if k in fields]
-    if positional not in ([], ["-"]) or len(sources) + len(positional) > 1:
+    if len(positional) > 1 or len(sources) + len(positional) > 1:
         return None  # Typer's usage errors
-    if positional:
+    if positional == ["-"]:
         fields["stdin"] = True
+    elif positional:
+        fields["query"] = positional[0]  # the context given as text, as --query
     return "InjectRequest", fields, view

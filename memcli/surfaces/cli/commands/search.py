@@ -97,7 +97,9 @@ def index(
 
 @app.command()
 def inject(
-    source: str | None = typer.Argument(None, metavar="-", help="- reads the context from stdin."),
+    source: str | None = typer.Argument(
+        None, metavar="[CONTEXT|-]", help="Context text (as --query), or - to read it from stdin."
+    ),
     query: str | None = typer.Option(None, "--query", "-q", metavar="TEXT", help="Context text."),
     context_file: Path | None = typer.Option(
         None, "--context-file", metavar="FILE", help="Context from a file."
@@ -132,9 +134,9 @@ def inject(
     """Print a token-budgeted memory block to put into a prompt."""
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
-        usage_error("--query, --context-file, --messages, -: give one of them, not several")
+        usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not several")
     if source is not None and source != "-":
-        usage_error(f"-: unexpected argument {source!r}", hint="use --query TEXT, or - for stdin")
+        query, source = source, None
     context = served.read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,
