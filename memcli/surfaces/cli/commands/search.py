@@ -134,7 +134,7 @@ def inject(
     """Print a token-budgeted memory block to put into a prompt."""
     given = [x for x in (source, query, context_file, messages) if x is not None]
     if len(given) > 1:
-        usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not several")
+        usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not all")
     if source is not None and source != "-":
         query, source = source, None
     context = served.read_context(source == "-", query, context_file, messages)
