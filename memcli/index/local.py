@@ -82,6 +82,8 @@ _DAMAGED = (
 class LocalBackend:
     """FAISS / NumPy + BM25 in `directory` (see the module docstring)."""
 
+    shared = False  # this clone's own files
+
     def __init__(
         self,
         directory: Path,

@@ -42,7 +42,6 @@ MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
 ID_CHUNK = 1_000  # ids per `in [...]` expression
 KEYWORD_POOL = 1_000  # BM25 hits read to score given ids or to filter by allowed ids
-FIELDS = ("pk", "workspace", "entry_id", "key", "model", "text", "dense", "sparse")
 
 
 class IndexUnavailable(MemcliError):
