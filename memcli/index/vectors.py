@@ -7,6 +7,7 @@ and when a graph is built anew is the local index's business (its row numbering)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -95,3 +96,66 @@ class VectorIndex:
             return cls(index, "hnsw")
         matrix = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d)  # an older flat index
         return cls(None, "flat", np.array(matrix).reshape(index.ntotal, index.d))
+
+
+class RowVectors:
+    """The vectors of the local index's rows (memcli.index.local): a flat matrix grown
+    ahead of the rows, or an HNSW graph whose labels are the rows. Which rows are dead
+    is the local index's to say."""
+
+    def __init__(self, dim: int, index: VectorIndex | None = None) -> None:
+        self.dim = dim
+        if index is None:
+            index = VectorIndex(None, "flat", np.zeros((0, dim), dtype=np.float32))
+        self.kind, self.matrix, self.graph = index.kind, index.matrix, index.index
+
+    def grow(self, size: int, n: int) -> None:
+        """Room for `size` rows, the first `n` kept (a graph grows as it is added to)."""
+        if self.matrix is not None:
+            grown = np.zeros((size, self.dim), dtype=np.float32)
+            grown[:n] = self.matrix[:n]
+            self.matrix = grown
+
+    def put(self, start: int, vectors: np.ndarray) -> None:
+        """The vectors of rows start, start + 1, ... (a graph: the next labels)."""
+        if self.graph is not None:
+            self.graph.add(vectors)
+        else:
+            self.matrix[start : start + len(vectors)] = vectors
+
+    def all_scores(self, vector: np.ndarray, n: int) -> np.ndarray | None:
+        """Exact cosine of `vector` to rows [0, n) (None for a graph)."""
+        return None if self.matrix is None else self.matrix[:n] @ vector.astype(np.float32)
+
+    def nearest(self, vector: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, rows) of the `wanted` rows the graph finds nearest, best first (dead
+        rows included)."""
+        wanted = min(wanted, int(self.graph.ntotal))
+        scores, labels = self.graph.search(vector.reshape(1, -1).astype(np.float32), wanted)
+        keep = labels[0] >= 0
+        return scores[0][keep], labels[0][keep]
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of `rows`."""
+        if self.matrix is not None:
+            return self.matrix[rows]
+        return np.vstack([self.graph.reconstruct(int(r)) for r in rows])
+
+    def compacted(self, order: np.ndarray, n: int, keep_rows: bool, settings: Any) -> VectorIndex:
+        """Rows `order` of the first `n`, as a generation's vectors: the graph as it is
+        with `keep_rows` (its dead rows stay), else built anew (`settings`: [index])."""
+        if keep_rows:
+            return VectorIndex(self.graph, "hnsw")
+        if self.graph is not None:
+            vectors = self.graph.reconstruct_n(0, n)[order] if n else None
+        else:
+            vectors = self.matrix[:n][order]
+        if vectors is None:
+            vectors = np.zeros((0, self.dim), dtype=np.float32)
+        return VectorIndex.build(
+            vectors,
+            settings.ann_threshold,
+            settings.hnsw_m,
+            settings.hnsw_ef_construction,
+            settings.hnsw_ef_search,
+        )

@@ -133,7 +133,7 @@ def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None
     assert manifest["generation"] == first["generation"] and manifest["log_size"] > 0
     assert (local.parent / first["vectors"]).stat().st_mtime_ns == vectors.st_mtime_ns
     backend = mem.index_manager.ensure()
-    assert backend.graph.ntotal == backend.count() + 1  # the old vector: one dead row
+    assert backend.vectors.graph.ntotal == backend.count() + 1  # the old vector: one dead row
     hits = mem.search("cat named Tofu", limit=3, touch=False)
     assert "Tofu" in hits[0].entry.text
     fresh = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
