@@ -1,4 +1,5 @@
-"""The index backend seam: what any store of vectors and keyword postings must offer.
+"""Opening the index backend `[index] backend` names: "local" (memcli.index.local) or
+"milvus" (memcli.index.milvus), behind the protocol of memcli.index.protocol.
 
 A backend holds, per entry id, one embedding, one keyword text and a content key (the
 hash the sync planner compares to decide what to re-embed). Everything is keyed by entry
@@ -10,8 +11,7 @@ Writes are serialized by the caller (one writer per workspace: memcli.services.i
 holds the index lock); reads may happen in other processes at any time and must see a
 consistent state (before or after a write, never half of one).
 
-`open_backend(settings, directory)` picks the implementation named by `[index] backend`
-in memcli.toml. Backends other than "local" are imported only when chosen.
+Backends other than "local" are imported only when chosen.
 """
 
 from __future__ import annotations
