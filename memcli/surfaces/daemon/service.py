@@ -25,6 +25,9 @@ from memcli.surfaces.daemon.watch import Watcher
 ACCESS_IDLE_S = 0.2
 #: ...or at the latest this long after the first unwritten one
 ACCESS_MAX_DELAY_S = 2.0
+#: new embeddings the cache read at start has room for (1.5 MB): edits add without
+#: copying the whole cache
+RESERVED_VECTORS = 1024
 
 
 class WatchService:
@@ -114,7 +117,7 @@ class WatchService:
         model = manager.embedder  # its identity only: nothing is embedded here
         try:
             cache = EmbeddingCache(manager.cache_dir, model.model_id, model.dim)
-            cache.reserve()
+            cache.reserve(RESERVED_VECTORS)
         except Exception as exc:  # noqa: BLE001 - only a head start: the first edit reads it
             self.log(f"warning: could not read the embedding cache ahead: {exc}")
             return
