@@ -28,6 +28,8 @@ ACCESS_MAX_DELAY_S = 2.0
 #: new embeddings the cache read at start has room for (1.5 MB): edits add without
 #: copying the whole cache
 RESERVED_VECTORS = 1024
+#: embedded once at start: as long as a long entry (≈ 200 tokens)
+WARM_UP_TEXT = " ".join(["memory"] * 200)
 
 
 class WatchService:
@@ -92,7 +94,9 @@ class WatchService:
         started = time.perf_counter()
         report = self.memory.index()
         self._reported = self.memory.index_manager.last_report
-        self.memory.index_manager.query_embedder.embed(["warm up"])
+        # a query, then an entry's length: onnxruntime sizes its buffers on the first run
+        # of each length, which the first edit paid (≈ 0.2 s)
+        self.memory.index_manager.query_embedder.embed(["warm up", WARM_UP_TEXT])
         # The warm index, model and memos live as long as the process: keep the cyclic
         # garbage collector from rescanning them after every batch (an edit of a 10k
         # workspace spent more time in GC pauses than in indexing).
