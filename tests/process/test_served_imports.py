@@ -35,6 +35,12 @@ SERVED_MODULES = {
     "memcli.surfaces.daemon",
     "memcli.surfaces.daemon.client",
     "memcli.surfaces.daemon.protocol",
+    # the command's Env resolves the workspace once, also for a served command (issue 27
+    # item 3): the resolution rules, their file names
+    "memcli.surfaces.cli.env",
+    "memcli.store",
+    "memcli.store.workspace",
+    "memcli.core.names",
 }
 #: never on the served path: libraries, and standard modules that cost milliseconds
 NEVER = {
