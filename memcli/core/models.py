@@ -235,7 +235,7 @@ class Entry:
 
     @cached_property
     def provenance(self) -> str:
-        """Who wrote the entry (DESIGN §5.1): "reflection" (reflect), "episode" (`log`,
+        """Who wrote the entry (docs/maintenance.md): "reflection" (reflect), "episode" (`log`,
         episodes/), "conversation" (a turn of an imported conversation, conversations/:
         a record compress never merges, supersedes or fades), "person"
         (`by=person`: added or edited on the command line),

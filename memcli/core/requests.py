@@ -1,9 +1,10 @@
 """One spelling of each operation's parameters, shared by every surface.
 
 The Typer CLI, the Typer-free quick path, the daemon, the MCP server, the hooks and the
-llm plugin all build one of these and hand it to the library (memcli.surfaces.operations
-turns it into the Memory facade's call); the daemon's client sends one over the socket
-(`to_wire` / `from_wire`, which checks every field's type). None means "the workspace's
+llm plugin all build one of these and hand it to the library as is (the Memory facade
+takes it, or every layer the workspace reads: memcli.surfaces.operations); the daemon's
+client sends one over the socket (`to_wire` / `from_wire`, which checks every field's
+type). None means "the workspace's
 setting" (memcli.toml); the services resolve and validate. Values are as the library
 takes them, except where a field says the command line's forms are allowed (resolved
 by memcli.surfaces.cli.args before the call). Plain data, standard library only.

@@ -34,18 +34,32 @@ def add(rt: Runtime, request: AddRequest) -> entries.AddResult:
 
 
 @operation("extract")
+def statements(rt: Runtime, messages: Sequence[dict]) -> list[Any]:
+    """The statements worth remembering in a conversation (logic.statements.Candidate),
+    found by the configured LLM, else by the offline rules."""
+    from memcli.logic.statements import candidates, llm_candidates
+
+    llm = rt.llm()
+    return llm_candidates(messages, llm) if llm else candidates(messages)
+
+
 def extract(
-    rt: Runtime, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
+    rt: Runtime,
+    messages: Sequence[dict],
+    *,
+    source: str | None = None,
+    dry_run: bool = False,
+    found: Sequence[Any] | None = None,
 ) -> list[Decision]:
     """Turn a conversation into entries (the configured LLM, else offline rules),
     deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
-    An LLM failure raises before anything is written."""
+    An LLM failure raises before anything is written. `found`: the statements, found
+    already (`statements`; memcli.services.layers sends each layer its own)."""
     from memcli.logic.extract import plan, screen
-    from memcli.logic.statements import candidates, llm_candidates
 
     check_meta_value("--source", source)
-    llm = rt.llm()
-    found = llm_candidates(messages, llm) if llm else candidates(messages)
+    if found is None:
+        found = statements(rt, messages)
 
     def embed(texts: Sequence[str]) -> np.ndarray:
         return rt.index_manager.vectors_for([Entry("", t, "fact", "", 0) for t in texts])

@@ -7,14 +7,18 @@ in one list, each result naming its layer.
 directory must pass the walk up's ownership check (memcli.store.workspace
 unsafe_dir_problem) and hold a workspace; one that does not is left out with one
 notice (a per-user workspace that does not exist is left out silently: most people
-have none). When the workspace is the per-user one, it is the only layer.
+have none). When the workspace is the per-user one, it is the only layer. Each layer
+is read with its own settings (its memcli.toml, applied as its own trust says) and its
+own index; the list is decided again on every call, so a watcher follows changes.
 
-`search`, `inject` and `list_entries` read every layer; writes go to one layer
-(`target`). Maintenance (compress, reflect) never comes here: it works on one Memory.
+`search`, `inject`, `list_entries` and `get` read every layer; writes go to one layer
+(`target`, and `extract` by type; `holder` for a change to an existing entry).
+Maintenance (compress, reflect) never comes here: it works on one Memory.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,7 +27,7 @@ from typing import Any
 
 from memcli.core.errors import ValidationError
 from memcli.core.models import Entry, normalize_text
-from memcli.core.requests import InjectRequest, ListRequest
+from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
 from memcli.logic.inject import Candidate, Packed
 from memcli.logic.search import Hit
 from memcli.services.memory import Memory
@@ -72,30 +76,76 @@ _told: set[str] = set()
 
 def open_layers(mem: Memory) -> list[Layer]:
     """The layers `mem` reads, nearest first: itself, then those `[layers] read` names
-    that can be read (memoized on `mem`)."""
-    cached = getattr(mem, "_layers", None)
-    if cached is not None:
-        return cached
+    that can be read. Which those are is decided again on every call (a few stats: a
+    long-lived process, the watcher, sees a layer appear or go, and a changed setting,
+    without restarting); a layer's Memory is kept on `mem` while what decides its
+    settings stays the same (its index and query embedder warm)."""
     from memcli.store.workspace import default_workspace
 
     rt = mem.runtime
+    kept: dict[str, tuple[object, Memory]] = mem.__dict__.setdefault("_layer_memories", {})
     layers = [Layer(HERE, mem)]
     user = os.path.realpath(default_workspace(rt.env))
     seen = {os.path.realpath(mem.root)}
-    if user not in seen:  # the per-user workspace reads no other layer
-        for name in _names(rt.settings.layers.read):
-            path = user if name == USER else os.path.realpath(mem.root / os.path.expanduser(name))
-            if path in seen:
-                continue
-            seen.add(path)
-            if _usable(path, quiet=name == USER, notify=rt.notify):
-                other = Memory(
-                    path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify
-                )
-                _share_queries(mem, other)
-                layers.append(Layer(name, other))
-    mem._layers = layers  # type: ignore[attr-defined]
+    if user in seen:  # the per-user workspace reads no other layer
+        return layers
+    for name in _names(rt.settings.layers.read):
+        path = user if name == USER else os.path.realpath(mem.root / os.path.expanduser(name))
+        if path in seen:
+            continue
+        seen.add(path)
+        if not _usable(path, quiet=name == USER, notify=rt.notify):
+            continue
+        stamp = _stamp(path)
+        if path not in kept or kept[path][0] != stamp:
+            kept[path] = (stamp, _open(mem, path, [layer.memory for layer in layers]))
+        layers.append(Layer(name, kept[path][1]))
     return layers
+
+
+def _open(mem: Memory, path: str, nearer: Sequence[Memory]) -> Memory:
+    """The Memory of the layer at `path`, with its own index: when its settings would
+    put it in the index partition of a nearer layer (a Milvus `[index] workspace` key
+    set for every workspace, in the user's config or MEMCLI_INDEX_WORKSPACE), it keeps
+    its entries under its own key (its folder name and path hash, the default), so a
+    layer's candidates are never crowded out by another's."""
+    from dataclasses import replace
+
+    rt = mem.runtime
+    other = Memory(path, env=rt.env, embedder_factory=mem._embedder_factory, notify=rt.notify)
+    taken = {_index_identity(m.settings, m.root) for m in nearer}
+    if _index_identity(other.settings, other.root) in taken - {None}:
+        own = replace(other.settings.index, workspace="")
+        other = Memory(
+            path,
+            settings=replace(other.settings, index=own),
+            env=rt.env,
+            embedder_factory=mem._embedder_factory,
+            notify=rt.notify,
+        )
+    _share_queries(mem, other)
+    return other
+
+
+def _index_identity(settings: Any, root: Path) -> tuple[str, str, str] | None:
+    """(uri, collection, workspace key) of a Milvus index whose key is set, else None
+    (a local index lives in the workspace; a default key is the workspace's own)."""
+    index = settings.index
+    if index.backend != "milvus" or not index.workspace:
+        return None
+    uri = index.uri
+    if uri and "://" not in uri:
+        uri = os.path.realpath(root / os.path.expanduser(uri))  # relative to the workspace
+    return uri, index.collection or "memcli", index.workspace
+
+
+def _stamp(path: str) -> object:
+    """What decides a layer's own settings besides the process's MEMCLI_* variables (a
+    change of those makes the workspace's Memory, and so its layers, anew: services.
+    memory.shared_memory): its memcli.toml, the user's config and the approvals."""
+    from memcli.services.runtime import settings_stamp
+
+    return settings_stamp(Path(path), with_env=False)
 
 
 def _share_queries(mem: Memory, other: Memory) -> None:
@@ -148,6 +198,11 @@ class LastQuery:
         return self._last[1].copy()
 
 
+def user_types(mem: Memory) -> list[str]:
+    """The entry types `[layers] user_types` sends to the person's own layer."""
+    return _names(mem.settings.layers.user_types)
+
+
 def _names(setting: str) -> list[str]:
     return [part.strip() for part in setting.split(",") if part.strip()]
 
@@ -172,10 +227,10 @@ def _usable(path: str, *, quiet: bool, notify: Any) -> bool:
     return False
 
 
-def search(layers: Sequence[Layer], query: str, **kwargs: Any) -> list[LayerHit]:
+def search(layers: Sequence[Layer], query: str | SearchQuery, **kwargs: Any) -> list[LayerHit]:
     """Every layer's hits (Memory.search's arguments) in one list, best score first;
     of hits with the same normalised text the nearest layer's stays. At most `limit`."""
-    limit = kwargs.get("limit")
+    limit = query.limit if isinstance(query, SearchQuery) else kwargs.get("limit")
     hits: list[LayerHit] = []
     for layer in layers:
         for hit in layer.memory.search(query, **kwargs):
@@ -197,10 +252,12 @@ def merge(hits: Sequence[LayerHit], order: Sequence[str]) -> list[LayerHit]:
     return sorted((h for h in hits if id(h) in kept), key=lambda h: (-h.score, near[h.layer]))
 
 
-def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
+def inject(layers: Sequence[Layer], request: InjectRequest, keyword_only: bool = False) -> Packed:
     """One block under one budget from the candidates of every layer (the nearest
     layer's settings choose the budget, encoding and reserved share); the chosen
-    entries count as accessed in their own layer unless `touch` is False."""
+    entries count as accessed in their own layer unless `touch` is False. With
+    `keyword_only` each layer answers from its keyword side alone, as
+    services.search.inject_keyword_only does (no model loaded, no index touched)."""
     from memcli.logic.inject import pack
     from memcli.services import inject as one
 
@@ -211,9 +268,14 @@ def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
     found: list[LayerCandidate] = []
     for layer in layers:
         mem = layer.memory
-        mem.ready()
-        view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
-        for c in one.candidates(mem.runtime, request, mem.search, view, budget):
+        if keyword_only:
+            side, search, view = _keyword_side(mem)
+        else:
+            mem.ready()
+            # every hit, as Memory.inject asks: inject has its own relevance rule
+            side, search = mem.runtime, functools.partial(mem.search, floor=0.0)
+            view = lambda m=mem: m._search_view(None)[1]  # noqa: E731
+        for c in one.candidates(side, request, search, view, budget):
             found.append(LayerCandidate(c.entry, c.score, c.priority, layer.name))
     kept = dedupe(found, [layer.name for layer in layers])
     packed = pack(kept, budget, counter, request.fmt, cfg.reserved_share)
@@ -223,6 +285,21 @@ def inject(layers: Sequence[Layer], request: InjectRequest) -> Packed:
             if ids:
                 layer.memory.access.touch(ids)
     return packed
+
+
+def _keyword_side(mem: Memory) -> tuple[Any, Any, Any]:
+    """(runtime, search, view) of `mem`'s keyword side (services.search.KeywordOnly)."""
+    import dataclasses
+
+    from memcli.services.runtime import Runtime
+    from memcli.services.search import KeywordOnly
+
+    rt = mem.runtime
+    search = dataclasses.replace(rt.settings.search, mode="keyword")
+    settings = dataclasses.replace(rt.settings, search=search)
+    side = Runtime(rt.root, settings=settings, env=rt.env, notify=rt.notify)
+    only = KeywordOnly(side.store, settings)
+    return side, only.search, only.view
 
 
 def dedupe(found: Sequence[LayerCandidate], order: Sequence[str]) -> list[LayerCandidate]:
@@ -241,6 +318,42 @@ def dedupe(found: Sequence[LayerCandidate], order: Sequence[str]) -> list[LayerC
             seen.add(key)
             kept.append(c)
     return kept
+
+
+@dataclass(frozen=True)
+class LayerDetail:
+    """An entry with its access statistics (services.entries.EntryDetail) and its layer."""
+
+    layer: str
+    detail: Any
+
+    @property
+    def entry(self) -> Entry:
+        return self.detail.entry
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.detail.to_dict(), "layer": self.layer}
+
+
+def holder(layers: Sequence[Layer], entry_id: str) -> Layer:
+    """The nearest layer holding an entry (archived too) with this id; the workspace's
+    own when none does (its error then names the id)."""
+    from memcli.core.errors import NotFoundError
+    from memcli.services.entries import find
+
+    for layer in layers:
+        try:
+            find(layer.memory.runtime, entry_id, include_archived=True)
+        except NotFoundError:
+            continue
+        return layer
+    return layers[0]
+
+
+def get(layers: Sequence[Layer], entry_id: str) -> LayerDetail:
+    """The entry with this id in the nearest layer holding it, naming its layer."""
+    layer = holder(layers, entry_id)
+    return LayerDetail(layer.name, layer.memory.get(entry_id))
 
 
 def list_entries(layers: Sequence[Layer], request: ListRequest) -> list[LayerEntry]:
@@ -269,8 +382,7 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     from memcli.store.workspace import default_workspace
 
     if to is None:
-        wanted = _names(mem.settings.layers.user_types)
-        if entry_type not in wanted:
+        if entry_type not in user_types(mem):
             return mem
         to = USER
     if to == HERE:
@@ -281,6 +393,35 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     if path == Path(os.path.realpath(mem.root)):
         return mem
     return Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
+
+
+def extract(
+    mem: Memory, messages: Sequence[dict], *, source: str | None = None, dry_run: bool = False
+) -> list[Any]:
+    """Memory.extract with the statements of the types `[layers] user_types` names
+    remembered in the person's own layer (compared with its entries there), the others
+    in `mem`; the statements are found once (one LLM call). Without such types, or
+    without a per-user workspace, it is `mem.extract` as it was."""
+    from memcli.core.validate import check_meta_value
+    from memcli.services import intake
+
+    wanted = user_types(mem)
+    theirs = target(mem, None, wanted[0]) if wanted else mem
+    if theirs is mem or not _usable(str(theirs.root), quiet=True, notify=mem.runtime.notify):
+        return mem.extract(messages, source=source, dry_run=dry_run)
+    check_meta_value("--source", source)
+    found = intake.statements(mem.runtime, messages)
+    order = {id(c): i for i, c in enumerate(found)}
+    decisions = []
+    for where, part in (
+        (theirs, [c for c in found if c.type in wanted]),
+        (mem, [c for c in found if c.type not in wanted]),
+    ):
+        if part:
+            decisions += intake.extract(
+                where.runtime, messages, source=source, dry_run=dry_run, found=part
+            )
+    return sorted(decisions, key=lambda d: order.get(id(d.candidate), len(order)))
 
 
 class Layers:
@@ -328,9 +469,13 @@ __all__ = [
     "HERE",
     "USER",
     "Layer",
+    "LayerDetail",
     "LayerEntry",
     "LayerHit",
     "Layers",
+    "extract",
+    "get",
+    "holder",
     "inject",
     "layered",
     "list_entries",
@@ -338,4 +483,5 @@ __all__ = [
     "open_layers",
     "search",
     "target",
+    "user_types",
 ]

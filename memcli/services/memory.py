@@ -3,9 +3,13 @@ callers all use. It holds the workspace's Runtime (settings, store, index, acces
 statistics, LLM) and hands each call to the service that does it:
 memcli.services.entries (read, add, edit, log), .archive (forget, restore), .intake (add
 with its automatic maintenance, extract, import), .inject, .maintain (compress,
-reflect, apply), .recovery and .health. Search and indexing (SearchView, index,
-search and its helpers, about 200 lines) still live here, on their way to
-services/search.py and services/indexing.py; without them the facade is under 400."""
+reflect, apply), .recovery and .health.
+
+`search`, `inject`, `add`, `list` and `get` take the request a surface built
+(memcli.core.requests) as is; a Python caller may give the plain arguments instead
+(`search("text", limit=5)`), from which the request is built once. Search itself
+(validation, filters, the ranked hits) is still done here, on its way to
+services/search.py."""
 
 from __future__ import annotations
 
@@ -14,14 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.core.errors import ValidationError
-from memcli.core.filters import filter_entries
 from memcli.core.models import Entry
-from memcli.core.requests import AddRequest, InjectRequest, ListRequest
-from memcli.core.validate import check_query
+from memcli.core.requests import AddRequest, GetRequest, InjectRequest, ListRequest, SearchQuery
 from memcli.index.embedder import Embedder
 from memcli.index.sync import Progress, SyncReport
-from memcli.logic.search import ranking_time
 from memcli.services import archive, entries, intake, maintain
 from memcli.services.entries import AddResult, EntryDetail
 from memcli.services.indexing import IndexManager
@@ -30,7 +30,7 @@ from memcli.services.search import SearchService, SearchView
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings
 from memcli.store.store import Store
-from memcli.store.workspace import init_workspace
+from memcli.store.workspace import Resolved, init_workspace
 
 if TYPE_CHECKING:
     from memcli.logic.extract import Decision
@@ -125,6 +125,7 @@ class Memory:
 
     def list(
         self,
+        request: ListRequest | None = None,
         *,
         types: Sequence[str] | None = None,
         since: str | None = None,
@@ -137,20 +138,24 @@ class Memory:
     ) -> list[Entry]:
         """Entries filtered by type, creation time, keyword and pin; in file order, or
         sorted by `created` / `updated` (newest first, undated last) or `importance`
-        (highest first); at most `limit`."""
-        request = ListRequest(
-            types=tuple(types or ()),
-            keywords=tuple(keywords or ()),
-            since=since,
-            until=until,
-            include_archived=include_archived,
-            pinned=pinned,
-            sort=sort,
-            limit=limit,
-        )
+        (highest first); at most `limit`. The selection is `request`, or the one the
+        keyword arguments describe."""
+        if request is None:
+            request = ListRequest(
+                types=tuple(types or ()),
+                keywords=tuple(keywords or ()),
+                since=since,
+                until=until,
+                include_archived=include_archived,
+                pinned=pinned,
+                sort=sort,
+                limit=limit,
+            )
         return entries.list_entries(self.runtime, request)
 
-    def get(self, entry_id: str) -> EntryDetail:
+    def get(self, entry: str | GetRequest) -> EntryDetail:
+        """One entry (by id, or a GetRequest) with its access statistics."""
+        entry_id = entry.entry_id if isinstance(entry, GetRequest) else entry
         return entries.get(self.runtime, entry_id)
 
     def stats(self) -> dict[str, Any]:
@@ -173,7 +178,7 @@ class Memory:
 
     def search(
         self,
-        query: str,
+        query: str | SearchQuery,
         *,
         mode: str | None = None,
         types: Sequence[str] | None = None,
@@ -187,45 +192,31 @@ class Memory:
         progress: Progress | None = None,
         floor: float | None = None,
     ) -> list[Hit]:
-        """Ranked entries for `query` (see memcli.logic.search for the formula); hits
-        whose relevance is below `floor` (default: search.relevance_floor) are left out."""
-        from memcli.logic.search import check_mode
+        """Ranked entries for a SearchQuery, or for `query` text and the keyword
+        arguments (see memcli.logic.search for the formula); hits whose relevance is
+        below `floor` (default: search.relevance_floor) are left out."""
+        if isinstance(query, SearchQuery):
+            q = query
+        else:
+            q = SearchQuery(
+                query,
+                mode=mode,
+                types=tuple(types or ()),
+                keywords=tuple(keywords or ()),
+                since=since,
+                until=until,
+                limit=limit,
+                min_score=min_score,
+                include_archived=include_archived,
+                touch=touch,
+            )
+        return self._search(q, progress, floor)
 
-        if query is None or not query.strip():
-            raise ValidationError("the search query is empty", hint="give some words to search for")
-        check_query(query)
-        cfg = self.settings.search
-        mode = check_mode(mode or cfg.mode)
-        limit = cfg.limit if limit is None else limit
-        if limit < 1:
-            raise ValidationError(f"--limit must be at least 1 (got {limit})")
-        self._ready()
-        entry_filter = None
-        if types or since or until or keywords:
+    def _search(self, q: SearchQuery, progress: Progress | None, floor: float | None) -> list[Hit]:
+        from memcli.services.search import checked_hits
 
-            def entry_filter(entries: list[Entry]) -> list[Entry]:
-                return filter_entries(
-                    entries,
-                    types=types,
-                    since=since,
-                    until=until,
-                    keywords=keywords,
-                    synonyms=self.settings.synonyms,
-                )
-
-        hits = self.searcher.search(
-            query,
-            mode=mode,
-            limit=limit,
-            min_score=cfg.min_score if min_score is None else min_score,
-            floor=floor,
-            include_archived=include_archived,
-            entry_filter=entry_filter,
-            now=ranking_time(),
-            access=self.access.load(),  # shown by --explain; never moves a score
-            progress=progress,
-        )
-        if touch and hits:
+        hits = checked_hits(self.searcher, q, self._ready, self.access.load, progress, floor)
+        if q.touch and hits:
             self.access.touch(h.entry.id for h in hits)
         return hits
 
@@ -239,7 +230,7 @@ class Memory:
 
     def inject(
         self,
-        context: str | None = None,
+        context: str | InjectRequest | None = None,
         *,
         max_tokens: int | None = None,
         encoding: str | None = None,
@@ -247,20 +238,24 @@ class Memory:
         types: Sequence[str] | None = None,
         touch: bool = True,
     ) -> Packed:
-        """A memory block of at most `max_tokens` tokens for a prompt.
+        """A memory block of at most `max_tokens` tokens for a prompt: for an
+        InjectRequest, or for `context` and the keyword arguments.
 
         Pinned entries and corrections come first. With context, the others must earn
-        their place (DESIGN §4): relevant to the context (memcli.logic.inject.is_relevant:
+        their place: relevant to the context (memcli.logic.inject.is_relevant:
         above the relevance floor) or a profile entry (a preference or correction of
         importance ≥ profile_importance); they rank by similarity_weight · search score
-        against the context + confidence_weight · confidence (seed 000), and nothing else
+        against the context + confidence_weight · confidence, and nothing else
         fills the block. Without context, every entry ranks by importance × confidence ×
-        recency (seed 003). Entries that make it into the block count as accessed (they
+        recency. Entries that make it into the block count as accessed (they
         were recalled), unless touch is False.
         """
         from memcli.services.inject import inject
 
-        request = InjectRequest(context, max_tokens, encoding, fmt, tuple(types or ()), touch)
+        if isinstance(context, InjectRequest):
+            request = context
+        else:
+            request = InjectRequest(context, max_tokens, encoding, fmt, tuple(types or ()), touch)
         # every hit: inject has its own relevance rule (memcli.logic.inject.is_relevant)
         search = functools.partial(self.search, floor=0.0)
         return inject(self.runtime, request, search, lambda: self._search_view(None)[1])
@@ -305,7 +300,7 @@ class Memory:
     # ------------------------------------------------------------------ compress, reflect
 
     def plan_compress(self, *, target_tokens: int | None = None) -> Plan:
-        """What compress would do (DESIGN §5); nothing is written. An LLM, when
+        """What compress would do (docs/maintenance.md); nothing is written. An LLM, when
         configured, writes the consolidated entries; its failure raises LLMError."""
         return maintain.plan_compress(self.runtime, target_tokens=target_tokens)
 
@@ -323,7 +318,7 @@ class Memory:
         return maintain.compress(self.runtime, target_tokens=target_tokens, dry_run=dry_run)
 
     def plan_reflect(self, *, force: bool = False) -> tuple[Trigger, Plan]:
-        """Whether reflection is due, and the insights it would write (DESIGN §6)."""
+        """Whether reflection is due, and the insights it would write."""
         return maintain.plan_reflect(self.runtime, force=force)
 
     def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
@@ -339,7 +334,7 @@ class Memory:
 
     def add(
         self,
-        text: str,
+        text: str | AddRequest,
         *,
         type: str = "fact",  # noqa: A002 - the CLI flag's name
         importance: float | None = None,
@@ -350,26 +345,30 @@ class Memory:
         allow_secret: bool = False,
         by: str = "agent",
     ) -> AddResult:
-        """Add an entry, or update the existing entry with the same normalized text;
-        then the automatic reflect / compress when memcli.toml turns them on.
+        """Add an entry (an AddRequest, or `text` and the keyword arguments), or update
+        the existing entry with the same normalized text; then the automatic reflect /
+        compress when memcli.toml turns them on.
 
-        `by` says who wrote it (`by=` metadata, DESIGN §5.1): "agent" (the default: a
+        `by` says who wrote it (`by=` metadata, docs/maintenance.md): "agent" (the default: a
         program through the API or MCP) may fade with age; "person" (the CLI) never does,
         and a person repeating an entry a program wrote confirms it.
 
         Text that looks like it holds a credential is refused unless allow_secret, which
         marks the entry `secret=ok` (inject leaves unmarked ones out)."""
-        request = AddRequest(
-            text,
-            type=type,
-            importance=importance,
-            confidence=confidence,
-            keywords=None if keywords is None else tuple(keywords),
-            source=source,
-            pin=pin,
-            allow_secret=allow_secret,
-            by=by,
-        )
+        if isinstance(text, AddRequest):
+            request = text
+        else:
+            request = AddRequest(
+                text,
+                type=type,
+                importance=importance,
+                confidence=confidence,
+                keywords=None if keywords is None else tuple(keywords),
+                source=source,
+                pin=pin,
+                allow_secret=allow_secret,
+                by=by,
+            )
         return intake.add(self.runtime, request)
 
     def edit(
@@ -485,5 +484,5 @@ def shared_memory(workspace: str | Path | None = None) -> Memory:
     if key not in _SHARED:
         for old in [k for k in _SHARED if k[0] == str(root)]:
             del _SHARED[old]  # settings changed: start over with the new ones
-        _SHARED[key] = Memory(root)
+        _SHARED[key] = Memory(Resolved(root))  # resolved by shared_key: taken as is
     return _SHARED[key]

@@ -168,16 +168,32 @@ class Runtime:
 
 
 def shared_key(workspace: str | Path | None = None) -> tuple[str, object, tuple[Any, ...]]:
-    """What decides the settings of a runtime for `workspace` in this process: its root,
-    memcli.toml's modification time and the MEMCLI_* variables (memcli.services.memory.
-    shared_memory keeps one Memory per key)."""
+    """What decides the settings of a runtime for `workspace` in this process: its root
+    and `settings_stamp` (memcli.services.memory.shared_memory keeps one Memory per key)."""
     root = resolve_workspace(workspace, os.environ)
-    try:
-        toml_stamp: object = (root / "memcli.toml").stat().st_mtime_ns
-    except OSError:
-        toml_stamp = None
+    stamps, env = settings_stamp(root)
+    return str(root), stamps, env
+
+
+def settings_stamp(root: Path, with_env: bool = True) -> tuple[tuple[object, ...], tuple[Any, ...]]:
+    """The modification times of the workspace's memcli.toml, the user's config.toml and
+    the approvals (a `memcli trust` applies a withheld setting), and the MEMCLI_*
+    variables (unless `with_env` is False): what changes the settings of a workspace
+    found already."""
+    from memcli.store.trust import trust_file, user_config_file
+
+    stamps = tuple(_mtime(p) for p in (root / "memcli.toml", user_config_file(), trust_file()))
+    if not with_env:
+        return stamps, ()
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
-    return str(root), toml_stamp, env
+    return stamps, env
+
+
+def _mtime(path: Path) -> object:
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return None
 
 
 def operation(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

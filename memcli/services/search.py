@@ -29,7 +29,7 @@ from memcli.store.config import Settings
 from memcli.store.store import Store
 
 if TYPE_CHECKING:
-    from memcli.core.requests import InjectRequest
+    from memcli.core.requests import InjectRequest, SearchQuery
     from memcli.logic.inject import Packed
     from memcli.logic.search import EntryArrays, Hit, Signals
     from memcli.services.runtime import Runtime
@@ -332,3 +332,55 @@ def inject_keyword_only(rt: Runtime, request: InjectRequest) -> Packed:
     keyword_rt = Runtime(rt.root, settings=settings, env=rt.env, notify=rt.notify)
     only = KeywordOnly(keyword_rt.store, settings)
     return inject(keyword_rt, request, only.search, only.view)
+
+
+def checked_hits(
+    service: SearchService,
+    q: SearchQuery,
+    ready: Callable[[], object],
+    access: Callable[[], dict[str, Any]],
+    progress: Progress | None = None,
+    floor: float | None = None,
+) -> list[Hit]:
+    """The hits of `q` once its values are checked (an empty query, an unknown mode, a
+    limit below 1: ValidationError) and then the workspace (`ready`); the `access`
+    counts are shown by --explain, never move a score."""
+    from memcli.core.errors import ValidationError
+    from memcli.core.filters import filter_entries
+    from memcli.core.validate import check_query
+    from memcli.logic.search import check_mode, ranking_time
+
+    if q.query is None or not q.query.strip():
+        raise ValidationError("the search query is empty", hint="give some words to search for")
+    check_query(q.query)
+    cfg = service.settings.search
+    mode = check_mode(q.mode or cfg.mode)
+    limit = cfg.limit if q.limit is None else q.limit
+    if limit < 1:
+        raise ValidationError(f"--limit must be at least 1 (got {limit})")
+    ready()
+    entry_filter = None
+    if q.types or q.since or q.until or q.keywords:
+
+        def entry_filter(entries: list[Entry]) -> list[Entry]:
+            return filter_entries(
+                entries,
+                types=q.types or None,
+                since=q.since,
+                until=q.until,
+                keywords=q.keywords or None,
+                synonyms=service.settings.synonyms,
+            )
+
+    return service.search(
+        q.query,
+        mode=mode,
+        limit=limit,
+        min_score=cfg.min_score if q.min_score is None else q.min_score,
+        floor=floor,
+        include_archived=q.include_archived,
+        entry_filter=entry_filter,
+        now=ranking_time(),
+        access=access(),
+        progress=progress,
+    )

@@ -105,6 +105,14 @@ class Document:
                 return block
         return None
 
+    def copy(self) -> Document:
+        """A copy to change: blocks, their lines and the lists copied, entries shared
+        (they are frozen)."""
+        blocks = [replace(block, lines=list(block.lines)) for block in self.blocks]
+        return Document(
+            self.filename, blocks, self.bom, self.eol, list(self.problems), dict(self.front)
+        )
+
     # -- changing
 
     def replace_entry(self, entry_id: str, new: Entry) -> Entry:

@@ -223,7 +223,7 @@ class Store:
                     "writes to one file; nothing was changed",
                     hint="split it, or set MEMCLI_MAX_FILE_MB higher",
                 )
-            doc = parse(text, name)
+            doc = self._document(name, text)
             blocking = [p for p in doc.problems if p.blocks_writes]
             if blocking:  # a value read as its default (imp=high) does not stop writes
                 raise blocking[0]
@@ -233,6 +233,14 @@ class Store:
             return (after if after != before else None), result
 
         return guarded_update(self.root / name, self._lock_path(name), on_text, self.history, name)
+
+    def _document(self, name: str, text: str) -> Document:
+        """The document of file `name`'s `text` to change: a copy of the memoized parse
+        when it is of this very text (an add read the file just before), else a parse."""
+        cached = self._parsed.get(name)
+        if cached is not None and cached[1].text == text:
+            return cached[1].doc.copy()
+        return parse(text, name)
 
     def observe(self, name: str) -> list[dict]:
         """Show the history the current content of file `name` (under the file's write

@@ -16,7 +16,7 @@ import datetime as dt
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,13 @@ UNITS: dict[str, tuple[str, ...]] = {
 }
 #: unit settings that alone need no approval, with the value that is harmless
 HARMLESS: dict[tuple[str, str], object] = {("index", "backend"): "local"}
+#: sensitive settings that need no approval for some values: reading no other layer, or
+#: only the person's own (the default), names no other directory
+SAFE_VALUES: dict[tuple[str, str], Callable[[object], bool]] = {
+    ("layers", "read"): lambda value: (
+        isinstance(value, str) and all(part.strip() in ("", "user") for part in value.split(","))
+    ),
+}
 CONFIG_NAME = "config.toml"
 TRUST_NAME = "trusted.json"
 _ABSENT = "absent"  # what is recorded for a workspace without memcli.toml
@@ -150,9 +157,14 @@ def withheld(table: Mapping[str, Any]) -> list[tuple[str, str]]:
         if all(HARMLESS.get((name, key), object()) == given[key] for key in unit):
             unit = []
         for key in given:
-            if key in SENSITIVE.get(name, ()) or key in unit:
+            safe = SAFE_VALUES.get((name, key), _never)(given[key])
+            if (key in SENSITIVE.get(name, ()) and not safe) or key in unit:
                 out.append((name, key))
     return out
+
+
+def _never(value: object) -> bool:
+    return False
 
 
 def untrusted_notice(config: Path, ignored: tuple[str, ...]) -> str:

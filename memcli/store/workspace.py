@@ -6,8 +6,11 @@ safe.directory rule): it stops at the first such directory, says once on stderr 
 workspace it did not take and why, and the per-user default is used. A workspace named
 with --workspace or MEMCLI_WORKSPACE is taken as given.
 
-Builtin modules only up to the answer (`find_root`): the hooks resolve the workspace
-with it on every prompt before handing the prompt to the daemon.
+This is the one resolver: the CLI's environment (memcli.surfaces.cli.env) resolves a
+command's workspace with it once and passes the answer down as `Resolved`, which it
+then takes as is; the hooks use `existing_root`. Builtin modules only up to the answer
+(`find_root`, `existing_root`): the hooks resolve the workspace with it on every
+prompt before handing the prompt to the daemon.
 """
 
 from __future__ import annotations
@@ -22,7 +25,14 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-__all__ = ["STATE_DIR", "default_workspace", "find_root", "resolve_workspace"]
+__all__ = [
+    "STATE_DIR",
+    "Resolved",
+    "default_workspace",
+    "existing_root",
+    "find_root",
+    "resolve_workspace",
+]
 
 #: files whose presence makes a directory a workspace for the walk up
 MARKERS = (MEMORY_FILE, CONFIG_FILE)
@@ -55,6 +65,18 @@ memcli: 1
 _told: set[str] = set()
 
 
+class Resolved(str):
+    """A workspace directory `find_root` already gave for this command: taken as is
+    (resolved once per command, then passed down)."""
+
+    __slots__ = ()
+
+    def path(self) -> Path:
+        from pathlib import Path
+
+        return Path(self)
+
+
 def default_workspace(env: Mapping[str, str]) -> Path:
     """The per-user workspace (memcli.core.paths: the XDG data home on Linux)."""
     from memcli.core.paths import data_dir
@@ -79,6 +101,8 @@ def find_root(
 ) -> str:
     """resolve_workspace's answer as a resolved path string (os.path only). A relative
     flag is taken relative to `cwd`. WorkspaceError when the given path is a file."""
+    if isinstance(flag, Resolved):
+        return str(flag)
     start = os.fspath(cwd) if cwd is not None else os.getcwd()
     for given, origin in ((flag, "--workspace"), (env.get("MEMCLI_WORKSPACE"), "MEMCLI_WORKSPACE")):
         if given:
@@ -98,6 +122,22 @@ def find_root(
     if refused is not None:
         _tell(refused, fallback)
     return fallback
+
+
+def is_workspace(root: str | os.PathLike[str]) -> bool:
+    """Whether the directory holds a workspace (memory.md or learnings.md is there)."""
+    return any(os.path.exists(os.path.join(root, name)) for name in (MEMORY_FILE, LEARNINGS_FILE))
+
+
+def existing_root(
+    flag: str | None, env: Mapping[str, str], cwd: str | None = None
+) -> tuple[str, str | None]:
+    """(`find_root`'s answer, None), or (it, what is wrong) when no workspace is there:
+    the hooks' resolution, which never raises for a missing workspace."""
+    root = find_root(flag, env, cwd)
+    if is_workspace(root):
+        return root, None
+    return root, f"no memcli workspace at {root} ({init_hint(root)})"
 
 
 def discover(start: str) -> tuple[str | None, tuple[str, str, str] | None]:
@@ -203,7 +243,7 @@ def require_workspace(path: Path) -> Path:
             f"{path}: no memcli workspace here (the directory does not exist)",
             hint=init_hint(path),
         )
-    if not (path / MEMORY_FILE).exists() and not (path / LEARNINGS_FILE).exists():
+    if not is_workspace(path):
         raise WorkspaceError(
             f"{path}: no memcli workspace here (no memory.md or learnings.md)",
             hint=init_hint(path),

@@ -46,6 +46,37 @@ def unreadable_file(root: str) -> str | None:
     return None
 
 
+def unreadable_in_layers(root: str, written_to: bool = False) -> str | None:
+    """unreadable_file of every layer the workspace reads (memcli.services.layers), the
+    workspace's own first, or with `written_to` of the layer an extraction writes some
+    types to (`[layers] user_types`); a farther layer's file is named with its path."""
+    for where in layer_roots(root, written_to):
+        problem = unreadable_file(where)
+        if problem:
+            return problem if where == root else os.path.join(where, problem)
+    return None
+
+
+def layer_roots(root: str, written_to: bool = False) -> list[str]:
+    """The directories of the layers the workspace reads (or, with `written_to`, the
+    one its extraction writes to besides itself), its own first; only its own when they
+    cannot be told."""
+    try:
+        import contextlib
+        import io
+
+        from memcli.services import layers
+        from memcli.services.memory import Memory
+
+        with contextlib.redirect_stderr(io.StringIO()):
+            mem = Memory(root, notify=lambda message: None)
+            if not written_to:
+                return [root, *(str(layer.memory.root) for layer in layers.open_layers(mem)[1:])]
+            wanted = layers.user_types(mem)
+            return [root, *([str(layers.target(mem, None, wanted[0]).root)] if wanted else [])]
+    except Exception:  # noqa: BLE001 - only a better message
+        return [root]
+
 
 def extract_new(root: str, payload: dict[str, Any]) -> str:
     """Remember the explicit statements of the part of the transcript not seen yet;
@@ -56,11 +87,11 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
     path = os.path.realpath(os.path.expanduser(path))
     if not os.path.exists(path):
         raise HookError(f"{path}: no such transcript")
-    problem = unreadable_file(root)
+    problem = unreadable_file(root) or unreadable_in_layers(root, written_to=True)
     if problem:  # its memories cannot be compared or written: later, once it is mended
         raise HookError(problem.replace("were left out", "cannot be updated"))
     from memcli.services.memory import Memory
-    from memcli.surfaces import transcript
+    from memcli.surfaces import operations, transcript
     from memcli.surfaces.hook_positions import Positions
 
     session = transcript.session_of(path, payload.get("session_id"))
@@ -77,7 +108,7 @@ def extract_new(root: str, payload: dict[str, Any]) -> str:
             messages = transcript.reading_messages(reading)  # a line not JSON: skipped
             if messages:
                 before = _entry_texts(memory)
-            decisions = memory.extract(messages, source=session) if messages else []
+            decisions = operations.extract(memory, messages, source=session) if messages else []
             positions.record(session, path, reading.end, reading.line)
     except Exception as exc:  # after a write (an add, the positions): say what was written
         if before is not None and not isinstance(exc, HookError):

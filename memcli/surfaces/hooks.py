@@ -28,11 +28,16 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.hook_extract import HookError, PartlyWritten, extract_new, unreadable_file
+from memcli.surfaces.hook_extract import (
+    HookError,
+    PartlyWritten,
+    extract_new,
+    unreadable_file,
+    unreadable_in_layers,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
-    from collections.abc import Mapping
     from typing import Any
 
 
@@ -243,30 +248,19 @@ def parse_payload(text: str) -> dict[str, Any]:
 def workspace_for(flag: str | None, payload: dict[str, Any]) -> str:
     """The workspace: --workspace, MEMCLI_WORKSPACE, the nearest ancestor of the hook's
     `cwd` holding memory.md or memcli.toml, then the per-user default
-    (memcli.store.workspace.find_root); it must exist."""
+    (memcli.store.workspace.existing_root, the one resolver); it must exist."""
+    from memcli.store.workspace import existing_root
+
     cwd = payload.get("cwd")
     if not (isinstance(cwd, str) and os.path.isabs(cwd) and os.path.isdir(cwd)):
         cwd = os.getcwd()
-    root = resolve_root(flag, os.environ, cwd)
-    if not (
-        os.path.isfile(os.path.join(root, "memory.md"))
-        or os.path.isfile(os.path.join(root, "learnings.md"))
-    ):
-        from memcli.store.workspace import init_hint
-
-        raise HookError(f"no memcli workspace at {root} ({init_hint(root)})")
-    return root
-
-
-def resolve_root(flag: str | None, env: Mapping[str, str], cwd: str) -> str:
-    """memcli.store.workspace.find_root (the one resolver: the walk up never takes a
-    directory that is not the user's alone), its error as a HookError."""
-    from memcli.store.workspace import find_root
-
     try:
-        return find_root(flag, env, cwd)
+        root, problem = existing_root(flag, os.environ, cwd)
     except Exception as exc:  # noqa: BLE001 - WorkspaceError, without importing errors
         raise HookError(getattr(exc, "message", str(exc))) from None
+    if problem is not None:
+        raise HookError(problem)
+    return root
 
 
 # ------------------------------------------------------------------ inject
@@ -310,9 +304,7 @@ def inject_block(
             if context is None or mem.runtime.embeddings_ready():
                 text = operations.inject(mem, from_wire(wire)).text
             else:
-                from memcli.services.search import inject_keyword_only
-
-                text = inject_keyword_only(mem.runtime, from_wire(wire)).text
+                text = operations.inject_keyword_only(mem, from_wire(wire)).text
                 said = (
                     "the embeddings are not ready yet (the model's one-time preparation "
                     "or this workspace's first indexing); answered from the keyword side"
@@ -325,7 +317,7 @@ def inject_block(
         text = answer["inject"]["block"]
     if has_entries(text):
         return text, said
-    problem = unreadable_file(root)
+    problem = unreadable_in_layers(root)
     if problem:  # an empty block because a file cannot be read: say so
         raise HookError(problem)
     return "", said

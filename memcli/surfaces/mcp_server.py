@@ -256,7 +256,9 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     @server.tool(
         description=(
             "A ready-to-use memory block for a prompt, at most max_tokens tokens "
-            "(cl100k_base), with the memories most relevant to the query first."
+            "(cl100k_base), with the memories most relevant to the query first; when the "
+            "user's own memory is read beside this workspace's, `layers` says where each "
+            "memory_key comes from ('project', 'user' or a path)."
         ),
         annotations=annotations("inject_memory"),
     )
@@ -279,12 +281,15 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             raise ToolError("give `query` or its old name `context`, not both")
         wanted = query or context or None
         packed = call(operations.inject, memory(), InjectRequest(wanted, max_tokens))
-        return {
+        answer = {
             "block": packed.text,
             "tokens": packed.tokens,
             "budget": packed.budget,
             "memory_keys": [c.entry.id for c in packed.chosen],
         }
+        if any(hasattr(c, "layer") for c in packed.chosen):  # several layers were read
+            answer["layers"] = {c.entry.id: c.layer for c in packed.chosen}
+        return answer
 
     @server.tool(
         description=(
@@ -294,7 +299,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
-        entry = call(memory().forget, memory_key)
+        entry = call(lambda: operations.holder(memory(), memory_key).forget(memory_key))
         return {"forgotten": entry.id, "text": entry.text}
 
     def read_file(name: str) -> str:

@@ -176,8 +176,7 @@ def test_escape_sequences_in_files_are_escaped_on_output(
         assert "\\x1b" in shown, (name, shown)
     # the Typer-free quick path prints the same
     typer_path = run(runner, ws, "search", "evil title", "--no-touch")
-    fields = {"query": "evil title", "touch": False}  # as memcli.surfaces.cli.argv reads them
-    assert quick._search(str(ws), fields, {}) == 0
+    assert quick.run(["-w", str(ws), "search", "evil title", "--no-touch"]) == 0
     assert capsys.readouterr().out == typer_path.stdout
     # --json keeps the text exactly, JSON-escaped (C1 controls too)
     raw = run(runner, ws, "list", "--json").stdout

@@ -111,15 +111,15 @@ def test_a_planted_memcli_toml_never_earns_an_init_hint_there(tmp_path: Path) ->
 
 @pytest.mark.parametrize("how", ["o+w", pytest.param("owner", marks=as_root)])
 def test_the_resolver_refuses_a_planted_workspace(tmp_path: Path, how: str) -> None:
-    """The one resolver, as the CLI (resolve_workspace) and the hooks (find_root, through
-    hooks.resolve_root) call it."""
-    from memcli.surfaces import hooks
+    """The one resolver, as the CLI (resolve_workspace) and the hooks (existing_root,
+    through hooks.workspace_for) call it."""
+    from memcli.store.workspace import existing_root
 
     shared, project = planted(tmp_path, how)
     env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
     default = tmp_path / "xdg" / "memcli"
     assert resolve_workspace(None, env, project) == default
-    assert hooks.resolve_root(None, env, str(project)) == str(default)
+    assert existing_root(None, env, str(project))[0] == str(default)
     assert resolve_workspace(None, env, shared) == default
     assert resolve_workspace(str(shared), env, project) == shared  # named: taken as given
     assert find_root(None, {**env, "MEMCLI_WORKSPACE": str(shared)}, project) == str(shared)

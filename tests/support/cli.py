@@ -1,21 +1,43 @@
-"""The CLI through Typer's CliRunner, its --json envelope, and snapshots of a
-workspace's Markdown files."""
+"""The CLI through its real entry point (in this process, output captured as Typer's
+CliRunner captures it), its --json envelope, and snapshots of a workspace's Markdown
+files."""
 
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 
 def invoke(runner: CliRunner, ws: Path, *args: str, input: str | bytes | None = None) -> Result:  # noqa: A002
-    """`memcli -w WS ARGS...` through the real Typer app."""
-    from memcli.surfaces.cli.app import app
+    """`memcli -w WS ARGS...` through the console script's entry point
+    (memcli.surfaces.cli.fastpath.run: the hooks, the daemon's client, the Typer-free
+    search, the Typer app). An exception that is not a deliberate exit propagates: a
+    crash fails the test instead of passing for exit code 1."""
+    from memcli.surfaces.cli import fastpath
 
-    return runner.invoke(app, ["-w", str(ws), *args], input=input)
+    with runner.isolation(input=input) as streams:
+        try:
+            code = fastpath.run(["-w", str(ws), *args])
+        except SystemExit as exc:  # a deliberate exit
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr, output = (stream.getvalue() for stream in streams)
+    return Result(
+        runner=runner,
+        stdout_bytes=stdout,
+        stderr_bytes=stderr,
+        output_bytes=output,
+        return_value=code,
+        exit_code=code,
+        exception=SystemExit(code) if code else None,  # as CliRunner: an exit, no crash
+        exc_info=None,
+    )
 
 
 def envelope(text: str) -> Any:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.store.workspace import resolve_workspace
+from memcli.store.workspace import existing_root, resolve_workspace
 from memcli.surfaces import hook_positions, hooks, transcript
 from tests.support.env import FIXTURES
 
@@ -85,7 +85,8 @@ def test_workspace_resolution_matches_the_cli(tmp_path: Path) -> None:
     ]
     for flag, environ, cwd in cases:
         expected = resolve_workspace(flag, env=environ, cwd=cwd)
-        assert hooks.resolve_root(flag, environ, str(cwd)) == str(expected), (flag, cwd)
+        root, _ = existing_root(flag, environ, str(cwd))  # what hooks.workspace_for calls
+        assert root == str(expected), (flag, cwd)
 
 
 def test_new_lines_and_positions(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from memcli.core import text
 from memcli.core.errors import ExitCode, MemcliError, NotFoundError, UsageError, ValidationError
 from memcli.surfaces import guard
 from memcli.surfaces.cli import argv, render, served
+from memcli.surfaces.cli.env import Env
 
 CHARS = ["a", "é", "\x1b", "\x7f", "\x9b", "\ud800", "\udcff", "\n", "\t", '"', "\\", "数",
          "\u2028", "\x00", " ", "\x85", "\r", "😀", "e\u0301", "\u200b"]
@@ -235,7 +236,7 @@ def test_one_list_of_modes_and_formats() -> None:
 def test_argv_reads_the_fields_of_the_requests(
     args: list[str], kind: str, fields: dict, view: dict
 ) -> None:
-    assert argv.served_call(args[0], args[1:]) == (kind, fields, view)
+    assert argv.served_call(Env(args)) == (kind, fields, view)
     wire = dict(fields)
     if kind == "InjectRequest":  # the client reads the context source
         wire.pop("stdin", None)
@@ -255,7 +256,7 @@ def test_argv_reads_the_fields_of_the_requests(
     ],
 )
 def test_argv_leaves_anything_unusual_to_typer(args: list[str]) -> None:
-    assert argv.served_call(args[0], args[1:]) is None
+    assert argv.served_call(Env(args)) is None
 
 
 # ------------------------------------------------------------------ errors

@@ -148,14 +148,14 @@ def check_new_type(name: str, mem: Any, new_type: bool) -> str:
     return type_
 
 
-def resolve_search(q: SearchQuery, mem: Any) -> SearchQuery:
-    """`q` with --type values as types and --since / --until as moments (in this order:
-    the first bad value is the one reported)."""
+def resolve_search(q: SearchQuery, mem: Any, now: dt.datetime | None = None) -> SearchQuery:
+    """`q` with --type values as types and --since / --until as moments from `now` (in
+    this order: the first bad value is the one reported)."""
     return dataclasses.replace(
         q,
         types=tuple(check_types(q.types, mem) or ()),
-        since=when(q.since, "--since") if q.since else None,
-        until=when(q.until, "--until", end=True) if q.until else None,
+        since=when(q.since, "--since", now=now) if q.since else None,
+        until=when(q.until, "--until", end=True, now=now) if q.until else None,
     )
 
 
@@ -164,11 +164,11 @@ def resolve_inject(r: InjectRequest, mem: Any) -> InjectRequest:
     return dataclasses.replace(r, types=tuple(check_types(r.types, mem, "--types") or ()))
 
 
-def resolve_list(r: ListRequest, mem: Any) -> ListRequest:
-    """`r` with --type values as types and --since / --until as moments."""
+def resolve_list(r: ListRequest, mem: Any, now: dt.datetime | None = None) -> ListRequest:
+    """`r` with --type values as types and --since / --until as moments from `now`."""
     return dataclasses.replace(
         r,
         types=tuple(check_types(r.types, mem) or ()),
-        since=when(r.since, "--since") if r.since else None,
-        until=when(r.until, "--until", end=True) if r.until else None,
+        since=when(r.since, "--since", now=now) if r.since else None,
+        until=when(r.until, "--until", end=True, now=now) if r.until else None,
     )

@@ -1,6 +1,7 @@
-"""The command line of the served commands (`search`, `inject`, `get`) read without
-Typer, into the fields of their request (memcli.core.requests) and the view options
-(--json, --explain), for the quick path and the daemon's client.
+"""The arguments of the served commands (`search`, `inject`, `get`) read without Typer,
+into the fields of their request (memcli.core.requests) and the view options (--json,
+--explain), for the quick path and the daemon's client; the global options and the
+command were read once before (memcli.surfaces.cli.env.Env).
 
 Anything unusual — --help, --traceback, an unknown or malformed option, an option given
 twice, a missing value, a value Typer would refuse — gives None, and the Typer app
@@ -13,6 +14,8 @@ from __future__ import annotations
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from typing import Any
+
+    from memcli.surfaces.cli.env import Env
 
 SERVED = ("search", "inject", "get")
 #: memcli.core.requests.MODES and FORMATS (a test keeps them equal; importing that
@@ -58,49 +61,6 @@ _INJECT = {
 }
 _GET = {"--json": ("json", "view"), "--no-pager": ("no_pager", "view")}
 SPECS = {"search": _SEARCH, "inject": _INJECT, "get": _GET}
-
-
-def split_global(argv: list[str]) -> tuple[str | None, int] | None:
-    """(workspace flag, index of the command) when the only global option is
-    --workspace/-w, else None (--traceback, --help, anything unusual: Typer's job)."""
-    workspace = None
-    i = 0
-    while i < len(argv) and argv[i].startswith("-"):
-        arg = argv[i]
-        if arg in ("-w", "--workspace") and i + 1 < len(argv):
-            workspace = argv[i + 1]
-            i += 2
-        elif arg.startswith("--workspace="):
-            workspace = arg.split("=", 1)[1]
-            i += 1
-        else:
-            return None
-    return workspace, i
-
-
-def parse_argv(argv: list[str]) -> tuple[str | None, str, list[str]] | None:
-    """(workspace flag, command, rest) for a daemon-servable call, else None."""
-    split = split_global(argv)
-    if split is None:
-        return None
-    workspace, i = split
-    if i >= len(argv) or argv[i] not in SERVED:
-        return None
-    rest = argv[i + 1 :]
-    if "--help" in rest:
-        return None
-    return workspace, argv[i], rest
-
-
-def hook_call(argv: list[str]) -> tuple[str | None, list[str]] | None:
-    """(workspace flag, arguments) of `memcli [-w W] hook ARGS`, else None."""
-    split = split_global(argv)
-    if split is None:
-        return None
-    workspace, i = split
-    if i >= len(argv) or argv[i] != "hook" or "--help" in argv[i + 1 :]:
-        return None
-    return workspace, argv[i + 1 :]
 
 
 def _digits(text: str) -> bool:
@@ -180,12 +140,14 @@ def parse_options(
     return fields, view, positional
 
 
-def served_call(
-    command: str, rest: list[str]
-) -> tuple[str, dict[str, Any], dict[str, bool]] | None:
-    """(request kind, its fields, view options) of a served command's arguments, or
-    None. Inject's context sources stay as given (`query`, `context_file`, `messages`,
-    `-`): reading them is the caller's job (only it can read its stdin)."""
+def served_call(env: Env) -> tuple[str, dict[str, Any], dict[str, bool]] | None:
+    """(request kind, its fields, view options) of a served command, or None (another
+    command, or anything unusual). Inject's context sources stay as given (`query`,
+    `context_file`, `messages`, `-`): reading them is the caller's job (only it can
+    read its stdin)."""
+    command, rest = env.command, env.rest
+    if not env.plain or command not in SERVED or "--help" in rest:
+        return None
     parsed = parse_options(SPECS[command], rest)
     if parsed is None:
         return None

@@ -1,7 +1,11 @@
 """What every command module of the Typer app shares: the app itself with its global
 options, the error handling of its group, the options several commands take, and the
-small helpers of a command (the workspace's Memory, stdin for `-`, a served answer
-printed, a confirmation).
+small helpers of a command (its Env, the workspace's Memory, stdin for `-`, a served
+answer printed, a confirmation).
+
+The command's environment (memcli.surfaces.cli.env.Env: the command line as read once,
+the streams, the workspace resolved once) comes from the entry point as Click's context
+object, or is made here when the app is called directly; `env()` gives it to a command.
 
 Errors become exit codes and messages in memcli.surfaces.guard (`_Group.invoke` asks
 it). Command modules (memcli.surfaces.cli.commands.*) register on `app`;
@@ -24,6 +28,12 @@ from memcli.core.requests import (
 )
 from memcli.surfaces import guard
 from memcli.surfaces.cli import complete, render, served
+from memcli.surfaces.cli.env import Env
+
+try:  # Typer ≥ 0.25 carries its own Click
+    from typer._click.globals import get_current_context
+except ImportError:  # pragma: no cover - older Typer on Click itself
+    from click import get_current_context  # type: ignore[no-redef]
 
 
 class Mode(StrEnum):  # core.requests.MODES: choices in --help, exit code 2 for others
@@ -39,14 +49,6 @@ class Format(StrEnum):  # core.requests.FORMATS
 
 
 assert tuple(Mode) == MODES and tuple(Format) == FORMATS
-
-
-class _State:
-    workspace: str | None = None
-    traceback: bool = False
-
-
-state = _State()
 
 
 class HelpGroup(TyperGroup):
@@ -95,20 +97,23 @@ class _Group(HelpGroup):
         from memcli.surfaces.cli.usage import click
 
         args = list(sys.argv[1:] if args is None else args)
+        env = kw.pop("obj", None)
+        if not isinstance(env, Env):  # the app called directly (tests): its own Env
+            env = Env(args)
         helptext.attach(self)
-        command = usage.command_of(args, _groups(self))
-        render.start(command, usage.wants_json(args))
-        try:
-            result = super().main(args, *pos, standalone_mode=False, **kw)
-            code = result if isinstance(result, int) else 0
-        except click.NoArgsIsHelpError as exc:  # `memcli`, `memcli config`
-            exc.show()
-            code = exc.exit_code
-        except click.ClickException as exc:
-            code = _report(usage.from_click(exc, command))
-        except typer.Abort:  # Ctrl-D at a prompt
-            render.error("aborted; nothing was changed")
-            code = ExitCode.ERROR
+        env.name = env.full_command(_groups(self))
+        with render.using(env):
+            try:
+                result = super().main(args, *pos, standalone_mode=False, obj=env, **kw)
+                code = result if isinstance(result, int) else 0
+            except click.NoArgsIsHelpError as exc:  # `memcli`, `memcli config`
+                exc.show()
+                code = exc.exit_code
+            except click.ClickException as exc:
+                code = _report(usage.from_click(exc, env.name))
+            except typer.Abort:  # Ctrl-D at a prompt
+                render.error("aborted; nothing was changed")
+                code = ExitCode.ERROR
         if standalone_mode:
             sys.exit(code)
         return code
@@ -121,7 +126,7 @@ class _Group(HelpGroup):
         try:
             return super().invoke(ctx)
         except (MemcliError, KeyboardInterrupt, BrokenPipeError, UnicodeError) as exc:
-            if state.traceback and guard.shown(exc):
+            if ctx.find_object(Env).traceback and guard.shown(exc):
                 raise
             raise typer.Exit(_report(exc)) from None
 
@@ -177,10 +182,16 @@ class ListSort(StrEnum):
     importance = "importance"
 
 
-def memory() -> Any:
-    from memcli.services.memory import shared_memory
+def env() -> Env:
+    """The running command's Env."""
+    found = get_current_context().find_object(Env)
+    assert found is not None, "a command runs under _Group.main, which makes its Env"
+    return found
 
-    return shared_memory(state.workspace)
+
+def memory() -> Any:
+    """The Memory of the command's workspace (resolved once per command)."""
+    return env().memory()
 
 
 def usage_error(message: str, hint: str | None = None) -> None:
@@ -248,12 +259,13 @@ def _print_version(value: bool) -> None:
             number = version("memcli")
         except PackageNotFoundError:  # run from a source tree that was never installed
             number = "unknown"
-        sys.stdout.write(f"memcli {number}\n")
+        render.write(f"memcli {number}\n")
         raise typer.Exit(ExitCode.OK)
 
 
 @app.callback()
 def main_options(
+    ctx: typer.Context,
     workspace: str | None = typer.Option(
         None,
         "--workspace",
@@ -273,14 +285,16 @@ def main_options(
     ),
 ) -> None:
     """memcli: long-term memory in memory.md and learnings.md."""
-    state.workspace = workspace
-    state.traceback = traceback
+    command = ctx.find_object(Env)
+    assert command is not None
+    command.use_workspace(workspace)  # as Click read it
+    command.traceback = traceback
 
 
 def show(data: dict[str, Any], json_out: bool, explain: bool = False, pager: bool = True) -> None:
     """Print a served command's answer (memcli.surfaces.cli.served.show)."""
     view = {"json": json_out, "explain": explain, "no_pager": not pager}
-    code = served.show(data, view, render.command())
+    code = served.show(data, view, env())
     if code:
         raise typer.Exit(code)
 
@@ -290,7 +304,7 @@ def confirmed(yes: bool, json_out: bool, what: str, question: str) -> bool:
     pipe or for --json (an error naming --yes)."""
     if yes:
         return True
-    if not (sys.stdin.isatty() and sys.stdout.isatty()) or json_out:
+    if not (sys.stdin.isatty() and env().stdout.isatty()) or json_out:
         raise MemcliError(
             f"{what} was not applied: pass --yes to apply it (nothing was changed)",
             hint="--dry-run shows the plan without this message",

@@ -1,16 +1,19 @@
-"""The `memcli` entry point. Before importing the Typer app (≈100 ms) it asks a running
-`memcli watch` daemon to answer `search`, `inject` and `get`; when none answers (no
-daemon, stale socket, crashed daemon) it runs the command in-process as usual.
+"""The `memcli` entry point. It reads the command line once into the command's
+environment (memcli.surfaces.cli.env.Env) and, before importing the Typer app
+(≈100 ms), answers what it can without it: the hooks, and `search`, `inject` and `get`
+through a running `memcli watch` daemon; when none answers (no daemon, stale socket,
+crashed daemon) a search runs in-process without Typer (memcli.surfaces.cli.quick),
+anything else through the Typer app, with the same Env.
 
-The served path: memcli.surfaces.cli.argv reads the command line into a request
+The served path: memcli.surfaces.cli.argv reads the command's arguments into a request
 (memcli.core.requests' wire form), this process reads what only it can read (its
 stdin, a context or transcript file), memcli.surfaces.daemon.client sends the request,
 and memcli.surfaces.cli.served prints the answer with the code the in-process run uses.
 Builtin modules only up to the hand-off (Rich only on a terminal).
 
-Only `python -m memcli` and the console script import this module: it sits on top of
-the CLI (quick path, Typer app), the hooks and the daemon client, none of which import
-it back.
+Only `python -m memcli`, the console script and the tests' CLI helper import this
+module: it sits on top of the CLI (quick path, Typer app), the hooks and the daemon
+client, none of which import it back.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.cli.argv import hook_call, parse_argv, served_call
+from memcli.surfaces.cli.argv import served_call
+from memcli.surfaces.cli.env import Env
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -26,23 +30,27 @@ if TYPE_CHECKING:
 
 #: validate.MAX_INPUT_BYTES: more is refused in-process
 _STDIN_LIMIT = 16 << 20
+#: seconds to wait for the daemon's answer
+TIMEOUT = 120.0
 
 
-def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
-    """Exit code after the daemon answered, or None to run in-process.
+def try_daemon(
+    env: Env | list[str],
+    timeout: float = TIMEOUT,
+    call: tuple[str, dict[str, Any], dict[str, bool]] | None = None,
+) -> int | None:
+    """Exit code after the daemon answered the command (its Env, or its arguments),
+    or None to run in-process. `call`: argv.served_call of the command, when read.
 
     The daemon answers only for the workspace resolved here (flag, MEMCLI_WORKSPACE,
     directory) and only when its settings environment equals ours. Whatever this
     process cannot prepare as the in-process run would (an unreadable file, stdin that
     is not UTF-8 text) is left to the in-process run, which reports it.
     """
-    if os.environ.get("MEMCLI_NO_DAEMON"):
+    env = Env(env) if isinstance(env, list) else env
+    if env.environ.get("MEMCLI_NO_DAEMON"):
         return None
-    parsed = parse_argv(argv)
-    if parsed is None:
-        return None
-    workspace_flag, command, rest = parsed
-    call = served_call(command, rest)
+    call = served_call(env) if call is None else call
     if call is None:
         return None
     kind, fields, view = call
@@ -52,15 +60,10 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     cwd = os.getcwd()
     if any(protocol.plain_file_problem(f, cwd) for f in files):
         return None  # /dev/stdin, a pipe, a terminal: only this process can read it
-    if workspace_flag:  # the common agent case; skips importing the resolution rules
-        root = os.path.realpath(os.path.expanduser(workspace_flag))
-    else:
-        from memcli.store.workspace import resolve_workspace
-
-        try:
-            root = str(resolve_workspace(None))
-        except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
-            return None
+    try:
+        root = str(env.root())  # the command's one resolution, kept for the in-process run
+    except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
+        return None
     read: list[bytes] = []
 
     def request() -> dict[str, Any] | None:  # read stdin only once a daemon of ours listens
@@ -79,7 +82,7 @@ def try_daemon(argv: list[str], timeout: float = 120.0) -> int | None:
     from memcli.surfaces.cli import served
 
     try:
-        return served.show(answer, view, command)
+        return served.show(answer, view, env)
     except (BrokenPipeError, KeyboardInterrupt) as exc:  # the reader went away, or Ctrl-C
         from memcli.surfaces.guard import outcome
 
@@ -133,30 +136,51 @@ class _Replay:
         return False
 
 
-def main() -> None:
-    hook = hook_call(sys.argv[1:])
-    if hook is not None:  # agent hosts' hooks: answered without Typer, never blocking
-        from memcli.surfaces import hooks
+def answered(env: Env, one_off: bool = False) -> int | None:
+    """Exit code of the command when answered without the Typer app (a hook, a
+    served command the daemon answered, a search in-process), else None. `one_off`:
+    this process runs nothing else (the quick path then skips garbage collection)."""
+    if env.command == "hook" and env.plain and "--help" not in env.rest:
+        from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
 
-        code = hooks.run(*hook)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    code = try_daemon(sys.argv[1:])
+        return hooks.run(env.workspace, env.rest)
+    call = served_call(env)
+    if call is None:
+        return None
+    code = try_daemon(env, call=call)
+    if code is None and env.command == "search":
+        from memcli.surfaces.cli import quick  # search without a daemon: skips Typer
+
+        code = quick.run(env, call, one_off)
+    return code
+
+
+def typer_main(env: Env) -> int:
+    """Exit code of the command run by the Typer app, with this Env."""
+    from typer.main import get_command
+
+    from memcli.surfaces.cli.app import app
+
+    group = get_command(app)
+    return int(group.main(env.argv, prog_name="memcli", standalone_mode=False, obj=env) or 0)
+
+
+def run(argv: list[str], env: Env | None = None) -> int:
+    """Exit code of `memcli ARGV` run in this process (the console script's work, which
+    then leaves the process)."""
+    env = Env(argv) if env is None else env
+    code = answered(env)
+    return typer_main(env) if code is None else code
+
+
+def main() -> None:
+    env = Env(sys.argv[1:])
+    code = answered(env, one_off=True)
     if code is not None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # skip interpreter teardown: nothing else to clean up
-    from memcli.surfaces.cli import quick
-
-    code = quick.run(sys.argv[1:])  # search without a daemon: skips building Typer
-    if code is not None:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    from memcli.surfaces.cli.app import app
-
-    app(prog_name="memcli")
+    sys.exit(typer_main(env))
 
 
 if __name__ == "__main__":

@@ -11,41 +11,45 @@ usual. Standard library only at import time.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from memcli.surfaces.cli.argv import parse_argv, served_call
+from memcli.surfaces.cli.argv import served_call
+from memcli.surfaces.cli.env import Env
 
 
-def run(argv: list[str]) -> int | None:
-    """Exit code of `memcli search ...` run here, or None to let the Typer app run it."""
-    if os.environ.get("MEMCLI_NO_QUICK"):
+def run(
+    env: Env | list[str],
+    call: tuple[str, dict[str, Any], dict[str, bool]] | None = None,
+    one_off: bool = False,
+) -> int | None:
+    """Exit code of `memcli search ...` (its Env, or its arguments) run here, or None to
+    let the Typer app run it. `call`: argv.served_call of the command, when read;
+    `one_off`: this process runs nothing else."""
+    env = Env(env) if isinstance(env, list) else env
+    if env.environ.get("MEMCLI_NO_QUICK") or env.command != "search":
         return None
-    parsed = parse_argv(argv)
-    if parsed is None or parsed[1] != "search":
-        return None
-    call = served_call("search", parsed[2])
+    call = served_call(env) if call is None else call
     if call is None:
         return None
-    import gc
+    if one_off:
+        import gc
 
-    gc.disable()  # a one-off process: its few cycles die with it, its pauses would not
-    return _search(parsed[0], call[1], call[2])
+        gc.disable()  # a one-off process: its few cycles die with it, its pauses would not
+    return _search(env, call[1], call[2])
 
 
-def _search(workspace: str | None, fields: dict[str, Any], view: dict[str, bool]) -> int:
+def _search(env: Env, fields: dict[str, Any], view: dict[str, bool]) -> int:
     """`app.search` without Typer: the request's fields as argv read them."""
     try:
         from memcli.core.requests import SearchQuery
         from memcli.core.validate import read_stdin
-        from memcli.services.memory import shared_memory
         from memcli.surfaces.cli import served
 
-        mem = shared_memory(workspace)
+        mem = env.memory()
         values = {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
         if values["query"] == "-":
             values["query"] = read_stdin()
-        data = served.answer(mem, SearchQuery(**values), progress=_progress)
+        data = served.answer(mem, SearchQuery(**values), progress=_progress, now=env.now())
     except BaseException as exc:  # noqa: BLE001 - the guard decides, as in the Typer app
         from memcli.surfaces import guard
 
@@ -56,7 +60,7 @@ def _search(workspace: str | None, fields: dict[str, Any], view: dict[str, bool]
     from memcli.surfaces.cli import served
 
     try:
-        return served.show(data, view, "search")
+        return served.show(data, view, env)
     except (BrokenPipeError, KeyboardInterrupt) as exc:
         from memcli.surfaces import guard
 

@@ -5,6 +5,10 @@ visible escapes (`\x1b`): an escape sequence stored in a memory, or given in an 
 an error message repeats, never reaches the terminal as one (--json output is escaped by
 JSON itself).
 
+Everything goes to the streams of the command's environment (memcli.surfaces.cli.env.
+Env, bound with `using` by the entry point; sys.stdout and sys.stderr outside a
+command), which also says the command's name and whether it asked for --json.
+
 Rich is imported only when a stream is a terminal (or the environment asks for colour):
 in a pipe a line is written as Rich would write it (a test compares the two), so the
 daemon's client renders served answers with these very functions without paying for
@@ -32,9 +36,40 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from memcli.core.models import Entry
+    from memcli.surfaces.cli.env import Env
 
-_out: Console | None = None  # Rich consoles, made when a terminal needs one
+_env: Env | None = None  # the command's environment (`using`)
+_out: Console | None = None  # Rich consoles on its streams, made when a terminal needs one
 _err: Console | None = None
+
+
+class using:  # noqa: N801 - used as `with render.using(env):`
+    """Print to `env`'s streams, for its command and --json, until the block ends."""
+
+    def __init__(self, env: Env) -> None:
+        self.env = env
+
+    def __enter__(self) -> Env:
+        global _env, _out, _err
+        self._saved = (_env, _out, _err)
+        _env, _out, _err = self.env, None, None
+        return self.env
+
+    def __exit__(self, *exc: object) -> None:
+        global _env, _out, _err
+        _env, _out, _err = self._saved
+
+
+def _stream(err: bool = False) -> Any:
+    """The command's stdout (or stderr)."""
+    if _env is None:
+        return sys.stderr if err else sys.stdout
+    return _env.stderr if err else _env.stdout
+
+
+def write(text: str) -> None:
+    """Text on the command's stdout as is (an inject block, an export)."""
+    _stream().write(text)
 
 
 def _console(err: bool = False) -> Console:
@@ -42,10 +77,14 @@ def _console(err: bool = False) -> Console:
     if (_err if err else _out) is None:
         from rich.console import Console
 
-        if err:
-            _err = Console(stderr=True, highlight=False, soft_wrap=True)
+        if _env is None:  # outside a command: whatever sys.stdout / sys.stderr are then
+            console = Console(stderr=err, highlight=False, soft_wrap=True)
         else:
-            _out = Console(highlight=False, soft_wrap=True)
+            console = Console(file=_stream(err), highlight=False, soft_wrap=True)
+        if err:
+            _err = console
+        else:
+            _out = console
     return _err if err else _out  # type: ignore[return-value]
 
 
@@ -57,7 +96,7 @@ def _plain(err: bool = False) -> bool:
         return False
     if "idlelib" in sys.modules or "IPython" in sys.modules:
         return False
-    stream = sys.stderr if err else sys.stdout
+    stream = _stream(err)
     try:
         return not stream.isatty()
     except (AttributeError, ValueError):
@@ -74,7 +113,7 @@ def _line(message: str, style: str = "", *, err: bool = False, label: str = "") 
     printed line; a tab (which Rich expands by cell width) leaves it to Rich."""
     text = escape_controls(message)
     if _plain(err) and "\t" not in text and "\t" not in label:
-        (sys.stderr if err else sys.stdout).write(label + text + "\n")
+        _stream(err).write(label + text + "\n")
         return
     from rich.text import Text
 
@@ -84,22 +123,14 @@ def _line(message: str, style: str = "", *, err: bool = False, label: str = "") 
     _console(err).print(line)
 
 
-#: the command being run and whether it was asked for --json (`start` sets them)
-_run: dict[str, Any] = {"command": "", "json": False}
-
-
-def start(command: str, json_out: bool) -> None:
-    """Name the command this process runs (`search`, `config set`) and whether its
-    output is the --json envelope; the envelope and error reports use them."""
-    _run["command"], _run["json"] = command, json_out
-
-
 def wants_json() -> bool:
-    return bool(_run["json"])
+    """Whether the command's output is the --json envelope."""
+    return _env is not None and _env.json
 
 
 def command() -> str:
-    return str(_run["command"])
+    """The command being run as its messages name it (`search`, `config set`)."""
+    return "" if _env is None else _env.name
 
 
 class _Screen:
@@ -150,24 +181,27 @@ class paged:  # noqa: N801 - used as `with render.paged(...)`
     def __init__(self, enabled: bool = True) -> None:
         self.on = (
             enabled
-            and not _run["json"]
-            and _isatty(sys.stdout)
+            and not wants_json()
+            and _isatty(_stream())
             and pager_command() is not None
         )
 
     def __enter__(self) -> paged:
-        global _out
+        global _env, _out
         if self.on:
-            self._real, self._console = sys.stdout, _out
+            from memcli.surfaces.cli.env import Env
+
+            self._saved, self._console = _env, _out
+            self._real = _stream()
             self._screen = _Screen(self._real)
-            sys.stdout, _out = self._screen, None  # type: ignore[assignment]
+            _env, _out = (_env or Env([])).writing_to(self._screen), None
         return self
 
     def __exit__(self, kind: Any, exc: Any, tb: Any) -> None:
-        global _out
+        global _env, _out
         if not self.on:
             return
-        sys.stdout, _out = self._real, self._console
+        _env, _out = self._saved, self._console
         text = self._screen.getvalue()
         if kind is not None or not text or text.count("\n") < _terminal_lines(self._real):
             self._real.write(text)  # fits (or went wrong): as is
@@ -219,7 +253,7 @@ def _page(text: str, out: Any) -> None:
 def emit_json(data: Any) -> None:
     """A command's result as the one --json envelope: one JSON document on stdout,
     `{"ok": true, "command": ..., "data": ...}`, nothing else."""
-    sys.stdout.write(dumps({"ok": True, "command": _run["command"], "data": data}) + "\n")
+    write(dumps({"ok": True, "command": command(), "data": data}) + "\n")
 
 
 def fail(report: dict[str, Any], data: Any = None) -> None:
@@ -229,7 +263,7 @@ def fail(report: dict[str, Any], data: Any = None) -> None:
     doctor's report). Nothing to report (Ctrl-C, a closed pipe): nothing printed."""
     if report.get("error") is None:
         return
-    if _run["json"]:
+    if wants_json():
         emit_failure(report, data)
     error(report["error"])
 
@@ -237,7 +271,7 @@ def fail(report: dict[str, Any], data: Any = None) -> None:
 def emit_failure(report: dict[str, Any], data: Any = None) -> None:
     """The --json envelope of a failed command: its error's `code`, `message` and `hint`
     (and the command's `data` when it has some)."""
-    envelope: dict[str, Any] = {"ok": False, "command": _run["command"]}
+    envelope: dict[str, Any] = {"ok": False, "command": command()}
     if data is not None:
         envelope["data"] = data
     envelope["error"] = {
@@ -245,7 +279,7 @@ def emit_failure(report: dict[str, Any], data: Any = None) -> None:
         "message": report["message"],
         "hint": report.get("hint"),
     }
-    sys.stdout.write(dumps(envelope) + "\n")
+    write(dumps(envelope) + "\n")
 
 
 def _text(message: str, style: str = "") -> Text:
@@ -261,11 +295,11 @@ def info(message: str) -> None:
 
 
 def pinned_info(err: bool = False) -> Callable[[str], None]:
-    """`info` bound to the stdout (or stderr) of this moment (the watcher's log lines)."""
+    """`info` bound to the command's stdout (or stderr), for as long as it runs (the
+    watcher's log lines)."""
     from rich.console import Console
 
-    # the file itself: a Console without one prints to whatever sys.stdout is then
-    console = Console(file=sys.stderr if err else sys.stdout, highlight=False, soft_wrap=True)
+    console = Console(file=_stream(err), highlight=False, soft_wrap=True)
 
     def log(message: str) -> None:
         console.print(_text(message))
@@ -288,7 +322,7 @@ def error(message: str) -> None:
 def diff(text: str) -> None:
     """A unified diff: coloured on a terminal, as is in a pipe."""
     if not is_terminal():
-        sys.stdout.write(escape_controls(text))
+        write(escape_controls(text))
         return
     styles = {"+": "green", "-": "red", "@": "cyan"}
     for line in text.splitlines():
@@ -298,7 +332,7 @@ def diff(text: str) -> None:
 
 def _raw(line: str) -> None:
     """A line on stdout as is (no tab expansion, wrapping or cutting): for pipes."""
-    sys.stdout.write(escape_controls(line) + "\n")
+    write(escape_controls(line) + "\n")
 
 
 def entries_table(

@@ -10,24 +10,29 @@ this); `answer` imports the library when called.
 
 from __future__ import annotations
 
-import sys
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from datetime import datetime
     from pathlib import Path
     from typing import Any
+
+    from memcli.surfaces.cli.env import Env
 
 #: how an answer is printed (not part of the request: the daemon never sees it)
 VIEW_OPTIONS = ("json", "explain", "no_pager")
 
 
 def answer(
-    mem: Any, request: Any, progress: Callable[[int, int], None] | None = None
+    mem: Any,
+    request: Any,
+    progress: Callable[[int, int], None] | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
     """The result data of a served request, JSON-ready: `{"hits": [...]}`,
-    `{"inject": {...}}` or `{"entry": {...}}`. The command line's forms (relative dates,
-    plural types) are resolved here, as the options' names appear in their errors."""
+    `{"inject": {...}}` or `{"entry": {...}}`. The command line's forms (relative dates
+    from `now`, plural types) are resolved here, as the options' names appear in their
+    errors."""
     from memcli.core.requests import GetRequest, InjectRequest, SearchQuery
     from memcli.store.store import new_command
     from memcli.surfaces import operations
@@ -36,7 +41,7 @@ def answer(
 
     new_command()  # a watcher answers many: each says its warnings once
     if isinstance(request, SearchQuery):
-        hits = operations.search(mem, args.resolve_search(request, mem), progress)
+        hits = operations.search(mem, args.resolve_search(request, mem, now), progress)
         return {"hits": [hit_row(h) for h in hits]}
     if isinstance(request, InjectRequest):
         packed = operations.inject(mem, args.resolve_inject(request, mem))
@@ -73,15 +78,26 @@ def read_context(
     return None
 
 
-def show(data: dict[str, Any], view: dict[str, bool], command: str) -> int:
-    """Print an `answer` of `command` (or an error answer, memcli.surfaces.guard.describe's
-    form) as the command does, --json as the one envelope; its exit code."""
+def show(data: dict[str, Any], view: dict[str, bool], env: Env | str) -> int:
+    """Print an `answer` of a command (its Env, or its name) or an error answer
+    (memcli.surfaces.guard.describe's form) as the command does, --json as the one
+    envelope; its exit code."""
     from memcli.surfaces.cli import render
+    from memcli.surfaces.cli.env import Env
 
     json_out = view.get("json", False)
-    render.start(command, json_out)
+    env = Env([env]) if isinstance(env, str) else env
+    env.json = json_out
+    with render.using(env):
+        return _show(data, view, env)
+
+
+def _show(data: dict[str, Any], view: dict[str, bool], env: Env) -> int:
+    from memcli.surfaces.cli import render
+
+    json_out = env.json
     if data.get("notices"):  # what the library said on stderr while answering
-        sys.stderr.write(data["notices"])
+        env.stderr.write(data["notices"])
     if "error" in data:
         render.fail(data)
         return int(data["exit"])
@@ -98,7 +114,7 @@ def show(data: dict[str, Any], view: dict[str, bool], command: str) -> int:
         if json_out:
             render.emit_json(packed)
         else:
-            sys.stdout.write(packed["block"] + "\n")
+            render.write(packed["block"] + "\n")
     elif "entry" in data:
         if json_out:
             render.emit_json({"entry": data["entry"]})

@@ -81,23 +81,3 @@ def _bad_value(exc: BaseException) -> Any:
         return errors()[0].get("input") if callable(errors) else None
     except (IndexError, TypeError, AttributeError):
         return None
-
-
-def command_of(args: list[str], groups: dict[str, list[str]]) -> str:
-    """The command `args` runs (`search`, `config set`), read past the global options;
-    `groups` names each command group's subcommands. "" when none is named."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        i += 2 if args[i] in ("-w", "--workspace") else 1
-    if i >= len(args):
-        return ""
-    name = args[i]
-    if name in groups and i + 1 < len(args) and args[i + 1] in groups[name]:
-        return f"{name} {args[i + 1]}"
-    return name
-
-
-def wants_json(args: list[str]) -> bool:
-    """Whether the command line asks for --json (before a `--`)."""
-    head = args[: args.index("--")] if "--" in args else args
-    return "--json" in head

@@ -43,7 +43,7 @@ class WatchService:
         self.last_batch: dict[str, Any] | None = None
         self._reported: object = None  # the index manager's last report, once logged
         self.lease = Lease(self.root)
-        handler = RequestHandler(self.root, self.status)
+        handler = RequestHandler(self.root, self.status, self.current)
         self.server = DaemonServer(self.root, self._locked(handler), self._answered)
         self._last_answer = 0.0
         self._stopping = threading.Event()
@@ -63,6 +63,18 @@ class WatchService:
                 return handler(request)
 
         return run
+
+    def current(self) -> Any:
+        """The Memory of the workspace's settings as they are now (memcli.toml, the
+        user's config, the approvals: services.runtime.shared_key), kept warm; a changed
+        setting (a layer read or no longer read) applies without restarting."""
+        fresh = shared_memory(self.root)
+        if fresh is not self.memory:
+            self.memory.access.flush()
+            self.memory.index_manager.flush()
+            self.memory = fresh
+            fresh.long_lived()
+        return fresh
 
     def _answered(self) -> None:
         self._last_answer = time.monotonic()
@@ -133,10 +145,7 @@ class WatchService:
         started = time.perf_counter()
         with self.lock:
             if "memcli.toml" in paths:
-                self.memory.access.flush()
-                self.memory.index_manager.flush()
-                self.memory = shared_memory(self.root)
-                self.memory.long_lived()
+                self.current()
             manager = self.memory.index_manager
             # a search may have indexed the change already (it syncs a stale index first)
             current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())

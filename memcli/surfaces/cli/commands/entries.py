@@ -27,9 +27,9 @@ from memcli.surfaces.cli.base import (
     TypeFilterOpt,
     UntilOpt,
     app,
+    env,
     memory,
     show,
-    state,
     stdin_or,
     usage_error,
 )
@@ -49,7 +49,7 @@ def init(
     from memcli.services.memory import Memory
     from memcli.store.workspace import resolve_workspace
 
-    mem = Memory(resolve_workspace(path or state.workspace))
+    mem = Memory(env().root(path))
     created = mem.init()
     with progress.model_steps() as report:  # the one-time ONNX export, now rather than later
         mem.runtime.prepare_model(report)
@@ -117,7 +117,7 @@ def add(
         by="person",
     )
     dest = operations.write_target(mem, to, request.type)
-    result = operations.add(dest, request)
+    result = dest.add(request)
     where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
     if json_out:
         render.emit_json(result.to_dict())
@@ -156,7 +156,7 @@ def list_(
         sort=sort.value,
         limit=limit,
     )
-    entries = operations.list_entries(mem, resolve_list(request, mem))
+    entries = operations.list_entries(mem, resolve_list(request, mem, env().now()))
     layers = None
     if entries and hasattr(entries[0], "layer"):  # several layers: each says its own
         layers = [e.layer for e in entries]
@@ -246,11 +246,14 @@ def forget(
     json_out: bool = JsonOpt,
 ) -> None:
     """Move an entry to archive.md (restore brings it back)."""
-    entry = memory().forget(entry_id, reason=reason)
+    mem = memory()
+    target = operations.holder(mem, entry_id)  # the layer holding it (services.layers)
+    entry = target.forget(entry_id, reason=reason)
     if json_out:
         render.emit_json({"entry": entry.to_dict(), "reason": reason})
     else:
-        render.info(f"moved {entry.id} from {entry.file} to archive.md")
+        where = "" if target is mem else f" of {target.root}"
+        render.info(f"moved {entry.id} from {entry.file} to archive.md{where}")
 
 
 @app.command(name="open")
@@ -261,13 +264,12 @@ def open_(
     json_out: bool = JsonOpt,
 ) -> None:
     """Open a memory file of the workspace in $VISUAL / $EDITOR."""
-    from memcli.store.workspace import resolve_workspace
     from memcli.surfaces.cli.editor import run_editor
 
     allowed = ("memory.md", "learnings.md", "archive.md")
     if file not in allowed:
         usage_error(f"FILE: {file!r} is not one of {', '.join(allowed)}")
-    root = resolve_workspace(state.workspace)
+    root = env().root()
     path = root / file
     if not path.exists():
         raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")

@@ -7,6 +7,7 @@ from typing import Any
 
 import typer
 
+from memcli.surfaces import operations
 from memcli.surfaces.cli import render
 from memcli.surfaces.cli.base import (
     AllowSecretOpt,
@@ -35,8 +36,8 @@ def extract(
     from memcli.adapters.messages import load_messages
 
     default_source = "stdin" if str(messages) == "-" else messages.stem
-    decisions = memory().extract(
-        load_messages(messages), source=source or default_source, dry_run=dry_run
+    decisions = operations.extract(
+        memory(), load_messages(messages), source=source or default_source, dry_run=dry_run
     )
     if json_out:
         render.emit_json({"decisions": [d.to_dict() for d in decisions]})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from enum import StrEnum
 from pathlib import Path
 
@@ -49,7 +48,7 @@ def export_(
         render.emit_json({"format": fmt.value, "count": len(entries), "content": content})
     else:
         with render.paged(not no_pager):
-            sys.stdout.write(content)
+            render.write(content)
 
 
 @app.command(name="import")

@@ -21,6 +21,7 @@ from memcli.surfaces.cli.base import (
     TypeFilterOpt,
     UntilOpt,
     app,
+    env,
     memory,
     show,
     stdin_or,
@@ -67,7 +68,8 @@ def search(
         include_archived=include_archived,
         touch=not no_touch,
     )
-    data = served.answer(mem, request, progress=progress.progress_callback("embedding"))
+    embedding = progress.progress_callback("embedding")
+    data = served.answer(mem, request, progress=embedding, now=env().now())
     show(data, json_out, explain, pager=not no_pager)
 
 

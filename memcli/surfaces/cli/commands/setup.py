@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import typer
 
@@ -14,8 +13,8 @@ from memcli.surfaces.cli.base import (
     JsonOpt,
     NoPagerOpt,
     app,
+    env,
     memory,
-    state,
     usage_error,
 )
 
@@ -26,20 +25,12 @@ config_app = typer.Typer(
 app.add_typer(config_app, name="config")
 
 
-def fresh_settings() -> Any:
-    """Settings read now (not a long-lived process's cached ones)."""
-    from memcli.services.memory import Memory
-    from memcli.store.workspace import resolve_workspace
-
-    return Memory(resolve_workspace(state.workspace)).settings
-
-
 @config_app.command("list")
 def config_list(no_pager: bool = NoPagerOpt, json_out: bool = JsonOpt) -> None:
     """Every setting with the value in effect (defaults, config files, MEMCLI_*)."""
     from memcli.services.configedit import effective
 
-    values = effective(fresh_settings())
+    values = effective(env().settings)
     if json_out:
         render.emit_json(values)
         return
@@ -56,7 +47,7 @@ def config_get(
     from memcli.services.configedit import effective, split_key
 
     split_key(key)
-    value = effective(fresh_settings())[key]
+    value = effective(env().settings)[key]
     if json_out:
         render.emit_json({"key": key, "value": value})
     else:
@@ -112,9 +103,8 @@ def config_unset(
 def _config_file(user: bool) -> tuple[Path, str]:
     """The settings file `config set/unset` edits, and its text ("" when there is none)."""
     from memcli.store.trust import user_config_file
-    from memcli.store.workspace import resolve_workspace
 
-    path = user_config_file() if user else resolve_workspace(state.workspace) / "memcli.toml"
+    path = user_config_file() if user else env().root() / "memcli.toml"
     return path, path.read_text(encoding="utf-8") if path.exists() else ""
 
 
@@ -122,9 +112,8 @@ def _write_config(path: Path, new: str, user: bool) -> None:
     """Write a settings file after checking the settings load with it."""
     from memcli.services.configedit import check
     from memcli.store.files import atomic_write
-    from memcli.store.workspace import resolve_workspace
 
-    root = resolve_workspace(state.workspace)
+    root = env().root()
     check(root, None if user else new, new if user else None)
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, new)
@@ -164,9 +153,8 @@ def git_setup(
 ) -> None:
     """Register the entry-aware merge driver: .gitattributes, git config, post-merge hook."""
     from memcli.store.gitmerge import setup
-    from memcli.store.workspace import resolve_workspace
 
-    root = resolve_workspace(path or state.workspace)
+    root = env().root(path)
     done = setup(root)
     if json_out:
         render.emit_json({"workspace": str(root), "done": done})
@@ -200,7 +188,7 @@ def mcp(
             usage_error("--token-file: only with --http (stdio needs no token)")
         from memcli.surfaces.mcp_server import serve
 
-        serve(state.workspace)
+        serve(env().workspace)
         return
     from memcli.surfaces.mcp_http import serve_http
 
@@ -235,7 +223,7 @@ def hook(
         args += ["--max-tokens", str(max_tokens)]
     if timeout is not None:
         args += ["--timeout", str(timeout)]
-    raise typer.Exit(hooks.run(state.workspace, args))
+    raise typer.Exit(hooks.run(env().workspace, args))
 
 
 ScopeProjectOpt = typer.Option(False, "--project", help="This project's settings files.")
@@ -251,7 +239,7 @@ def _install(
     if project and user:
         usage_error("--project, --user: give one of them, not both")
     plan = installer.plan(
-        host, "project" if project else "user", remove=remove, workspace=state.workspace
+        host, "project" if project else "user", remove=remove, workspace=env().workspace
     )
     written = [] if dry_run else installer.apply(plan)
     if not (dry_run or remove):
@@ -325,9 +313,8 @@ def trust_(
     """Approve this workspace's memcli.toml as it is now: its [llm] endpoint, API key
     variable and [index] model apply (until the file changes)."""
     from memcli.store import trust
-    from memcli.store.workspace import resolve_workspace
 
-    root = resolve_workspace(path or state.workspace)
+    root = env().root(path)
     config = root / "memcli.toml"
     if revoke:
         done = trust.revoke(root)

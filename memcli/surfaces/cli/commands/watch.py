@@ -12,7 +12,7 @@ from memcli.surfaces.cli import progress, render
 from memcli.surfaces.cli.base import (
     JsonOpt,
     app,
-    state,
+    env,
 )
 
 #: what to do when another watcher serves the workspace
@@ -40,7 +40,6 @@ def watch(
     """Keep the index current while files change, and answer search/inject/get fast."""
     import signal
 
-    from memcli.services.memory import shared_memory
     from memcli.surfaces.daemon.service import (
         WatchService,
         query_status,
@@ -49,7 +48,6 @@ def watch(
     )
 
     if install_service or uninstall_service:
-        from memcli.store.workspace import resolve_workspace
         from memcli.surfaces.daemon.unitfile import (
             platform_kind,
             service_file,
@@ -58,7 +56,7 @@ def watch(
         )
 
         kind = platform_kind()
-        path, text = service_file(resolve_workspace(state.workspace), kind)
+        path, text = service_file(env().root(), kind)
         if uninstall_service:
             existed = path.exists()
             if existed:
@@ -82,7 +80,7 @@ def watch(
             render.info(message)
         return
     if background or stop:
-        root = shared_memory(state.workspace).root
+        root = env().memory().root
         try:
             if stop:
                 pid = stop_running(root)
@@ -93,7 +91,7 @@ def watch(
                 message = f"memcli watch already runs for {root} (pid {running.get('pid')})"
             else:
                 with progress.model_steps() as report:  # the one-time ONNX export, shown
-                    shared_memory(state.workspace).runtime.prepare_model(report)
+                    env().memory().runtime.prepare_model(report)
                 data = start_background(root)
                 message = f"memcli watch runs as pid {data['pid']}; its log: {data['log']}"
         except RuntimeError as exc:
@@ -104,7 +102,7 @@ def watch(
             render.info(message)
         return
     if status:
-        root = shared_memory(state.workspace).root
+        root = env().memory().root
         info = query_status(root)
         if info is None:
             raise MemcliError(
@@ -116,7 +114,7 @@ def watch(
         else:
             render.key_values(info.items())
         return
-    service = WatchService(state.workspace, log=render.pinned_info(err=json_out))
+    service = WatchService(env().workspace, log=render.pinned_info(err=json_out))
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
