@@ -18,7 +18,8 @@ from typing import Any
 
 from memcli.adapters.messages import too_deep
 from memcli.core.errors import ValidationError
-from memcli.core.models import KNOWN_TYPES, Entry, heading_type, section_title
+from memcli.core.models import KNOWN_TYPES, Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.core.validate import check_created
 
 EXPORT_FORMATS = ("jsonl", "markdown", "mem0")
@@ -44,8 +45,9 @@ class ImportItem:
 # ---------------------------------------------------------------------- export
 
 
-def export_entries(entries: list[Entry], fmt: str) -> str:
-    """The entries in format `fmt` (jsonl, markdown or mem0)."""
+def export_entries(entries: list[Entry], fmt: str, files: Registry = BUILTIN) -> str:
+    """The entries in format `fmt` (jsonl, markdown or mem0); `files`: the workspace's
+    registry (the headings of its types)."""
     if fmt == "jsonl":
         return "".join(json.dumps(e.to_dict(), ensure_ascii=False) + "\n" for e in entries)
     if fmt == "mem0":
@@ -63,7 +65,7 @@ def export_entries(entries: list[Entry], fmt: str) -> str:
     if fmt == "markdown":
         out: list[str] = []
         for entry_type in dict.fromkeys(e.type for e in entries):
-            out.append(f"## {section_title(entry_type)}\n")
+            out.append(f"## {files.section_title(entry_type)}\n")
             for e in entries:
                 if e.type == entry_type:
                     first, *rest = e.text.split("\n")
@@ -77,12 +79,15 @@ def export_entries(entries: list[Entry], fmt: str) -> str:
 # ---------------------------------------------------------------------- import
 
 
-def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
-    """The memories in `text` (the content of file `name`)."""
+def parse_import(
+    text: str, name: str, fmt: str = "auto", files: Registry = BUILTIN
+) -> list[ImportItem]:
+    """The memories in `text` (the content of file `name`); a type the workspace's
+    registry (`files`) does not know is imported as a fact."""
     if fmt == "auto":
         fmt = detect_format(text, name)
     if fmt == "jsonl":
-        return [_item(json_line(line, name, n), f"{name}:{n}")
+        return [_item(json_line(line, name, n), f"{name}:{n}", files)
                 for n, line in enumerate(text.splitlines(), 1) if line.strip()]
     if fmt == "mem0":
         try:
@@ -96,9 +101,9 @@ def parse_import(text: str, name: str, fmt: str = "auto") -> list[ImportItem]:
             rows = data.get("results", data.get("memories"))
         if not isinstance(rows, list):
             raise ValidationError(f"{name}: expected a list of memories, or {{\"results\": [...]}}")
-        return [_item(row, f"{name}: item {n}") for n, row in enumerate(rows, 1)]
+        return [_item(row, f"{name}: item {n}", files) for n, row in enumerate(rows, 1)]
     if fmt == "markdown":
-        items = _markdown_items(text)
+        items = _markdown_items(text, files)
         if items or _is_document(text):
             return items
         fmt = "chatgpt"  # no list at all: one memory per line, as ChatGPT's are copied
@@ -191,7 +196,7 @@ def detect_format(text: str, name: str) -> str:
     return "markdown"
 
 
-def _item(row: Any, where: str) -> ImportItem:
+def _item(row: Any, where: str, files: Registry = BUILTIN) -> ImportItem:
     """One memory of a JSONL line or mem0 item (`where` names it in errors)."""
     if isinstance(row, str):
         return ImportItem(row.strip())
@@ -202,7 +207,7 @@ def _item(row: Any, where: str) -> ImportItem:
         raise ValidationError(f"{where}: no text (text, memory or content)")
     meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
     entry_type = str(row.get("type") or meta.get("type") or "fact")
-    entry_type = entry_type if entry_type in KNOWN_TYPES else "fact"
+    entry_type = entry_type if entry_type in (*KNOWN_TYPES, *files.types) else "fact"
     importance = row.get("importance", meta.get("importance"))
     if importance is not None and not isinstance(importance, int | float):
         importance = None
@@ -212,7 +217,7 @@ def _item(row: Any, where: str) -> ImportItem:
     return ImportItem(text.strip(), entry_type, importance, check_created(created, where))
 
 
-def _markdown_items(text: str) -> list[ImportItem]:
+def _markdown_items(text: str, files: Registry = BUILTIN) -> list[ImportItem]:
     """Top-level bullets (their indented lines joined), typed by the heading above."""
     items: list[ImportItem] = []
     current_type = "fact"
@@ -240,8 +245,8 @@ def _markdown_items(text: str) -> list[ImportItem]:
         heading = _HEADING.match(raw)
         if heading:
             flush()
-            found = heading_type(heading.group("title"))  # "## Code style": no type
-            current_type = found if found in KNOWN_TYPES else "fact"
+            found = files.heading_type(heading.group("title"))  # "## Code style": no type
+            current_type = found if found in (*KNOWN_TYPES, *files.types) else "fact"
             continue
         bullet = _BULLET.match(raw)
         if bullet:

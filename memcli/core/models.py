@@ -11,25 +11,19 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 
 from memcli.core.names import ARCHIVE_FILE as ARCHIVE_FILE  # re-exported names
+from memcli.core.names import BUILTIN_FILES
 from memcli.core.names import CONFIG_FILE as CONFIG_FILE
-from memcli.core.names import LEARNINGS_FILE as LEARNINGS_FILE
-from memcli.core.names import MEMORY_FILE as MEMORY_FILE
+from memcli.core.names import CONVERSATIONS_DIR as CONVERSATIONS_DIR
+from memcli.core.names import EPISODES_DIR as EPISODES_DIR
+from memcli.core.names import SEQUENCE_DIRS as SEQUENCE_DIRS
 
-EPISODES_DIR = "episodes"
-#: imported conversations, one file per conversation (memcli import --conversation)
-CONVERSATIONS_DIR = "conversations"
-#: folders of ordered logs: there adjacent entries follow each other in time (DESIGN §3)
-SEQUENCE_DIRS = (EPISODES_DIR, CONVERSATIONS_DIR)
-
-#: type -> (file it lives in, section heading used when memcli creates the section)
+#: built-in type -> (the built-in file it lives in, section heading used when memcli
+#: creates the section); which file a type goes to in a workspace is its registry's
+#: (memcli.core.registry.Registry.file_for_type)
 KNOWN_TYPES: dict[str, tuple[str, str]] = {
-    "preference": (MEMORY_FILE, "Preferences"),
-    "fact": (MEMORY_FILE, "Facts"),
-    "pattern": (MEMORY_FILE, "Patterns"),
-    "reflection": (MEMORY_FILE, "Reflections"),
-    "correction": (MEMORY_FILE, "Corrections"),
-    "skill": (LEARNINGS_FILE, "Skills"),
-    "lesson": (LEARNINGS_FILE, "Lessons"),
+    entry_type: (name, heading)
+    for name, _, _, _, sections, _ in BUILTIN_FILES
+    for entry_type, heading in sections
 }
 
 #: heading text (case-folded) -> type
@@ -65,8 +59,8 @@ MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
 def is_sequence_file(name: str) -> bool:
     """True for a workspace-relative file that is an ordered log (an episode file or an
     imported conversation): its entries follow each other in time, so a search may let
-    an entry borrow relevance from the ones next to it. memory.md, learnings.md and
-    archive.md are curated: adjacency there means nothing (DESIGN §3)."""
+    an entry borrow relevance from the ones next to it. The curated files and
+    archive.md are not: adjacency there means nothing (DESIGN §3)."""
     head, _, rest = name.replace("\\", "/").partition("/")
     return bool(rest) and head in SEQUENCE_DIRS
 
@@ -132,13 +126,6 @@ def normalize_text(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     text = " ".join(text.split())
     return text.rstrip(" .!?。！？;；,，")
-
-
-def file_for_type(entry_type: str) -> str:
-    """The Markdown file an entry of this type is written to."""
-    if entry_type in KNOWN_TYPES:
-        return KNOWN_TYPES[entry_type][0]
-    return MEMORY_FILE
 
 
 def section_title(entry_type: str) -> str:

@@ -349,19 +349,6 @@ def clean_context(text: str) -> str:
     return strip_controls(text)[-MAX_QUERY_CHARS:]
 
 
-_EPISODE_FILE = re.compile(r"episodes/\d{4}-\d{2}-\d{2}\.md")
-
-
-def is_own_file(name: str, listed: list[str] | tuple[str, ...] = ()) -> bool:
-    """True when `name`, a workspace-relative path read from a file (archive.md's
-    `from=`), is one of the workspace's own entry files: memory.md, learnings.md,
-    episodes/YYYY-MM-DD.md, or an episode file the store lists. Never a path that
-    leaves the workspace (`..`, absolute) or any other file."""
-    if name in ("memory.md", "learnings.md") or _EPISODE_FILE.fullmatch(name):
-        return True
-    return name in listed and name.startswith("episodes/") and name.count("/") == 1
-
-
 # ----------------------------------------------------------------------------- input
 
 

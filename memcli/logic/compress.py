@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, normalize_text
+from memcli.core.registry import BUILTIN, Registry
 from memcli.logic.consolidation import (
     Summarize,
     consolidate,
@@ -46,6 +47,7 @@ class Context:
     access: dict[str, Access]
     summarize: Summarize | None = None  # abstractive merge (an LLM: llm_summary)
     forget_scope: str = "machine"  # [forget] scope: machine | all | none
+    files: Registry = BUILTIN  # the workspace's files: where a consolidated type goes
 
 
 def plan_compress(
@@ -87,7 +89,10 @@ def plan_compress(
         new_id=new_id,
         summarize=ctx.summarize,
     )
-    episodes(plan, movable, row, taken, cfg=cfg, now=now, new_id=new_id, summarize=ctx.summarize)
+    episodes(
+        plan, movable, row, taken, cfg=cfg, now=now, new_id=new_id, summarize=ctx.summarize,
+        files=ctx.files,
+    )
     forget(plan, movable, taken, cfg=cfg, access=access, now=now, scope=ctx.forget_scope)
     if target_tokens is not None and tokens_after is not None:
         fit(

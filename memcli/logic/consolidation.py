@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from memcli.core.models import BY_KEY, Entry, file_for_type, fmt_unit, format_time
+from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time
+from memcli.core.registry import BUILTIN, Registry
 from memcli.index.tokenize import tokenize
 from memcli.logic.forgetting import age_days, episode_day, unconfirmed, written_at
 from memcli.store.access import Access
@@ -221,9 +222,11 @@ def episodes(
     now: dt.datetime,
     new_id: Callable[[str], str],
     summarize: Summarize | None,
+    files: Registry = BUILTIN,
 ) -> None:
     """Notes of episode files older than episode_age_days that recur (similar notes of a
-    day, merged) become one memory.md / learnings.md entry, dated by their day. A note
+    day, merged) become one entry of a curated file (`files`: the workspace's registry
+    says which), dated by their day. A note
     that does not recur ("15:05 Lunch with the team") is no lasting fact: it stays in its
     episode file, where it may fade."""
     days: dict[dt.date, list[Entry]] = {}
@@ -241,7 +244,7 @@ def episodes(
             body = summarize(members) if summarize else extractive_summary(members, matrix[group])
             entry_type = episode_type(body)
             text = f"{day.isoformat()}: {body}"
-            target = file_for_type(entry_type)
+            target = files.file_for_type(entry_type)
             reason = "episode consolidated"
             write_merged(plan, members, text, entry_type, target, reason, new_id, now)
             taken.update(e.id for e in members)

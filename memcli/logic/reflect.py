@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, Entry, format_time, normalize_text
+from memcli.core.models import Entry, format_time, normalize_text
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.changes import Action, Plan, Write
 from memcli.store.config import ReflectSettings
 
@@ -320,9 +321,11 @@ def plan_reflect(
     existing: Sequence[Entry],
     now: dt.datetime,
     notes: Sequence[str] = (),
+    files: Registry = BUILTIN,
 ) -> Plan:
-    """Insights as entries: a lesson (learnings.md) when most evidence is procedural,
-    else a reflection (memory.md); importance below the evidence (insight_importance),
+    """Insights as entries: a lesson (in the file of lessons, `files`: the workspace's
+    registry) when most evidence is procedural (from that file), else a reflection (in
+    the file of reflections); importance below the evidence (insight_importance),
     src = evidence ids, an id derived from both (insight_id). Skips insights already
     written and themes an earlier insight already covers; `notes` say why there are
     none (or fewer)."""
@@ -339,9 +342,9 @@ def plan_reflect(
         if normalize_text(insight.text) in texts or any(set(ids) <= c for c in covered):
             plan.notes.append(f"already reflected: {', '.join(ids)}")
             continue
-        procedural = sum(e.file == LEARNINGS_FILE for e in insight.evidence)
+        procedural = sum(e.file == files.file_for_type("lesson") for e in insight.evidence)
         lesson = procedural * 2 > len(insight.evidence)
-        target = LEARNINGS_FILE if lesson else MEMORY_FILE
+        target = files.file_for_type("lesson" if lesson else "reflection")
         entry_id = insight_id(target, ids, insight.text, taken)
         taken.add(entry_id)
         imp = f"{insight_importance(insight.evidence):g}"

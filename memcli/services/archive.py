@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from memcli.core.errors import NotFoundError, ValidationError
-from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type, format_time, new_id, utc_now
-from memcli.core.validate import check_meta_value, check_type, is_own_file
+from memcli.core.models import ARCHIVE_FILE, Entry, format_time, new_id, utc_now
+from memcli.core.validate import check_meta_value, check_type
 from memcli.services.entries import all_entries, find
 from memcli.services.runtime import Runtime, operation
 from memcli.store.markdown import Document, id_prefix_for
@@ -67,14 +67,15 @@ def restore(rt: Runtime, entry_id: str) -> Entry:
             f"{old.meta.get('type')!r}, which is not a usable type; nothing was changed",
             hint="fix or remove type= in that entry's <!-- ... --> comment",
         ) from None
-    target = old.meta.get("from") or file_for_type(entry_type)
-    if not is_own_file(target, rt.store.entry_files()):
+    files = rt.store.files
+    target = old.meta.get("from") or files.file_for_type(entry_type)
+    if not files.is_own_file(target, rt.store.entry_files()):
         raise ValidationError(
             f"{ARCHIVE_FILE}:{old.line}: archived entry {old.id} names from={target!r}, "
-            "which is not one of this workspace's entry files (memory.md, learnings.md, "
+            f"which is not one of this workspace's entry files ({', '.join(files.names)}, "
             "episodes/YYYY-MM-DD.md); nothing was changed",
             hint="fix or remove from= in that entry's <!-- ... --> comment (without it, "
-            f"restore puts the entry in {file_for_type(entry_type)})",
+            f"restore puts the entry in {files.file_for_type(entry_type)})",
         )
     if "/" in target:  # an episode file: its folder may be gone
         (rt.root / target).parent.mkdir(exist_ok=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import ConfigError, UsageError
+from memcli.core.names import CONFIG_FILE
 from memcli.store.config import SECTIONS, Settings, load_settings
 from memcli.store.config_rules import BadValue, convert
 
@@ -107,9 +108,9 @@ def check(workspace: Path, workspace_text: str | None, user_text: str | None) ->
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         if workspace_text is not None:
-            (root / "memcli.toml").write_text(workspace_text, encoding="utf-8")
-        elif (workspace / "memcli.toml").exists():
-            (root / "memcli.toml").write_bytes((workspace / "memcli.toml").read_bytes())
+            (root / CONFIG_FILE).write_text(workspace_text, encoding="utf-8")
+        elif (workspace / CONFIG_FILE).exists():
+            (root / CONFIG_FILE).write_bytes((workspace / CONFIG_FILE).read_bytes())
         user = root / "user.toml"
         if user_text is not None:
             user.write_text(user_text, encoding="utf-8")
@@ -117,7 +118,7 @@ def check(workspace: Path, workspace_text: str | None, user_text: str | None) ->
             load_settings(root, env={}, user_config=user if user_text is not None else None)
         except ConfigError as exc:
             raise ConfigError(
-                exc.message.replace(str(root / "memcli.toml"), "memcli.toml").replace(
+                exc.message.replace(str(root / CONFIG_FILE), CONFIG_FILE).replace(
                     str(user), "config.toml"
                 ),
                 hint="nothing was written",

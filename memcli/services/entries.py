@@ -21,7 +21,6 @@ from memcli.core.models import (
     ARCHIVE_FILE,
     BY_KEY,
     Entry,
-    file_for_type,
     fmt_unit,
     format_time,
     new_id,
@@ -129,9 +128,7 @@ def find(rt: Runtime, entry_id: str, include_archived: bool = False) -> Entry:
         )
     if found:
         return live[0] if live else found[0]
-    where = "memory.md, learnings.md, episodes/, conversations/" + (
-        " or archive.md" if include_archived else ""
-    )
+    where = rt.store.files.describe() + (" or archive.md" if include_archived else "")
     raise NotFoundError(
         f"no entry with id {entry_id!r} in {where} of {rt.root}",
         hint="`memcli list` shows the ids",
@@ -159,7 +156,7 @@ def stats(rt: Runtime) -> dict[str, Any]:
 
 
 def live_entries(rt: Runtime) -> list[Entry]:
-    """Entries of memory.md, learnings.md and episodes/, first of each id."""
+    """Entries of the curated files and the logs (not archive.md), first of each id."""
     seen: dict[str, Entry] = {}
     for entry in all_entries(rt):
         seen.setdefault(entry.id, entry)
@@ -197,6 +194,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
     created = check_created(request.created)  # checked again: the API takes it too
     keywords = clean_keywords(request.keywords)
     store = rt.require()
+    entry_type = store.files.heading_type(entry_type)  # `projects`: a declared `project`
     now = format_time(utc_now())
     wanted = normalize_text(text)
     auto_keywords = [] if keywords else extract_keywords(text)
@@ -212,7 +210,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
         if normalize_text(entry.text) == wanted:
             return _merge_duplicate(rt, entry, merged)
 
-    target = file_for_type(entry_type)
+    target = store.files.file_for_type(entry_type)
     entry_id = new_id(store.entries(include_archived=True), id_prefix_for(target))
 
     def change(doc: Document) -> AddResult:

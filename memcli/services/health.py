@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from memcli.core.errors import MemcliError
+
 
 @dataclass
 class Check:
@@ -81,7 +83,8 @@ def index_check(manager: Any) -> Check:
 
 def merge_driver_check(root: Path) -> Check | None:
     """In a git repository: the entry-aware merge driver is set up (None outside one)."""
-    from memcli.store.gitmerge import ATTRIBUTES
+    from memcli.store.config_files import load_registry
+    from memcli.store.gitmerge import attributes as driver_lines
 
     def git(*args: str) -> str | None:
         try:
@@ -96,7 +99,11 @@ def merge_driver_check(root: Path) -> Check | None:
         return None
     attributes = root / ".gitattributes"
     lines = attributes.read_text(encoding="utf-8").splitlines() if attributes.exists() else []
-    missing = [line for line in ATTRIBUTES if line not in lines]
+    try:
+        wanted = driver_lines(load_registry(root))  # the curated files `[files]` adds too
+    except MemcliError:
+        wanted = driver_lines()
+    missing = [line for line in wanted if line not in lines]
     driver = git("config", "merge.memcli.driver")
     if missing or not driver:
         what = "the .gitattributes lines" if missing else "the driver in git config"

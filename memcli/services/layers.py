@@ -210,10 +210,10 @@ def _names(setting: str) -> list[str]:
 def _usable(path: str, *, quiet: bool, notify: Any) -> bool:
     """Whether the directory can be read as a layer; one notice per directory if not
     (none for a missing one when `quiet`)."""
-    from memcli.core.names import LEARNINGS_FILE, MEMORY_FILE
+    from memcli.core.names import CURATED_BUILTIN
     from memcli.store.workspace import unsafe_dir_problem
 
-    if any(os.path.isfile(os.path.join(path, n)) for n in (MEMORY_FILE, LEARNINGS_FILE)):
+    if any(os.path.isfile(os.path.join(path, n)) for n in CURATED_BUILTIN):
         problem = unsafe_dir_problem(path)
         if problem is None:
             return True

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memcli.core.errors import ValidationError
-from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, Entry, utc_now
+from memcli.core.models import Entry, utc_now
 from memcli.services.entries import id_maker, live_entries
 from memcli.services.runtime import Runtime, operation
 
@@ -48,6 +48,7 @@ def plan_compress(rt: Runtime, *, target_tokens: int | None = None) -> Plan:
         rt.access.load(),
         (lambda members: llm_summary(llm, members)) if llm else None,
         forget_scope=rt.settings.forget.scope,
+        files=store.files,
     )
     counter = get_counter(rt.settings.inject.encoding)
 
@@ -55,7 +56,7 @@ def plan_compress(rt: Runtime, *, target_tokens: int | None = None) -> Plan:
         texts = preview(store, plan)
         return sum(
             counter.count(texts[n][1] if n in texts else store.load(n).serialize())
-            for n in (MEMORY_FILE, LEARNINGS_FILE)
+            for n in store.files.names
         )
 
     def entry_tokens(entry: Entry) -> int:
@@ -147,7 +148,7 @@ def plan_reflect(rt: Runtime, *, force: bool = False) -> tuple[Trigger, Plan]:
             return [others[int(i)] for i in best]
 
         insights = llm_insights(pool, llm, retrieve, cfg)
-    return trigger, plan(insights, entries, now, why)
+    return trigger, plan(insights, entries, now, why, rt.store.files)
 
 
 @operation("reflect")

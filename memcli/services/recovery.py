@@ -52,7 +52,7 @@ def _entries_of(store: Store, digest: str | None, file: str) -> dict[str, Entry]
         text = store.history.get(digest).decode("utf-8-sig")
     except (KeyError, UnicodeDecodeError):
         return None
-    return {e.id: e for e in parse(text, file).entries()}
+    return {e.id: e for e in parse(text, file, store.files).entries()}
 
 
 def versions(
@@ -120,7 +120,7 @@ def diagnose(store: Store) -> dict[str, Any]:
         else:
             archived = {e.id: e for e in doc.entries()}
     for record in store.history.records():
-        if "file" in record and not own_file(record["file"]):
+        if "file" in record and not own_file(record["file"], store.files):
             problems.append(
                 f"{store.history.log_path}:{record['_line']}: names {record['file']!r}, "
                 "not one of this workspace's entry files: memcli ignores it (remove the line)"

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcli.core.models import ARCHIVE_FILE, Entry, file_for_type
+from memcli.core.models import ARCHIVE_FILE, Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.services.observed import observe_all
 from memcli.store.document import Document
 from memcli.store.history_log import own_file, refuse
@@ -61,7 +62,7 @@ def _stale_saves(store: Store, by_id: dict[str, str], texts: set[str]) -> list[d
     seen: set[str] = set()
     out = []
     for item in reversed(store.history.lost_entries()):
-        if item["id"] in seen or not own_file(item.get("file")):
+        if item["id"] in seen or not own_file(item.get("file"), store.files):
             continue
         seen.add(item["id"])
         if item.get("text") in texts:
@@ -77,14 +78,15 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
     Each version is compared with the one it replaced, and only the entries around the
     bytes that changed are parsed (an add to a 690 KB file parses a line or two)."""
     history = store.history
-    records = [r for r in history.versions() if own_file(r.get("file")) and r.get("prev")]
+    files = store.files
+    records = [r for r in history.versions() if own_file(r.get("file"), files) and r.get("prev")]
     last: dict[str, tuple[Entry, dict]] = {}  # id -> its text before it went, and when
     for record in records:
         try:
             before, after = history.get(record["prev"]), history.get(record["sha"])
         except KeyError:
             continue  # pruned
-        old, new = _around_change(before, after, record["file"])
+        old, new = _around_change(before, after, record["file"], files)
         for entry in _gone(old, new):
             if entry.id not in now:
                 last[entry.id] = (entry, record)
@@ -114,7 +116,9 @@ def _gone(old: dict[str, Entry], new: dict[str, Entry]) -> list[Entry]:
     return out
 
 
-def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dict[str, Entry]]:
+def _around_change(
+    a: bytes, b: bytes, name: str, files: Registry = BUILTIN
+) -> tuple[dict[str, Entry], dict[str, Entry]]:
     """The entries (id -> entry) of `a` and of `b` around where they differ: whole
     entries (continuation lines included), read under the section heading above them."""
     start, end_a, end_b = changed_span(a, b)
@@ -132,8 +136,8 @@ def _around_change(a: bytes, b: bytes, name: str) -> tuple[dict[str, Entry], dic
         stop = len(tail) if newline < 0 else newline + 1
     context = _context(a, start)
     return (
-        _entries_in(context + a[start : end_a + stop], name),
-        _entries_in(context + b[start : end_b + stop], name),
+        _entries_in(context + a[start : end_a + stop], name, files),
+        _entries_in(context + b[start : end_b + stop], name, files),
     )
 
 
@@ -153,12 +157,12 @@ def _context(data: bytes, start: int) -> bytes:
     return front
 
 
-def _entries_in(data: bytes, name: str) -> dict[str, Entry]:
+def _entries_in(data: bytes, name: str, files: Registry = BUILTIN) -> dict[str, Entry]:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return {}
-    return {e.id: e for e in parse_file(text, name).entries}
+    return {e.id: e for e in parse_file(text, name, files).entries}
 
 
 def _parse(store: Store, digest: str, name: str) -> Parsed | None:
@@ -166,7 +170,7 @@ def _parse(store: Store, digest: str, name: str) -> Parsed | None:
         text = store.history.get(digest).decode("utf-8-sig")
     except (KeyError, UnicodeDecodeError):
         return None
-    return parse_file(text, name)
+    return parse_file(text, name, store.files)
 
 
 def _how(gone: dict | None, entry_id: str, operations: dict[str, dict], store: Store) -> str:
@@ -201,22 +205,23 @@ def restore_removed(store: Store, entry_id: str) -> Entry | None:
             break
     else:
         for planted in store.history.lost_entries():  # a log line naming another file
-            if planted.get("id") == entry_id and not own_file(planted.get("file")):
+            if planted.get("id") == entry_id and not own_file(planted.get("file"), store.files):
                 raise refuse(store.history.log_path, {"_line": planted["line"], **planted},
                              "restore")
         return None
-    if not own_file(item.get("file")):
+    if not own_file(item.get("file"), store.files):
         raise refuse(store.history.log_path, {"_line": item.get("line"), **item}, "restore")
     meta = dict(item.get("meta") or {})
     entry_type = item.get("type") or "fact"
     target = item["file"]
     if target == ARCHIVE_FILE:  # deleted from the archive: back where it came from
         entry_type = str(meta.get("type") or "fact")
-        target = meta.get("from") if own_file(meta.get("from")) else file_for_type(entry_type)
+        back = meta.get("from")
+        target = back if own_file(back, store.files) else store.files.file_for_type(entry_type)
         for key in ("archived", "reason", "from", "type", "replaced_by"):
             meta.pop(key, None)
         if target == ARCHIVE_FILE:
-            target = file_for_type(entry_type)
+            target = store.files.file_for_type(entry_type)
     meta["id"] = item["id"]
     if "/" in target:  # an episode file: its folder may be gone
         (store.root / target).parent.mkdir(exist_ok=True)

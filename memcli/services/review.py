@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memcli.core.errors import NotFoundError, ValidationError
-from memcli.core.models import BY_KEY, Entry, file_for_type, fmt_unit, format_time, utc_now
+from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, utc_now
 from memcli.core.review import REVIEW_KEY, held_of, is_pending
 from memcli.services.archive import forget
 from memcli.services.entries import find, live_entries
@@ -69,7 +69,7 @@ def confirm(rt: Runtime, ids: Sequence[str] = (), *, every: bool = False) -> lis
 
 def _rewrite(rt: Runtime, old: Entry, new: Entry) -> Entry:
     """`old` replaced by `new`, moved to the section (and file) of its new type."""
-    target = file_for_type(new.type) if new.type != old.type else old.file
+    target = rt.store.files.file_for_type(new.type) if new.type != old.type else old.file
 
     def missing() -> NotFoundError:
         return NotFoundError(

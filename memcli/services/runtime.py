@@ -26,6 +26,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memcli.core.names import CONFIG_FILE
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings, load_settings
 from memcli.store.store import Store
@@ -68,7 +69,7 @@ class Runtime:
             if self._settings.ignored:
                 from memcli.store.trust import untrusted_notice
 
-                self.notify(untrusted_notice(self.root / "memcli.toml", self._settings.ignored))
+                self.notify(untrusted_notice(self.root / CONFIG_FILE, self._settings.ignored))
             for problem in self._settings.problems:  # `memcli doctor` lists them too
                 self.notify(problem)
         return self._settings
@@ -182,7 +183,7 @@ def settings_stamp(root: Path, with_env: bool = True) -> tuple[tuple[object, ...
     found already."""
     from memcli.store.trust import trust_file, user_config_file
 
-    stamps = tuple(_mtime(p) for p in (root / "memcli.toml", user_config_file(), trust_file()))
+    stamps = tuple(_mtime(p) for p in (root / CONFIG_FILE, user_config_file(), trust_file()))
     if not with_env:
         return stamps, ()
     env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))

@@ -65,7 +65,7 @@ def plan_undo(store: Store) -> UndoPlan:
         if started is not None and not (started[0] - started[1]):
             continue  # undone, every file
         for write in op["writes"]:
-            if not own_file(write["file"]):
+            if not own_file(write["file"], store.files):
                 raise refuse(history.log_path, {"_line": write["line"], **write}, "undo")
         plan = _plan_one(store, op, only=(started[0] - started[1]) if started else None)
         if plan.files:
@@ -138,8 +138,8 @@ def _no_repeated_ids(
     for name, (current, new) in files.items():
         if name == ARCHIVE_FILE:
             continue
-        docs[name] = parse(new, name)
-        now[name] = {(e.id, e.text) for e in parse(current, name).entries()}
+        docs[name] = parse(new, name, store.files)
+        now[name] = {(e.id, e.text) for e in parse(current, name, store.files).entries()}
         counts.update(e.id for e in docs[name].entries())
     kept: list[str] = []
     out = dict(files)
@@ -183,7 +183,7 @@ def apply_undo(store: Store, plan: UndoPlan) -> None:
             def change(text: str, a: str = planned_from, b: str = planned_to,
                        file: str = name) -> tuple[str | None, None]:
                 result = b if text == a else merge_text(a, text, b).text
-                problems = parse(result, file).problems
+                problems = parse(result, file, store.files).problems
                 if problems:
                     raise MemcliError(
                         f"cannot undo {plan.op}: {problems[0]}; nothing more was changed",

@@ -190,7 +190,7 @@ def preview(store: Store, plan: Plan) -> dict[str, tuple[str, str]]:
 
 def _fresh(store: Store, name: str) -> Document:
     """A private, mutable parse of one file."""
-    return parse(store.load(name).serialize(), name)
+    return parse(store.load(name).serialize(), name, store.files)
 
 
 def unified_diff(store: Store, plan: Plan) -> str:

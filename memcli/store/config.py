@@ -197,6 +197,9 @@ class Settings:
 
 
 SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget", "layers")
+#: tables besides the settings: [synonyms] (groups of equivalent words) and [files]
+#: (the workspace's curated files, memcli.store.config_files)
+TABLES = ("synonyms", "files")
 
 #: settings memcli no longer has, by table: a settings file that still sets them loads
 #: (they are ignored); any other key of such a table is an error. `[add]
@@ -222,6 +225,14 @@ def load_settings(
     user_table, _ = _read_table(user_path)
     path = workspace / CONFIG_FILE
     table, digest = _read_table(path)
+    if "files" in user_table:
+        raise ConfigError(
+            f"{user_path}: [files] names a workspace's curated files",
+            hint="declare them in the workspace's memcli.toml",
+        )
+    from memcli.store.config_files import registry_from
+
+    registry_from(table.get("files"), path)  # a bad [files] entry: an error, file:line
     ignored: list[str] = []
     risky = trust.withheld(table)  # [index] where-the-index-lives settings as one unit
     if risky and not trust.is_trusted(workspace, env, digest):
@@ -317,11 +328,11 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
         table = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: {exc}", hint="fix the TOML syntax") from None
-    unknown = sorted(set(table) - set(SECTIONS) - {"synonyms"} - set(RETIRED))
+    unknown = sorted(set(table) - set(SECTIONS) - set(TABLES) - set(RETIRED))
     if unknown:
         raise ConfigError(
             f"{path}: unknown table [{unknown[0]}]",
-            hint=f"known tables: {', '.join((*SECTIONS, 'synonyms'))}",
+            hint=f"known tables: {', '.join((*SECTIONS, *TABLES))}",
         )
     for name, retired in RETIRED.items():
         given = table.pop(name, {})

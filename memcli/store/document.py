@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memcli.core.errors import ParseError
-from memcli.core.models import Entry, heading_type, section_title
+from memcli.core.models import Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.metadata import (
     _render_first_line,
     _trailing_comment,
@@ -85,6 +86,8 @@ class Document:
     eol: str = "\n"
     problems: list[ParseError] = field(default_factory=list)
     front: dict[str, Any] = field(default_factory=dict)
+    #: the workspace's files: the headings of its types (memcli.core.registry)
+    files: Registry = field(default=BUILTIN, repr=False, compare=False)
 
     # -- reading
 
@@ -110,7 +113,13 @@ class Document:
         (they are frozen)."""
         blocks = [replace(block, lines=list(block.lines)) for block in self.blocks]
         return Document(
-            self.filename, blocks, self.bom, self.eol, list(self.problems), dict(self.front)
+            self.filename,
+            blocks,
+            self.bom,
+            self.eol,
+            list(self.problems),
+            dict(self.front),
+            self.files,
         )
 
     # -- changing
@@ -160,14 +169,14 @@ class Document:
         self._ensure_final_newline()
         position = self._section_end(entry.type)
         if position is None:
-            title = section_title(entry.type)
+            title = self.files.section_title(entry.type)
             tail: list[str] = []
             if self.blocks and not self.serialize().endswith(self.eol * 2):
                 tail.append(self.eol)
             tail += [f"## {title}{self.eol}"]
             self.blocks.append(RawBlock(tail, 0))
             position = len(self.blocks)
-        block = EntryBlock(lines, 0, entry, "- ", section_title(entry.type))
+        block = EntryBlock(lines, 0, entry, "- ", self.files.section_title(entry.type))
         self.blocks.insert(position, block)
         following = self.blocks[position + 1] if position + 1 < len(self.blocks) else None
         if isinstance(following, RawBlock) and _HEADING_RE.match(_strip_eol(following.lines[0])):
@@ -202,7 +211,7 @@ class Document:
                     heading
                     and heading_at is None
                     and len(heading.group("hashes")) == 2
-                    and heading_type(heading.group("title")) == entry_type
+                    and self.files.heading_type(heading.group("title")) == entry_type
                 ):
                     heading_at = (index, line_index)
         if last_entry is not None:

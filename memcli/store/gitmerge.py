@@ -1,4 +1,5 @@
-"""A git merge driver for memory.md, learnings.md and archive.md that merges by entry id.
+"""A git merge driver for the curated files (memory.md, learnings.md and those `[files]`
+adds: the workspace's registry), archive.md and the logs that merges by entry id.
 
 `merge=union` (or git's line merge) treats an entry list as lines: an entry edited on
 both machines comes out twice, or as a conflict. This driver merges the three versions
@@ -31,15 +32,21 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from memcli.core.errors import MemcliError
-from memcli.core.models import SEQUENCE_DIRS, Entry
+from memcli.core.models import Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import atomic_write
 from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
 from memcli.store.merge import merge_lines
 
-MERGED_FILES = ("memory.md", "learnings.md", "archive.md")
-#: the ordered logs (episodes/, conversations/): both machines' notes of one day kept
-LOG_PATTERNS = tuple(f"{folder}/*.md" for folder in SEQUENCE_DIRS)
-ATTRIBUTES = [f"/{name} merge=memcli" for name in MERGED_FILES + LOG_PATTERNS]
+
+def attributes(files: Registry = BUILTIN) -> list[str]:
+    """The .gitattributes lines for a workspace with registry `files`: its curated
+    files, archive.md and the ordered logs (both machines' notes of one day kept)."""
+    return [f"/{name} merge=memcli" for name in files.merged]
+
+
+#: the lines of a workspace without `[files]`
+ATTRIBUTES = attributes()
 #: what earlier versions wrote (unanchored: it matched a memory.md in any folder)
 OLD_ATTRIBUTES = {line[1:]: line for line in ATTRIBUTES}
 TOKEN = "\x00memcli-entry:"
@@ -53,9 +60,12 @@ class MergeOutcome:
     conflicts: int  # entries whose text both sides changed (kept both ways)
 
 
-def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutcome:
-    """Merge three versions of an entry file by entry id (see the module docstring)."""
-    docs = [parse(text, filename) for text in (base, ours, theirs)]
+def merge_entries(
+    base: str, ours: str, theirs: str, filename: str, files: Registry = BUILTIN
+) -> MergeOutcome:
+    """Merge three versions of an entry file by entry id (see the module docstring);
+    `files`: the workspace's registry (the file's default type and headings)."""
+    docs = [parse(text, filename, files) for text in (base, ours, theirs)]
     for doc, side in zip(docs, ("base", "ours", "theirs"), strict=True):
         blocking = [p for p in doc.problems if p.blocks_writes]
         if blocking:
@@ -93,13 +103,13 @@ def merge_entries(base: str, ours: str, theirs: str, filename: str) -> MergeOutc
     text = "".join(out)
     missing = [i for i, lines in chosen.items() if lines is not None and i not in emitted]
     if missing:  # removed from the layout by one side, kept by the decision (edited)
-        doc = parse(text, filename)
+        doc = parse(text, filename, files)
         for entry_id in missing:
             block = a.get(entry_id) or b.get(entry_id)
             assert block is not None
-            entry = parse("".join(chosen[entry_id] or []), filename).entries()
+            entry = parse("".join(chosen[entry_id] or []), filename, files).entries()
             doc.insert_entry(replace(entry[0], type=block.entry.type) if entry else block.entry)
-            for extra_entry in parse("".join(extra.get(entry_id, [])), filename).entries():
+            for extra_entry in parse("".join(extra.get(entry_id, [])), filename, files).entries():
                 doc.insert_entry(replace(extra_entry, type=block.entry.type))
         text = doc.serialize()
     return MergeOutcome(docs[1].bom + text, conflicts)  # the layout's lines carry no BOM
@@ -199,14 +209,17 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
     when merged (always, unless a version cannot be read or parsed or the result cannot
     be written, when git's conflict handling takes over: 1)."""
     filename = os.path.basename(pathname or str(ours))
-    folder = os.path.basename(os.path.dirname(pathname or ""))
-    if folder in SEQUENCE_DIRS:  # an episode file or a conversation: its own defaults
-        filename = f"{folder}/{filename}"
-    elif filename not in MERGED_FILES:
-        filename = "memory.md" if "learn" not in filename else "learnings.md"
+    folder = os.path.dirname(pathname or "")
+    files = _registry(folder)
+    if files.is_log(f"{os.path.basename(folder)}/{filename}"):  # its own defaults
+        filename = f"{os.path.basename(folder)}/{filename}"
+        folder = os.path.dirname(folder)
+        files = _registry(folder)
+    elif not files.is_entry_file(filename):
+        filename = files.primary
     try:
         texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
-        outcome = merge_entries(*texts, filename=filename)
+        outcome = merge_entries(*texts, filename=filename, files=files)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         sys.stderr.write(f"memcli merge-driver: {pathname or ours}: {exc}; left to git\n")
         return 1
@@ -226,7 +239,9 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
 def setup(root: Path) -> list[str]:
     """Register the driver for the git repository holding `root`: .gitattributes in
     `root`, `git config merge.memcli.*` and a post-merge hook. Returns what it did."""
-    done = _write_attributes(root / ".gitattributes")
+    from memcli.store.config_files import load_registry
+
+    done = _write_attributes(root / ".gitattributes", attributes(load_registry(root)))
     git_dir = _git(root, "rev-parse", "--git-dir")
     if git_dir is None:
         return done  # not in a repository (yet): the attributes wait for `git init`
@@ -262,23 +277,35 @@ def setup(root: Path) -> list[str]:
     return done
 
 
-def _write_attributes(attributes: Path) -> list[str]:
+def _write_attributes(path: Path, wanted_lines: list[str]) -> list[str]:
     """Add the anchored driver lines to .gitattributes, replacing the unanchored ones
     earlier versions wrote; what it did."""
-    existing = attributes.read_text(encoding="utf-8") if attributes.exists() else ""
+    existing = path.read_text(encoding="utf-8") if path.exists() else ""
     lines: list[str] = []
     for line in existing.splitlines():
         line = OLD_ATTRIBUTES.get(line.strip(), line)
-        if not (line in ATTRIBUTES and line in lines):  # the old and the new line: once
+        if not (line in wanted_lines and line in lines):  # the old and the new line: once
             lines.append(line)
     migrated = lines != existing.splitlines()
-    wanted = [line for line in ATTRIBUTES if line not in lines]
+    wanted = [line for line in wanted_lines if line not in lines]
     if not wanted and not migrated:
         return []
     text = "".join(f"{line}\n" for line in lines + wanted)
-    attributes.write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     what = ", ".join(wanted) if wanted else "anchored to the workspace"
-    return [f"{attributes}: {what}"]
+    return [f"{path}: {what}"]
+
+
+def _registry(folder: str) -> Registry:
+    """The registry of the workspace in `folder` (relative to the repository's top,
+    where git runs the driver); the built-in one when its `[files]` is bad."""
+    from memcli.core.errors import ConfigError
+    from memcli.store.config_files import load_registry
+
+    try:
+        return load_registry(Path(folder or "."))
+    except ConfigError:
+        return BUILTIN
 
 
 def _git(root: Path, *args: str) -> str | None:

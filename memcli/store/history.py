@@ -24,17 +24,22 @@ import contextvars
 import datetime as dt
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memcli.core.errors import MemcliError
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.history_log import Heads, dump
 from memcli.store.history_log import read as read_log
 from memcli.store.history_objects import Objects, sha256
 from memcli.store.history_prune import KEEP_PER_FILE as KEEP_PER_FILE
 from memcli.store.history_prune import MAX_RECORDS as MAX_RECORDS
 from memcli.store.history_prune import note_append, prune_locked
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from memcli.store.document import Document
 
 KEEP_DAYS = 30
 KEEP_MB = 100
@@ -114,6 +119,8 @@ class History:
     keep_mb: float = KEEP_MB
     _objects: Objects | None = field(default=None, repr=False)
     _heads: Heads | None = field(default=None, repr=False)
+    #: the workspace's registry, as its store reads it (the types of removed entries)
+    files: Callable[[], Registry] = field(default=lambda: BUILTIN, repr=False)
 
     @property
     def dir(self) -> Path:
@@ -232,7 +239,12 @@ class History:
         version and that `data` no longer has ("removed"), or has with another text
         ("reverted": a stale buffer saved over memcli's edit); id, text, type and
         metadata each."""
-        from memcli.store.markdown import parse
+        from memcli.store.markdown import parse as parse_with
+
+        files = self.files()
+
+        def parse(text: str, name: str) -> Document:
+            return parse_with(text, name, files)
 
         head = self.heads.current().get(file)
         if head is not None and head == (previous, "external"):

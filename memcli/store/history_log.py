@@ -4,8 +4,9 @@ line it is on; which file names a record may carry; and the heads index
 lines written after it instead of reading the whole log.
 
 A name in the log is only trusted when it is one of the workspace's own entry files
-(memory.md, learnings.md, archive.md, episodes/*.md, conversations/*.md, as
-`Store.entry_files` lists them): anything else (`../outside.txt`, `episodes/../../x`) is
+(its registry's curated files, archive.md, episodes/*.md, conversations/*.md:
+memcli.core.registry.Registry.is_entry_file): anything else (`../outside.txt`,
+`episodes/../../x`) is
 refused where it would be used, naming the log line.
 """
 
@@ -14,19 +15,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from pathlib import Path
 
 from memcli.core.errors import MemcliError
+from memcli.core.registry import BUILTIN, Registry
 
-_OWN = re.compile(r"(?:memory|learnings|archive)\.md|(?:episodes|conversations)/[^/\\]+\.md")
 INDEX_AFTER = 64 * 1024  # log bytes past the index before a reader writes a new one
 
 
-def own_file(name: object) -> bool:
-    """Whether `name` (read from the log or a file) is one of a workspace's own entry
-    files: never absolute, never `..`, never a hidden or control-character name."""
-    if not isinstance(name, str) or not _OWN.fullmatch(name):
+def own_file(name: object, files: Registry = BUILTIN) -> bool:
+    """Whether `name` (read from the log or a file) is one of the entry files of a
+    workspace with registry `files`: never absolute, never `..`, never a hidden or
+    control-character name."""
+    if not isinstance(name, str) or "\\" in name or not files.is_entry_file(name):
         return False
     last = name.rsplit("/", 1)[-1]
     return not last.startswith(".") and all(c >= " " and c != "\x7f" for c in name)

@@ -21,7 +21,8 @@ from operator import attrgetter
 from typing import Any
 
 from memcli.core.errors import ParseError
-from memcli.core.models import Entry, heading_type
+from memcli.core.models import Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.core.validate import MAX_ENTRY_CHARS
 from memcli.store.document import (
     _FENCE_RE,
@@ -128,20 +129,21 @@ class Parsed:
         return self._ids
 
 
-def parse(text: str, filename: str) -> Document:
+def parse(text: str, filename: str, files: Registry = BUILTIN) -> Document:
     """Parse a file's text. Malformed entries are kept as raw lines and reported in
-    `Document.problems` (the caller decides whether that is fatal)."""
-    return parse_file(text, filename).doc
+    `Document.problems` (the caller decides whether that is fatal). `files`: the
+    workspace's registry (its types' headings, its files' default types)."""
+    return parse_file(text, filename, files).doc
 
 
-def parse_file(text: str, filename: str) -> Parsed:
+def parse_file(text: str, filename: str, files: Registry = BUILTIN) -> Parsed:
     """`parse`, keeping what a later `reparse` of the file starts from."""
     bom = BOM if text.startswith(BOM) else ""
     body = text[len(bom) :]
     lines = split_lines(body)
     problems: list[ParseError] = []
     raw, start, front, front_end = _front_matter(lines, filename, problems)
-    default = _default_type(filename, front)
+    default = _default_type(filename, front, files)
     seen: dict[str, int] = {}
 
     def occurrence(text: str) -> int:
@@ -149,10 +151,10 @@ def parse_file(text: str, filename: str) -> Parsed:
         seen[text] = number + 1
         return number
 
-    run = _Run(filename, lines, default, occurrence, problems)
+    run = _Run(filename, lines, default, occurrence, problems, files)
     run.run(start, default, "", raw, 1)
     eols = _eol_counts(body)
-    doc = Document(filename, run.blocks, bom, _eol(eols), run.problems, front)
+    doc = Document(filename, run.blocks, bom, _eol(eols), run.problems, front, files)
     return Parsed(doc, text, lines, run.entries, default, front_end, eols)
 
 
@@ -168,8 +170,10 @@ class _Run:
         default: str,
         occurrence: Callable[[str], int],
         problems: list[ParseError],
+        files: Registry = BUILTIN,
     ) -> None:
         self.filename = filename
+        self.heading_type = files.heading_type
         self.lines = lines
         self.default = default
         self.occurrence = occurrence
@@ -225,7 +229,7 @@ class _Run:
                     current_type, current_section = default, ""
                 elif level == 2:
                     current_section = heading.group("title")
-                    current_type = heading_type(current_section)
+                    current_type = self.heading_type(current_section)
                 raw.append(line)
                 i += 1
                 continue
@@ -308,10 +312,10 @@ def _front_matter(
     return [], 0, {}, -1
 
 
-def _default_type(filename: str, front: dict[str, Any]) -> str:
+def _default_type(filename: str, front: dict[str, Any], files: Registry = BUILTIN) -> str:
     if isinstance(front.get("type"), str):
-        return heading_type(front["type"])
-    return default_type_for(filename)
+        return files.heading_type(front["type"])
+    return files.default_type(filename)
 
 
 def _eol_counts(body: str) -> tuple[int, int]:

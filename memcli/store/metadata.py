@@ -7,14 +7,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from memcli.core.models import (
-    CONVERSATIONS_DIR,
-    EPISODES_DIR,
-    LEARNINGS_FILE,
-    MEMORY_FILE,
-    is_valid_id,
-    parse_time,
-)
+from memcli.core.models import is_valid_id, parse_time
+from memcli.core.registry import BUILTIN
 
 _TOKEN_RE = re.compile(r'\s*(?P<key>[A-Za-z_][\w-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
 _NEEDS_QUOTES = re.compile(r'[\s"\\]|-->|<!--')
@@ -22,28 +16,15 @@ _NEEDS_QUOTES = re.compile(r'[\s"\\]|-->|<!--')
 _LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
-def _file_kind(filename: str) -> str:
-    """memory, learnings, episode, conversation or other, from a workspace-relative
-    name."""
-    name = filename.replace("\\", "/")
-    if name.startswith(EPISODES_DIR + "/"):
-        return "episode"
-    if name.startswith(CONVERSATIONS_DIR + "/"):
-        return "conversation"
-    return {MEMORY_FILE: "memory", LEARNINGS_FILE: "learnings"}.get(
-        name.rsplit("/", 1)[-1], "other"
-    )
-
-
 def default_type_for(filename: str) -> str:
-    """Type of items that sit before the first `##` heading of a file."""
-    kinds = {"learnings": "lesson", "episode": "episode", "conversation": "turn"}
-    return kinds.get(_file_kind(filename), "fact")
+    """Type of items that sit before the first `##` heading of a file (the built-in
+    registry's; a workspace's own: memcli.core.registry.Registry.default_type)."""
+    return BUILTIN.default_type(filename.replace("\\", "/"))
 
 
 def id_prefix_for(filename: str) -> str:
     """First letter of ids minted for entries of this file."""
-    return {"learnings": "l", "episode": "e", "conversation": "c"}.get(_file_kind(filename), "m")
+    return BUILTIN.id_prefix(filename.replace("\\", "/"))
 
 
 #: hex digits of a derived id: 64 bits, so that two lines of one workspace never share

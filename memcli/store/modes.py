@@ -28,16 +28,15 @@ import stat
 import threading
 from pathlib import Path
 
-from memcli.core.names import ARCHIVE_FILE, LEARNINGS_FILE, MEMORY_FILE, STATE_DIR
+from memcli.core.names import ARCHIVE_FILE, CURATED_BUILTIN, SEQUENCE_DIRS, STATE_DIR
 
 #: what memcli creates in a workspace besides memory.md (`memcli init`, forget, log,
 #: import --conversation, git setup, every command's derived state)
 CREATED = (
     STATE_DIR,
     ARCHIVE_FILE,
-    LEARNINGS_FILE,
-    "episodes",
-    "conversations",
+    *CURATED_BUILTIN[1:],
+    *SEQUENCE_DIRS,
     ".gitignore",
     ".gitattributes",
 )
@@ -81,7 +80,7 @@ def protect(root: Path) -> int:
     if os.name == "nt":
         return 0
     bits = 0
-    for name in (MEMORY_FILE, LEARNINGS_FILE):
+    for name in CURATED_BUILTIN:
         try:
             bits = lacking(os.stat(root / name).st_mode)
             break

@@ -44,7 +44,7 @@ def reparse(prev: Parsed, text: str) -> Parsed:
     filename = prev.doc.filename
     bom = BOM if text.startswith(BOM) else ""
     if bom != prev.doc.bom or prev.front_end < 0:
-        return parse_file(text, filename)
+        return parse_file(text, filename, prev.doc.files)
     old_body, body = prev.text[len(bom) :], text[len(bom) :]
     old_lines, old_blocks = prev.lines, prev.doc.blocks
     p = _common_prefix(old_body, body)
@@ -112,9 +112,9 @@ def reparse(prev: Parsed, text: str) -> Parsed:
     problems: list[ParseError] = []
     if la == 0:
         raw, start, front, front_end = _front_matter(lines, filename, problems)
-        default = _default_type(filename, front)
+        default = _default_type(filename, front, prev.doc.files)
         if default != prev.default:
-            return parse_file(text, filename)
+            return parse_file(text, filename, prev.doc.files)
         state, raw_start = (default, ""), 1
     else:
         start, front, front_end, default = la, prev.doc.front, prev.front_end, prev.default
@@ -122,7 +122,7 @@ def reparse(prev: Parsed, text: str) -> Parsed:
         raw, raw_start = [], la + 1
         if isinstance(previous, RawBlock):
             raw, raw_start = list(previous.lines), previous.start_line
-    run = _Run(filename, lines, default, occurrence, problems)
+    run = _Run(filename, lines, default, occurrence, problems, prev.doc.files)
     run.run(start, state[0], state[1], raw, raw_start, stop)
     if resync:
         ib = resync[0]
@@ -151,7 +151,13 @@ def reparse(prev: Parsed, text: str) -> Parsed:
         + [_moved_problem(x, delta) for x in prev.doc.problems if x.line >= resumed]
     )
     doc = Document(
-        filename, old_blocks[:ia] + run.blocks + blocks, bom, _eol(eols), problems, front
+        filename,
+        old_blocks[:ia] + run.blocks + blocks,
+        bom,
+        _eol(eols),
+        problems,
+        front,
+        prev.doc.files,
     )
     ids = prev._ids
     return Parsed(

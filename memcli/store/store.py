@@ -12,13 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
-from memcli.core.models import (
-    ARCHIVE_FILE,
-    LEARNINGS_FILE,
-    MEMORY_FILE,
-    SEQUENCE_DIRS,
-    Entry,
-)
+from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
+from memcli.core.registry import BUILTIN, Registry
 from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
@@ -52,6 +47,8 @@ class Store:
     _merged: _Merged = field(default_factory=dict, repr=False)  # see repeated_ids
     #: files not UTF-8 (their problem) already reported by this store
     _unreadable: set[str] = field(default_factory=set, repr=False)
+    #: (memcli.toml's stat when read, the registry read from it)
+    _files: tuple[tuple[int, ...] | None, Registry] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from memcli.store.modes import protect
@@ -62,15 +59,33 @@ class Store:
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    @property
+    def files(self) -> Registry:
+        """The registry of the workspace's files (memcli.core.registry): the built-in
+        ones and `[files]` of memcli.toml, read again when memcli.toml changes;
+        ConfigError (memcli.toml:line) when `[files]` is bad."""
+        try:
+            st = (self.root / CONFIG_FILE).stat()
+            stamp: tuple[int, ...] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
+        except OSError:
+            stamp = None
+        if self._files is None or self._files[0] != stamp:
+            from memcli.store.config_files import load_registry
+
+            self._files = (stamp, load_registry(self.root))
+            self._parsed.clear()  # default types and headings may differ now
+        return self._files[1]
+
     def entry_files(self, include_archived: bool = False) -> list[str]:
         """Workspace-relative names of the files that hold searchable entries."""
-        names = [MEMORY_FILE, LEARNINGS_FILE]
-        for folder in SEQUENCE_DIRS:  # episodes/, conversations/
+        files = self.files
+        names = list(files.names)
+        for folder in files.log_dirs:  # episodes/, conversations/
             logs = self.root / folder
             if logs.is_dir():
                 names += sorted(f"{folder}/{p.name}" for p in logs.glob("*.md"))
         if include_archived:
-            names.append(ARCHIVE_FILE)
+            names.append(files.archive)
         for name in names:
             path = self.root / name
             if path.exists() and not path.is_file():
@@ -93,6 +108,7 @@ class Store:
         """The parse of one file with its entries (memoized like `load`). A file that
         changed is re-read from its previous parse (memcli.store.reparse): only the
         lines around the change are parsed again."""
+        files = self.files  # first: a changed registry drops the parses made with the old
         path = self.root / name
         try:
             st = path.stat()
@@ -108,14 +124,14 @@ class Store:
             raise MemcliError(
                 f"{path}: {signature[0] / 1e6:.0f} MB, above the {max_file_bytes() // 10**6} MB "
                 "memcli reads from one file; nothing was read or changed",
-                hint="split it (memory.md / learnings.md / episodes/), or set "
+                hint="split it (into the curated files or episodes/), or set "
                 "MEMCLI_MAX_FILE_MB higher",
             )
         cached = self._parsed.get(name)
         if signature is not None and cached is not None and cached[0] == signature:
             return cached[1]
         text = self._read(path, name)
-        parsed = reparse(cached[1], text) if cached is not None else parse_file(text, name)
+        parsed = reparse(cached[1], text) if cached is not None else parse_file(text, name, files)
         if signature is not None:
             self._parsed[name] = (signature, parsed)
         else:
@@ -213,10 +229,17 @@ class Store:
 
         The file must parse cleanly (a malformed entry stops the write with file:line).
         `change` mutates the document and returns a result; the file is written only if
-        its text changed.
+        its text changed. A curated file `[files]` declares starts from its template
+        (front matter, title, a section per type) when it does not exist yet.
         """
+        files = self.files
+        spec = files.spec(name)
+        start = ""
+        if spec is not None and not BUILTIN.is_curated(name) and not (self.root / name).exists():
+            start = spec.template()
 
         def on_text(text: str) -> tuple[str | None, T]:
+            text = text or start
             if len(text) > max_file_bytes():
                 raise MemcliError(
                     f"{self.root / name}: above the {max_file_bytes() // 10**6} MB memcli "
@@ -240,7 +263,7 @@ class Store:
         cached = self._parsed.get(name)
         if cached is not None and cached[1].text == text:
             return cached[1].doc.copy()
-        return parse(text, name)
+        return parse(text, name, self.files)
 
     def observe(self, name: str) -> list[dict]:
         """Show the history the current content of file `name` (under the file's write
@@ -282,7 +305,7 @@ class Store:
         if self._history is None:
             from memcli.store.history import History
 
-            self._history = History(self.state_dir)
+            self._history = History(self.state_dir, files=lambda: self.files)
         return self._history
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import ConfigError
+from memcli.core.names import CONFIG_FILE
 
 #: settings a workspace's memcli.toml may set only once the workspace is trusted: where
 #: memory text goes (an LLM endpoint, whether to use one), which program runs (the
@@ -73,7 +74,7 @@ def trust_file(env: Mapping[str, str] | None = None) -> Path:
 def config_digest(root: Path) -> str:
     """sha256 of the workspace's memcli.toml bytes ("absent" when it has none)."""
     try:
-        return hashlib.sha256((root / "memcli.toml").read_bytes()).hexdigest()
+        return hashlib.sha256((root / CONFIG_FILE).read_bytes()).hexdigest()
     except FileNotFoundError:
         return _ABSENT
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.core.names import CONFIG_FILE, LEARNINGS_FILE, MEMORY_FILE, STATE_DIR
+from memcli.core.names import CURATED_BUILTIN, MARKERS, STATE_DIR
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
+    "MARKERS",
     "STATE_DIR",
     "Resolved",
     "default_workspace",
@@ -33,33 +34,6 @@ __all__ = [
     "find_root",
     "resolve_workspace",
 ]
-
-#: files whose presence makes a directory a workspace for the walk up
-MARKERS = (MEMORY_FILE, CONFIG_FILE)
-
-MEMORY_TEMPLATE = """---
-memcli: 1
----
-# Memory
-
-## Preferences
-
-## Facts
-
-## Patterns
-
-## Reflections
-"""
-
-LEARNINGS_TEMPLATE = """---
-memcli: 1
----
-# Learnings
-
-## Skills
-
-## Lessons
-"""
 
 #: directories already named in a notice by this process (one notice each)
 _told: set[str] = set()
@@ -125,8 +99,9 @@ def find_root(
 
 
 def is_workspace(root: str | os.PathLike[str]) -> bool:
-    """Whether the directory holds a workspace (memory.md or learnings.md is there)."""
-    return any(os.path.exists(os.path.join(root, name)) for name in (MEMORY_FILE, LEARNINGS_FILE))
+    """Whether the directory holds a workspace (a built-in curated file is there:
+    memory.md or learnings.md)."""
+    return any(os.path.exists(os.path.join(root, name)) for name in CURATED_BUILTIN)
 
 
 def existing_root(
@@ -245,15 +220,17 @@ def require_workspace(path: Path) -> Path:
         )
     if not is_workspace(path):
         raise WorkspaceError(
-            f"{path}: no memcli workspace here (no memory.md or learnings.md)",
+            f"{path}: no memcli workspace here (no {' or '.join(CURATED_BUILTIN)})",
             hint=init_hint(path),
         )
     return path
 
 
 def init_workspace(path: Path) -> list[Path]:
-    """Create a workspace (idempotent); returns the files it created."""
+    """Create a workspace (idempotent): the built-in curated files and a .gitignore;
+    returns the files it created."""
     from memcli.core.errors import WorkspaceError
+    from memcli.core.registry import BUILTIN
 
     if path.exists() and not path.is_dir():
         raise WorkspaceError(f"{path}: exists and is not a directory")
@@ -261,8 +238,7 @@ def init_workspace(path: Path) -> list[Path]:
         path.mkdir(parents=True, exist_ok=True)
         created = []
         for name, template in (
-            (MEMORY_FILE, MEMORY_TEMPLATE),
-            (LEARNINGS_FILE, LEARNINGS_TEMPLATE),
+            *((spec.name, spec.template()) for spec in BUILTIN.curated),
             (".gitignore", f"{STATE_DIR}/\n"),
         ):
             target = path / name

@@ -27,14 +27,20 @@ class PartlyWritten(HookError):
 
 
 def unreadable_file(root: str) -> str | None:
-    """Where memory.md or learnings.md is not UTF-8 text (reads leave such a file out),
-    or None."""
+    """Where a curated file (memory.md, …: the workspace's registry) is not UTF-8 text
+    (reads leave such a file out), or None."""
     from pathlib import Path
 
-    from memcli.core.errors import UnreadableFileError
+    from memcli.core.errors import ConfigError, UnreadableFileError
+    from memcli.core.names import CURATED_BUILTIN
     from memcli.store.atomic import decode_text
+    from memcli.store.config_files import load_registry
 
-    for name in ("memory.md", "learnings.md"):
+    try:
+        names = load_registry(Path(root)).names
+    except ConfigError:  # a bad [files]: the command that reads the files says so
+        names = CURATED_BUILTIN
+    for name in names:
         path = os.path.join(root, name)
         try:
             with open(path, "rb") as handle:

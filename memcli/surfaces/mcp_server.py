@@ -3,11 +3,12 @@
 Tools follow seed 001 (`search_memories` with its SearchMemoriesInput/Output shape) and
 DESIGN §9; each is a thin call into the same Memory the CLI uses. Every parameter has a
 description, modes and types are enums and numbers have ranges in the tools' JSON
-schemas, so a host validates before calling. Resources: `memory://memory.md`,
-`memory://learnings.md` and `memory://entry/{id}`; the prompt `memory_context` hands an
-agent the inject block. The server reports memcli's version. Bad arguments and domain
-errors become MCP errors, never crashes; nothing is printed on stdout, which belongs to
-the protocol.
+schemas, so a host validates before calling (the types a workspace's `[files]` declares
+are in the enums too). Resources: each curated file (`memory://memory.md`,
+`memory://learnings.md`, …: the workspace's registry) and `memory://entry/{id}`; the
+prompt `memory_context` hands an agent the inject block. The server reports memcli's
+version. Bad arguments and domain errors become MCP errors, never crashes; nothing is
+printed on stdout, which belongs to the protocol.
 
 One vocabulary (issue 29): what to look for is `query` in every tool (`inject_memory`
 still takes its old name `context`), an entry is a `memory_key`. An argument a tool
@@ -18,6 +19,7 @@ idempotent; none reaches beyond the workspace: openWorldHint false).
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,12 +34,15 @@ from memcli.services.memory import Memory, shared_memory
 from memcli.surfaces import operations
 
 SearchMode = Literal[MODES]  # type: ignore[valid-type]
-#: the types an agent may search for (episode: notes of `memcli log`)
-MemoryType = Literal[
+#: the built-in types an agent may search for (episode: notes of `memcli log`); a
+#: workspace's server adds those its `[files]` declares
+SEARCH_TYPES = (
     "preference", "fact", "pattern", "reflection", "correction", "skill", "lesson", "episode"
-]
-#: the types an agent may add (reflections come from `memcli reflect`)
-AddType = Literal["preference", "fact", "pattern", "correction", "skill", "lesson"]
+)
+#: the built-in types an agent may add (reflections come from `memcli reflect`)
+ADD_TYPES = ("preference", "fact", "pattern", "correction", "skill", "lesson")
+MemoryType = Literal[SEARCH_TYPES]  # type: ignore[valid-type]
+AddType = Literal[ADD_TYPES]  # type: ignore[valid-type]
 MemoryKey = Annotated[
     str,
     Field(
@@ -103,12 +108,31 @@ def strict_arguments(server: Any) -> None:
         tool.parameters = strict.model_json_schema(by_alias=True)
 
 
+def retyped(**hints: Any) -> Any:
+    """Give parameters of a tool function these annotations (built per workspace: its
+    types) before the server reads its signature."""
+
+    def wrap(fn: Any) -> Any:
+        fn.__annotations__.update(hints)
+        return fn
+
+    return wrap
+
+
 def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     def memory() -> Memory:
         return shared_memory(workspace)
+
+    try:
+        files = memory().store.files
+    except MemcliError:  # a bad [files]: every tool call says what is wrong
+        from memcli.core.registry import BUILTIN as files
+    declared = tuple(t for t in files.types if t not in SEARCH_TYPES)
+    search_type: Any = Literal[(*SEARCH_TYPES, *declared)]  # type: ignore[valid-type]
+    add_type: Any = Literal[(*ADD_TYPES, *declared)]  # type: ignore[valid-type]
 
     def call(fn, *args: Any, **kwargs: Any) -> Any:  # noqa: ANN001
         try:
@@ -136,6 +160,11 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "time_range: {start, end} as YYYY-MM-DD. limit: 1-20."
         ),
         annotations=annotations("search_memories"),
+    )
+    @retyped(
+        memory_types=Annotated[
+            list[search_type] | None, Field(description="Only memories of these types.")
+        ]
     )
     def search_memories(
         query: Annotated[
@@ -203,6 +232,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         ),
         annotations=annotations("add_memory"),
     )
+    @retyped(memory_type=Annotated[add_type, Field(description="What kind of memory it is.")])
     def add_memory(
         content: Annotated[
             str,
@@ -312,24 +342,14 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         except (OSError, UnicodeDecodeError) as exc:
             raise ResourceError(f"{path}: cannot be read ({exc})") from None
 
-    @server.resource(
-        "memory://memory.md",
-        name="memory.md",
-        description="The user's memory file: preferences, facts, patterns, reflections, "
-        "corrections (Markdown; metadata in trailing comments).",
-        mime_type="text/markdown",
-    )
-    def memory_file() -> str:
-        return read_file("memory.md")
-
-    @server.resource(
-        "memory://learnings.md",
-        name="learnings.md",
-        description="Skills and lessons learned from past work (Markdown).",
-        mime_type="text/markdown",
-    )
-    def learnings_file() -> str:
-        return read_file("learnings.md")
+    for spec in files.curated:  # one resource per curated file
+        server.resource(
+            f"memory://{spec.name}",
+            name=spec.name,
+            description=f"{spec.title}: the user's {', '.join(spec.types)} entries "
+            "(Markdown; metadata in trailing comments).",
+            mime_type="text/markdown",
+        )(functools.partial(read_file, spec.name))
 
     @server.resource(
         "memory://entry/{memory_key}",

@@ -103,10 +103,10 @@ def _count_parses(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
     parsed: list[str] = []
     real = markdown.parse_file
 
-    def counting(text: str, filename: str) -> Any:
+    def counting(text: str, filename: str, *files: Any) -> Any:
         if filename == name:
             parsed.append(filename)
-        return real(text, filename)
+        return real(text, filename, *files)
 
     monkeypatch.setattr(markdown, "parse_file", counting)
     monkeypatch.setattr(store, "parse_file", counting)

@@ -64,17 +64,28 @@ def canonical_type(name: str) -> str:
     return HEADING_TYPES.get(slug.replace("-", " "), slug)
 
 
+def declared_type(name: str, mem: Any) -> str:
+    """canonical_type, where a type the workspace's `[files]` declares is also named by
+    its plural or its heading (`projects`, `Hosts`: memcli.core.registry)."""
+    type_ = canonical_type(name)
+    if type_ in BUILTIN_TYPES:
+        return type_
+    found = mem.store.files.heading_type(name)
+    return found if found in mem.store.files.types else type_
+
+
 def workspace_types(mem: Any) -> set[str]:
-    """The types `mem`'s workspace has: the built-in ones, the types of its entries and
-    those of every `##` section in memory.md and learnings.md (empty ones too)."""
-    from memcli.core.models import LEARNINGS_FILE, MEMORY_FILE, heading_type
+    """The types `mem`'s workspace has: the built-in ones, those its `[files]` declares,
+    the types of its entries and those of every `##` section in its curated files (empty
+    ones too)."""
     from memcli.store.markdown import RawBlock
 
-    types = set(BUILTIN_TYPES)
+    files = mem.store.files
+    types = set(BUILTIN_TYPES) | set(files.types)
     types.update(e.type for e in mem.entries())
     heading = re.compile(r"^##[ \t]+(?P<title>.*?)[ \t#]*$")
     fence = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
-    for name in (MEMORY_FILE, LEARNINGS_FILE):
+    for name in files.names:
         in_fence = False
         for block in mem.store.load(name).blocks:
             if not isinstance(block, RawBlock):
@@ -84,7 +95,7 @@ def workspace_types(mem: Any) -> set[str]:
                 if fence.match(text):
                     in_fence = not in_fence
                 elif not in_fence and (found := heading.match(text)):
-                    types.add(heading_type(found.group("title")))
+                    types.add(files.heading_type(found.group("title")))
     return types
 
 
@@ -116,7 +127,7 @@ def check_types(
     names = split_commas(values)
     if not names:
         return None
-    wanted = [canonical_type(n) for n in names]
+    wanted = [declared_type(n, mem) for n in names]
     allowed = {*BUILTIN_TYPES, "archived"} if archived else set(BUILTIN_TYPES)
     if any(t not in allowed for t in wanted):
         allowed |= workspace_types(mem)
@@ -133,7 +144,7 @@ def check_types(
 def check_new_type(name: str, mem: Any, new_type: bool) -> str:
     """The type `add --type NAME` writes: a known type, one of an existing section, or,
     with --new-type, a new one (a new `##` section)."""
-    type_ = canonical_type(name)
+    type_ = declared_type(name, mem)
     if new_type or type_ in BUILTIN_TYPES or not type_:
         return type_ or name
     types = workspace_types(mem)

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import MemcliError
+from memcli.core.names import CONFIG_FILE
+from memcli.core.registry import BUILTIN, Registry
 from memcli.index.embedder import EmbeddingCache
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
@@ -50,10 +52,18 @@ class WatchService:
         self._flusher = threading.Thread(
             target=self._flush_when_idle, name="memcli-access", daemon=True
         )
-        self.watcher = Watcher(self.root, self.on_batch)
+        self.watcher = Watcher(self.root, self.on_batch, files=self._files)
         self.cache_reader = threading.Thread(
             target=self._read_embedding_cache, name="memcli-cache", daemon=True
         )
+
+    def _files(self) -> Registry:
+        """The workspace's registry as memcli.toml has it now (a bad `[files]`: the
+        built-in files, while each command that reads the files says what is wrong)."""
+        try:
+            return self.memory.store.files
+        except MemcliError:
+            return BUILTIN
 
     def _locked(self, handler: Callable[[dict], dict]) -> Callable[[dict], dict]:
         def run(request: dict) -> dict:
@@ -144,11 +154,11 @@ class WatchService:
     def on_batch(self, paths: list[str]) -> None:
         started = time.perf_counter()
         with self.lock:
-            if "memcli.toml" in paths:
+            if CONFIG_FILE in paths:
                 self.current()
             manager = self.memory.index_manager
             # a search may have indexed the change already (it syncs a stale index first)
-            current = "memcli.toml" not in paths and manager.is_current(manager.read_manifest())
+            current = CONFIG_FILE not in paths and manager.is_current(manager.read_manifest())
             if current and manager.last_report is self._reported:
                 return  # a repeated event: nothing new
             try:

@@ -13,28 +13,27 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memcli.core.models import SEQUENCE_DIRS
+from memcli.core.names import STATE_DIR
+from memcli.core.registry import BUILTIN, Registry
 
-WATCHED_FILES = ("memory.md", "learnings.md", "archive.md", "memcli.toml")
 EDITOR_JUNK_SUFFIXES = (".swp", ".swx", ".swo", "~", ".tmp", ".bak", ".part", ".crswap")
 
 
-def is_relevant(path: str | Path, root: Path) -> bool:
-    """True for the workspace's Markdown files, episodes, conversations and settings;
-    False for derived state, editor temp/swap files and anything else."""
+def is_relevant(path: str | Path, root: Path, files: Registry = BUILTIN) -> bool:
+    """True for the workspace's entry files (its registry's curated files, archive.md,
+    episodes, conversations) and settings; False for derived state, editor temp/swap
+    files and anything else."""
     try:
         rel = Path(path).resolve().relative_to(root.resolve())
     except ValueError:
         return False
     parts = rel.parts
-    if not parts or parts[0] == ".memcli" or any(p.startswith(".") for p in parts):
+    if not parts or parts[0] == STATE_DIR or any(p.startswith(".") for p in parts):
         return False
     name = parts[-1]
     if name.endswith(EDITOR_JUNK_SUFFIXES) or name.startswith((".#", "#")) or name == "4913":
         return False
-    if len(parts) == 1:
-        return name in WATCHED_FILES
-    return len(parts) == 2 and parts[0] in SEQUENCE_DIRS and name.endswith(".md")
+    return files.watched("/".join(parts))
 
 
 @dataclass
@@ -71,7 +70,9 @@ class Debouncer:
 
 
 class Watcher:
-    """A watchdog observer on `root` feeding `on_batch(relative paths)` from one thread."""
+    """A watchdog observer on `root` feeding `on_batch(relative paths)` from one thread;
+    `files` gives the workspace's registry (asked at each event: memcli.toml may change
+    which files there are)."""
 
     def __init__(
         self,
@@ -79,9 +80,11 @@ class Watcher:
         on_batch: Callable[[list[str]], None],
         quiet: float = 0.02,
         max_wait: float = 0.5,
+        files: Callable[[], Registry] = lambda: BUILTIN,
     ) -> None:
         self.root = root.resolve()
         self.on_batch = on_batch
+        self.files = files
         self.debouncer = Debouncer(quiet, max_wait)
         self._lock = threading.Lock()
         self._wake = threading.Event()
@@ -94,7 +97,7 @@ class Watcher:
             if not raw:
                 continue
             path = raw.decode() if isinstance(raw, bytes) else raw
-            if is_relevant(path, self.root):
+            if is_relevant(path, self.root, self.files()):
                 rel = str(Path(path).resolve().relative_to(self.root))
                 with self._lock:
                     self.debouncer.add(rel, time.monotonic())

@@ -259,17 +259,21 @@ def forget(
 @app.command(name="open")
 def open_(
     file: str = typer.Argument(
-        "memory.md", metavar="[FILE]", help="memory.md (default), learnings.md or archive.md."
+        "", metavar="[FILE]", help="memory.md (default), learnings.md, a file [files] adds, "
+        "or archive.md.", show_default=False
     ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Open a memory file of the workspace in $VISUAL / $EDITOR."""
+    from memcli.store.config_files import load_registry
     from memcli.surfaces.cli.editor import run_editor
 
-    allowed = ("memory.md", "learnings.md", "archive.md")
+    root = env().root()
+    files = load_registry(root)
+    allowed = (*files.names, files.archive)
+    file = file or files.primary
     if file not in allowed:
         usage_error(f"FILE: {file!r} is not one of {', '.join(allowed)}")
-    root = env().root()
     path = root / file
     if not path.exists():
         raise MemcliError(f"{path}: no such file", hint="`memcli init` creates the workspace")

@@ -42,8 +42,9 @@ def export_(
     --json, that text as the envelope's `data.content`)."""
     from memcli.adapters.portability import export_entries
 
-    entries = memory().entries(include_archived=include_archived)
-    content = export_entries(entries, fmt.value)
+    mem = memory()
+    entries = mem.entries(include_archived=include_archived)
+    content = export_entries(entries, fmt.value, mem.store.files)
     if json_out:
         render.emit_json({"format": fmt.value, "count": len(entries), "content": content})
     else:
@@ -95,7 +96,7 @@ def import_(
     if kind in (CONVERSATIONS, "chatgpt") and conversation_kind(text):
         _extract_conversations(text, file.name, dry_run, json_out)
         return
-    items = parse_import(text, file.name, kind)
+    items = parse_import(text, file.name, kind, memory().store.files)
     # mem0's memories were machine-extracted; any other file is someone's notes, the
     # person's own only when they say so (their corrections wait for `memcli review`)
     by = "person" if as_mine else "agent" if kind == "mem0" else "import"

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from memcli.core.errors import MemcliError
+from memcli.core.names import CONFIG_FILE
 from memcli.surfaces.cli import progress, render
 from memcli.surfaces.cli.base import (
     HelpGroup,
@@ -104,7 +105,7 @@ def _config_file(user: bool) -> tuple[Path, str]:
     """The settings file `config set/unset` edits, and its text ("" when there is none)."""
     from memcli.store.trust import user_config_file
 
-    path = user_config_file() if user else env().root() / "memcli.toml"
+    path = user_config_file() if user else env().root() / CONFIG_FILE
     return path, path.read_text(encoding="utf-8") if path.exists() else ""
 
 
@@ -315,7 +316,7 @@ def trust_(
     from memcli.store import trust
 
     root = env().root(path)
-    config = root / "memcli.toml"
+    config = root / CONFIG_FILE
     if revoke:
         done = trust.revoke(root)
         if json_out:
