@@ -1,6 +1,7 @@
 """Latency and throughput of whole memcli processes on generated workspaces.
 
     python bench/perf.py [--sizes 1000,10000,100000] [--runs 20] [--json]
+    python bench/perf.py --compare OLD_CHECKOUT [--sizes 1000] [--runs 60] [--json]
 
 For each size: full index build (entries/s, against the raw model throughput measured in
 the same run), peak memory, `memcli search` wall time with the watcher running (daemon
@@ -8,6 +9,13 @@ fast path) and without it (ONNX query path, index current), `memcli inject --max
 2000` with the watcher, and the time from editing one entry to seeing it in search
 results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
 process) is measured in the same run for comparison.
+
+`--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
+or `git archive 2371c7a | tar -x -C /tmp/old`) measures the served path of both codes
+side by side: one watcher each on two copies of one generated workspace, then `search`
+and `inject` runs alternating old/new (the order flipped every round), each run's wall
+time, the client's CPU time (user+sys) and the CPU its daemon spent meanwhile; medians.
+CPU time is less noisy than wall time on a shared machine.
 """
 
 from __future__ import annotations
@@ -81,15 +89,19 @@ print(json.dumps({{"entries": report.total, "build_s": round(seconds, 1),
     return data
 
 
-def start_watch(ws: Path, env: dict[str, str]) -> subprocess.Popen:
+def start_watch(ws: Path, env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen:
     proc = subprocess.Popen(
-        memcli_cmd(ws, "watch"), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+        memcli_cmd(ws, "watch"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
     )
     deadline = time.time() + 600
     while time.time() < deadline:
         if (
             subprocess.run(
-                memcli_cmd(ws, "watch", "--status"), capture_output=True, env=env
+                memcli_cmd(ws, "watch", "--status"), capture_output=True, env=env, cwd=cwd
             ).returncode
             == 0
         ):
@@ -101,7 +113,8 @@ def start_watch(ws: Path, env: dict[str, str]) -> subprocess.Popen:
 
 def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[str, float]:
     """Rewrite one entry (editor-style temp file + rename) and poll the daemon until a
-    search for its new words returns it."""
+    search for its new words returns it; the first edit after the watcher started is
+    also reported on its own (`first_ms`, against `later_p50_ms`)."""
     from memcli.surfaces.cli.fastpath import try_daemon
 
     memory = ws / "memory.md"
@@ -132,10 +145,13 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
                 raise RuntimeError("edit never became searchable")
             time.sleep(0.005)
         delays.append((time.perf_counter() - started) * 1000)
+    later = delays[1:] or delays
     return {
         "p50_ms": round(statistics.median(delays), 1),
         "p95_ms": round(pct(delays, 0.95), 1),
         "max_ms": round(max(delays), 1),
+        "first_ms": round(delays[0], 1),  # the first edit after the watcher started
+        "later_p50_ms": round(statistics.median(later), 1),
     }
 
 
@@ -179,17 +195,101 @@ def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
     return result
 
 
+def _cpu_ms(pid: int) -> float:
+    """User+sys CPU time of a running process so far (Linux /proc)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        fields = handle.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def compare(old: Path, size: int, runs: int, tmp: Path) -> dict[str, object]:
+    """The served path of this checkout and of `old`, side by side (module docstring)."""
+    import resource
+    import shutil
+
+    base = generate(tmp / f"ws-{size}", size)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    sides = {}
+    for name, code in (("new", ROOT), ("old", old)):
+        ws = tmp / f"{name}-{size}"
+        shutil.copytree(base, ws)
+        side_env = dict(env, PYTHONPATH=str(code))
+        sides[name] = (code, ws, side_env, start_watch(ws, side_env, cwd=code))
+    commands = {
+        "search": ["search", "{q}", "--no-touch"],
+        "inject": ["inject", "-q", "{q}", "--max-tokens", "2000"],
+    }
+    samples: dict[str, dict[str, list[float]]] = {}
+    try:
+        for i in range(runs):
+            order = list(sides) if i % 2 == 0 else list(reversed(sides))
+            for command, args in commands.items():
+                for name in order:
+                    code, ws, side_env, proc = sides[name]
+                    argv = [a.replace("{q}", QUERIES[i % len(QUERIES)]) for a in args]
+                    before, daemon = resource.getrusage(resource.RUSAGE_CHILDREN), _cpu_ms(proc.pid)
+                    started = time.perf_counter()
+                    result = subprocess.run(
+                        memcli_cmd(ws, *argv), capture_output=True, env=side_env, cwd=code
+                    )
+                    wall = (time.perf_counter() - started) * 1000
+                    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                    if result.returncode != 0:
+                        raise RuntimeError(f"{name} {argv} failed: {result.stderr!r}")
+                    client = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+                    row = samples.setdefault(f"{command}_{name}", {})
+                    row.setdefault("wall", []).append(wall)
+                    row.setdefault("client_cpu", []).append(client * 1000)
+                    row.setdefault("daemon_cpu", []).append(_cpu_ms(proc.pid) - daemon)
+    finally:
+        for _, _, _, proc in sides.values():
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=60)
+    result: dict[str, object] = {"size": size, "runs": runs, "old": str(old)}
+    for key, row in samples.items():
+        result[key] = {
+            "wall_p50_ms": round(statistics.median(row["wall"]), 1),
+            "client_cpu_p50_ms": round(statistics.median(row["client_cpu"]), 1),
+            # the daemon's CPU clock ticks in 10 ms steps: its mean, not its median
+            "daemon_cpu_mean_ms": round(statistics.mean(row["daemon_cpu"]), 1),
+        }
+    return result
+
+
+def print_compare(results: list[dict]) -> None:
+    print(f"{'(medians; daemon: mean)':34}{'old':>12}{'new':>12}")
+    for r in results:
+        for command in ("search", "inject"):
+            for figure in ("wall_p50_ms", "client_cpu_p50_ms", "daemon_cpu_mean_ms"):
+                label = f"{r['size']:,} {command} {figure}"
+                old, new = r[f"{command}_old"][figure], r[f"{command}_new"][figure]
+                print(f"{label:34}{old:>12}{new:>12}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--compare", type=Path, metavar="OLD_CHECKOUT")
     args = parser.parse_args(argv)
     import compileall
 
     # byte-compile memcli once, as an installed package is: otherwise every measured
     # process (PYTHONDONTWRITEBYTECODE is set on this machine) compiles its modules anew
     compileall.compile_dir(str(ROOT / "memcli"), quiet=1)
+    if args.compare:
+        compileall.compile_dir(str(args.compare / "memcli"), quiet=1)
+        with tempfile.TemporaryDirectory() as tmp:
+            compared = [
+                compare(args.compare.resolve(), int(size), args.runs, Path(tmp))
+                for size in args.sizes.split(",")
+            ]
+        if args.json:
+            print(json.dumps(compared, indent=2))
+        else:
+            print_compare(compared)
+        return 0
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):

@@ -82,12 +82,6 @@ class Period:
     def __repr__(self) -> str:
         return f"Period({self.describe()})"
 
-    def contains(self, day: dt.date) -> bool:
-        if self.start is None:
-            return day.month == self.month
-        assert self.end is not None
-        return self.start <= day <= self.end
-
     def describe(self) -> str:
         if self.start is None:
             return MONTH_NAMES[(self.month or 1) - 1]

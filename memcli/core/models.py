@@ -54,8 +54,6 @@ HEADING_TYPES: dict[str, str] = {
 BY_KEY = "by"
 #: `by=` values of entries a program wrote
 MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
-#: Entry.provenance values
-PROVENANCES = ("hand", "person", "machine", "episode", "reflection", "conversation")
 
 
 def is_sequence_file(name: str) -> bool:

@@ -1,4 +1,5 @@
-"""The index backend seam: what any store of vectors and keyword postings must offer.
+"""Opening the index backend `[index] backend` names: "local" (memcli.index.local) or
+"milvus" (memcli.index.milvus), behind the protocol of memcli.index.protocol.
 
 A backend holds, per entry id, one embedding, one keyword text and a content key (the
 hash the sync planner compares to decide what to re-embed). Everything is keyed by entry
@@ -10,8 +11,7 @@ Writes are serialized by the caller (one writer per workspace: memcli.services.i
 holds the index lock); reads may happen in other processes at any time and must see a
 consistent state (before or after a write, never half of one).
 
-`open_backend(settings, directory)` picks the implementation named by `[index] backend`
-in memcli.toml. Backends other than "local" are imported only when chosen.
+Backends other than "local" are imported only when chosen.
 """
 
 from __future__ import annotations
@@ -37,17 +37,17 @@ def _open_milvus(settings: BackendSettings, directory: Path, **options: Any) -> 
     from memcli.index.milvus import MilvusBackend
 
     root = directory.resolve().parent.parent  # <workspace>/.memcli/index
-    workspace = getattr(settings, "workspace", "") or (
+    workspace = settings.workspace or (
         f"{root.name}-{hashlib.sha256(str(root).encode()).hexdigest()[:10]}"
     )
-    uri = getattr(settings, "uri", "")
+    uri = settings.uri
     if uri and "://" not in uri:
         uri = str((root / os.path.expanduser(uri)).resolve())  # relative to the workspace
-    token_env = getattr(settings, "token_env", "") or ""
+    token_env = settings.token_env
     return MilvusBackend(
         uri,
         workspace,
-        collection=getattr(settings, "collection", "") or "memcli",
+        collection=settings.collection or "memcli",
         token=os.environ.get(token_env) if token_env else None,
         bm25=options.get("bm25", (1.2, 0.75)),
         hnsw=(settings.hnsw_m, settings.hnsw_ef_construction, settings.hnsw_ef_search),
@@ -62,7 +62,7 @@ BACKENDS: dict[str, Callable[..., IndexBackend]] = {"local": _open_local, "milvu
 def open_backend(settings: BackendSettings, directory: Path, **options: Any) -> IndexBackend:
     """The backend `[index] backend` names, over `directory` (its local state).
     `options`: bm25=(k1, b), notify=callable for what the backend wants said."""
-    name = (getattr(settings, "backend", "") or "local").strip()
+    name = (settings.backend or "local").strip()
     opener = BACKENDS.get(name)
     if opener is None:
         raise ConfigError(

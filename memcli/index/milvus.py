@@ -12,9 +12,10 @@ the searches' (dense: the stored vectors; keyword: read from the workspace's top
 KEYWORD_POOL BM25 hits), so the ranking formula fills in candidates that only one
 retriever returned the same way on both backends.
 
-pymilvus is imported only here, and only when this backend is chosen (≈ 0.5 s). The
-module is over 500 lines because it is the one place that speaks pymilvus: the
-connection and its errors, the schema, and the protocol's methods. The writer lease
+pymilvus is imported only here and in memcli.index.milvus_schema (the collections it
+creates), and only when this backend is chosen (≈ 0.5 s). The module is over 500 lines
+because it is the one place that speaks pymilvus's data calls: the connection and its
+errors, and the protocol's methods. The writer lease
 (one writer per workspace, held while a sync writes) is memcli.index.lease; this module
 keeps its record in the workspaces collection.
 """
@@ -35,6 +36,7 @@ import numpy as np
 
 from memcli.core.errors import ConfigError, MemcliError
 from memcli.index.lease import LEASE_SECONDS, Lease, WriterConflict, released_on_sigterm
+from memcli.index.milvus_schema import create_index, create_workspaces
 from memcli.index.protocol import Allowed, Fingerprint, Scored
 from memcli.index.tokenize import tokenize
 
@@ -42,7 +44,6 @@ MAX_TEXT_BYTES = 60_000  # under Milvus's 65,535-byte VARCHAR limit
 MAX_TOPK = 16_384  # Milvus's limit on k and on rows per query
 ID_CHUNK = 1_000  # ids per `in [...]` expression
 KEYWORD_POOL = 1_000  # BM25 hits read to score given ids or to filter by allowed ids
-FIELDS = ("pk", "workspace", "entry_id", "key", "model", "text", "dense", "sparse")
 
 
 class IndexUnavailable(MemcliError):
@@ -104,7 +105,7 @@ class MilvusBackend:
             try:
                 self._client = MilvusClient(**options)
             except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
-                raise self._unavailable(exc) from None
+                raise _unavailable(self.uri, exc) from None
         return self._client
 
     def _refresh(self) -> None:
@@ -120,21 +121,7 @@ class MilvusBackend:
         except MemcliError:
             raise
         except Exception as exc:  # noqa: BLE001 - pymilvus raises several kinds
-            raise self._unavailable(exc) from None
-
-    def _unavailable(self, exc: BaseException) -> IndexUnavailable:
-        message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-        fallback = "meanwhile MEMCLI_INDEX_BACKEND=local searches the local index"
-        if "://" not in self.uri and "open local milvus failed" in message.lower():
-            hint = (
-                "Milvus Lite opens a file in one process at a time: is another memcli (a "
-                f"watcher?) using it? {fallback}"
-            )
-        elif "://" in self.uri:
-            hint = f"is the server up and the token right? {fallback}"
-        else:
-            hint = f"check [index] uri in memcli.toml; {fallback}"
-        return IndexUnavailable(f"Milvus at {self.uri}: {message}", hint=hint)
+            raise _unavailable(self.uri, exc) from None
 
     def _workspace_expr(self) -> str:
         return f"workspace == {_literal(self.workspace)}"
@@ -368,31 +355,10 @@ class MilvusBackend:
     def _workspaces(self) -> str:
         """The small collection beside the index with one row per workspace: the model
         its index was built with, and its writer lease (created once)."""
-        from pymilvus import DataType
-
         name = f"{self.collection}_workspaces"
-        if name in self._ready_collections:
-            return name
-        client = self.client
-        if not self._call(client.has_collection, name):
-            schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-            schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=256)
-            schema.add_field("model", DataType.VARCHAR, max_length=512)
-            schema.add_field("rev", DataType.VARCHAR, max_length=64)
-            schema.add_field("holder", DataType.VARCHAR, max_length=512)
-            schema.add_field("beat", DataType.INT64)
-            schema.add_field("v", DataType.FLOAT_VECTOR, dim=2)  # Milvus needs one vector
-            index = client.prepare_index_params()
-            index.add_index("v", index_type="FLAT", metric_type="L2")
-            self._call(
-                client.create_collection,
-                name,
-                schema=schema,
-                index_params=index,
-                consistency_level="Strong",
-            )
-        self._call(client.load_collection, name)
-        self._ready_collections.add(name)
+        if name not in self._ready_collections:
+            create_workspaces(self.client, name, self._call)
+            self._ready_collections.add(name)
         return name
 
     def _exists(self) -> bool:
@@ -410,54 +376,14 @@ class MilvusBackend:
         return not rows
 
     def _create(self, dim: int) -> None:
-        from pymilvus import DataType, Function, FunctionType
-
-        client = self.client
-        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
-        schema.add_field("pk", DataType.VARCHAR, is_primary=True, max_length=512)
-        schema.add_field("workspace", DataType.VARCHAR, max_length=256, is_partition_key=True)
-        schema.add_field("entry_id", DataType.VARCHAR, max_length=128)
-        schema.add_field("key", DataType.VARCHAR, max_length=128)
-        schema.add_field("model", DataType.VARCHAR, max_length=512)
-        schema.add_field(
-            "text",
-            DataType.VARCHAR,
-            max_length=65_535,
-            enable_analyzer=True,
-            analyzer_params={"tokenizer": "standard"},  # splits terms() at the spaces
-        )
-        schema.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(
-            Function(
-                name="bm25",
-                function_type=FunctionType.BM25,
-                input_field_names=["text"],
-                output_field_names=["sparse"],
-            )
-        )
-        index = client.prepare_index_params()
-        index.add_index(
-            "dense",
-            index_type="HNSW",
-            metric_type="IP",
-            params={"M": self.hnsw_m, "efConstruction": self.hnsw_ef_construction},
-        )
-        k1, b = self.bm25
-        index.add_index(
-            "sparse",
-            index_type="SPARSE_INVERTED_INDEX",
-            metric_type="BM25",
-            params={"bm25_k1": k1, "bm25_b": b},
-        )
-        self._call(
-            client.create_collection,
+        create_index(
+            self.client,
             self.collection,
-            schema=schema,
-            index_params=index,
-            consistency_level="Strong",  # a search right after an upsert sees it
+            dim,
+            (self.hnsw_m, self.hnsw_ef_construction),
+            self.bm25,
+            self._call,
         )
-        self._call(client.load_collection, self.collection)
         self._dim = dim
 
     def _bm25(
@@ -520,6 +446,22 @@ class MilvusBackend:
                 scores.append(abs(distance) if negated else distance)
         order = np.argsort(-np.asarray(scores, dtype=np.float32), kind="stable")[:k]
         return Scored([ids_out[i] for i in order], np.asarray(scores, dtype=np.float32)[order])
+
+
+def _unavailable(uri: str, exc: BaseException) -> IndexUnavailable:
+    """The error for a Milvus call that failed, with what to check."""
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    fallback = "meanwhile MEMCLI_INDEX_BACKEND=local searches the local index"
+    if "://" not in uri and "open local milvus failed" in message.lower():
+        hint = (
+            "Milvus Lite opens a file in one process at a time: is another memcli (a "
+            f"watcher?) using it? {fallback}"
+        )
+    elif "://" in uri:
+        hint = f"is the server up and the token right? {fallback}"
+    else:
+        hint = f"check [index] uri in memcli.toml; {fallback}"
+    return IndexUnavailable(f"Milvus at {uri}: {message}", hint=hint)
 
 
 def terms(text: str) -> str:

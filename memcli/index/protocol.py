@@ -49,6 +49,10 @@ class Scored:
 class IndexBackend(Protocol):
     """Dense and keyword retrieval keyed by entry id (see the module docstring)."""
 
+    #: other clones of the workspace write this index too (Milvus): a sync then never
+    #: deletes an entry this clone's files never held, nor plans from its own last sync
+    shared: bool
+
     def fingerprint(self) -> Fingerprint:
         """id -> content key of every indexed entry, and the model identity."""
         ...
@@ -113,3 +117,8 @@ class BackendSettings(Protocol):
     hnsw_m: int
     hnsw_ef_search: int
     hnsw_ef_construction: int
+    # the Milvus backend's
+    uri: str
+    token_env: str
+    collection: str
+    workspace: str

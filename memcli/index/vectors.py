@@ -1,19 +1,15 @@
-"""The vector index: an exact inner-product scan over a NumPy matrix for workspaces below
-`ann_threshold` (no FAISS import, one `.npy` read), FAISS HNSW above it.
-
-An HNSW graph cannot replace a vector, so a small change to a big index appends the new
-vectors and keeps a position -> slot map; the slots no position uses any more are dead
-and skipped in results. Past MAX_DEAD dead slots the graph is built anew.
+"""The vector file of one generation of the local index (memcli.index.local): a NumPy
+matrix below `ann_threshold` (an exact inner-product scan, no FAISS import, one `.npy`
+read), a FAISS HNSW graph above it; built, saved and loaded here. Which rows are dead
+and when a graph is built anew is the local index's business (its row numbering).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
-
-#: dead HNSW slots tolerated before the graph is rebuilt (each costs a result slot)
-MAX_DEAD = 512
 
 
 class VectorIndex:
@@ -22,21 +18,10 @@ class VectorIndex:
     kind "flat": `matrix` holds the vectors; kind "hnsw": `index` is a faiss.IndexHNSWFlat.
     """
 
-    def __init__(  # noqa: ANN001 - faiss.Index
-        self, index, kind: str, matrix: np.ndarray | None = None, slots: np.ndarray | None = None
-    ) -> None:
+    def __init__(self, index, kind: str, matrix: np.ndarray | None = None) -> None:  # noqa: ANN001 - faiss.Index
         self.index = index
         self.kind = kind
         self.matrix = matrix
-        #: hnsw: position -> slot in `index` (None: position i is slot i)
-        self.slots = slots
-        if index is not None:  # slot -> position (-1: dead), for the slots that exist now
-            total = int(index.ntotal)
-            if slots is None:
-                self._position_of = np.arange(total, dtype=np.int64)
-            else:
-                self._position_of = np.full(total, -1, dtype=np.int64)
-                self._position_of[slots] = np.arange(len(slots), dtype=np.int64)
 
     @classmethod
     def build(
@@ -59,47 +44,11 @@ class VectorIndex:
             index.add(np.ascontiguousarray(vectors, dtype=np.float32))
         return cls(index, "hnsw")
 
-    def updated(
-        self, old_hashes: list[str], hashes: list[str], vectors: np.ndarray
-    ) -> VectorIndex | None:
-        """This HNSW index for entries with `hashes` (their `vectors` in order), reusing
-        the slots of unchanged texts and appending the rest; None when a new build is
-        due (a flat index, or too many dead slots). Appends to the shared faiss index:
-        callers replace this object with the result."""
-        if self.index is None or len(old_hashes) != self.size:
-            return None
-        old_slots = self.slots if self.slots is not None else np.arange(self.size)
-        free: dict[str, list[int]] = {}
-        for text_hash, slot in zip(old_hashes, old_slots.tolist(), strict=True):
-            free.setdefault(text_hash, []).append(slot)
-        slots = np.empty(len(hashes), dtype=np.int64)
-        added: list[int] = []
-        next_slot = int(self.index.ntotal)
-        for position, text_hash in enumerate(hashes):
-            reusable = free.get(text_hash)
-            if reusable:
-                slots[position] = reusable.pop()
-            else:
-                slots[position] = next_slot + len(added)
-                added.append(position)
-        if next_slot + len(added) - len(hashes) > MAX_DEAD:
-            return None
-        if added:
-            self.index.add(np.ascontiguousarray(vectors[added], dtype=np.float32))
-        return VectorIndex(self.index, "hnsw", slots=slots)
-
     @property
     def size(self) -> int:
         if self.matrix is not None:
             return int(self.matrix.shape[0])
-        if self.slots is not None:
-            return len(self.slots)
-        return len(self._position_of)
-
-    @property
-    def dead(self) -> int:
-        """Slots no position uses (HNSW only)."""
-        return 0 if self.index is None else len(self._position_of) - self.size
+        return int(self.index.ntotal)
 
     @property
     def suffix(self) -> str:
@@ -116,35 +65,12 @@ class VectorIndex:
             top = np.argpartition(-scores, k - 1)[:k]
             top = top[np.argsort(-scores[top], kind="stable")]
             return scores[top], top.astype(np.int64)
-        wanted = min(k + self.dead, int(self.index.ntotal))
-        scores, labels = self.index.search(query.reshape(1, -1).astype(np.float32), wanted)
-        labels = labels[0]
-        known = (labels >= 0) & (labels < len(self._position_of))
-        positions = np.full(len(labels), -1, dtype=np.int64)
-        positions[known] = self._position_of[labels[known]]
-        keep = positions >= 0
-        return scores[0][keep][:k], positions[keep][:k]
+        scores, labels = self.index.search(query.reshape(1, -1).astype(np.float32), k)
+        keep = labels[0] >= 0
+        return scores[0][keep], labels[0][keep].astype(np.int64)
 
-    def all_scores(self, query: np.ndarray) -> np.ndarray | None:
-        """Exact cosine to every vector (flat indexes only; None for approximate ones)."""
-        if self.matrix is None or self.size == 0:
-            return None
-        return self.matrix @ query.astype(np.float32)
-
-    def scores_for(self, query: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        """Exact cosine to the vectors at `positions`."""
-        if len(positions) == 0:
-            return np.zeros(0, dtype=np.float32)
-        if self.matrix is not None:
-            return self.matrix[np.asarray(positions, dtype=np.int64)] @ query.astype(np.float32)
-        slots = self.slots
-        vectors = np.vstack(
-            [self.index.reconstruct(int(p if slots is None else slots[p])) for p in positions]
-        )
-        return vectors @ query.astype(np.float32)
-
-    def save(self, path: Path, slots_path: Path | None = None) -> None:
-        """Write the index to `path` (and an HNSW slot map to `slots_path`)."""
+    def save(self, path: Path) -> None:
+        """Write the index to `path` (through a temporary file)."""
         tmp = path.with_name(path.name + ".tmp")
         if self.matrix is not None:
             with open(tmp, "wb") as handle:
@@ -153,17 +79,10 @@ class VectorIndex:
             import faiss
 
             faiss.write_index(self.index, str(tmp))
-            if self.slots is not None:
-                if slots_path is None:
-                    raise ValueError("an index with a slot map needs a file for it")
-                slots_tmp = slots_path.with_name(slots_path.name + ".tmp")
-                with open(slots_tmp, "wb") as handle:
-                    np.save(handle, self.slots, allow_pickle=False)
-                slots_tmp.replace(slots_path)
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path, ef_search: int = 128, slots_path: Path | None = None) -> VectorIndex:
+    def load(cls, path: Path, ef_search: int = 128) -> VectorIndex:
         if path.suffix == ".npy":
             matrix = np.load(path, allow_pickle=False)
             if matrix.ndim != 2 or matrix.dtype != np.float32:
@@ -174,16 +93,69 @@ class VectorIndex:
         index = faiss.read_index(str(path))
         if isinstance(index, faiss.IndexHNSW):
             index.hnsw.efSearch = ef_search
-            slots = None
-            if slots_path is not None:
-                slots = np.load(slots_path, allow_pickle=False)
-                if (
-                    slots.ndim != 1
-                    or slots.dtype != np.int64
-                    or len(slots)
-                    and (slots.min() < 0 or slots.max() >= index.ntotal)
-                ):
-                    raise ValueError(f"{slots_path}: not a slot map for {path.name}")
-            return cls(index, "hnsw", slots=slots)
+            return cls(index, "hnsw")
         matrix = faiss.rev_swig_ptr(index.get_xb(), index.ntotal * index.d)  # an older flat index
         return cls(None, "flat", np.array(matrix).reshape(index.ntotal, index.d))
+
+
+class RowVectors:
+    """The vectors of the local index's rows (memcli.index.local): a flat matrix grown
+    ahead of the rows, or an HNSW graph whose labels are the rows. Which rows are dead
+    is the local index's to say."""
+
+    def __init__(self, dim: int, index: VectorIndex | None = None) -> None:
+        self.dim = dim
+        if index is None:
+            index = VectorIndex(None, "flat", np.zeros((0, dim), dtype=np.float32))
+        self.kind, self.matrix, self.graph = index.kind, index.matrix, index.index
+
+    def grow(self, size: int, n: int) -> None:
+        """Room for `size` rows, the first `n` kept (a graph grows as it is added to)."""
+        if self.matrix is not None:
+            grown = np.zeros((size, self.dim), dtype=np.float32)
+            grown[:n] = self.matrix[:n]
+            self.matrix = grown
+
+    def put(self, start: int, vectors: np.ndarray) -> None:
+        """The vectors of rows start, start + 1, ... (a graph: the next labels)."""
+        if self.graph is not None:
+            self.graph.add(vectors)
+        else:
+            self.matrix[start : start + len(vectors)] = vectors
+
+    def all_scores(self, vector: np.ndarray, n: int) -> np.ndarray | None:
+        """Exact cosine of `vector` to rows [0, n) (None for a graph)."""
+        return None if self.matrix is None else self.matrix[:n] @ vector.astype(np.float32)
+
+    def nearest(self, vector: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, rows) of the `wanted` rows the graph finds nearest, best first (dead
+        rows included)."""
+        wanted = min(wanted, int(self.graph.ntotal))
+        scores, labels = self.graph.search(vector.reshape(1, -1).astype(np.float32), wanted)
+        keep = labels[0] >= 0
+        return scores[0][keep], labels[0][keep]
+
+    def of_rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of `rows`."""
+        if self.matrix is not None:
+            return self.matrix[rows]
+        return np.vstack([self.graph.reconstruct(int(r)) for r in rows])
+
+    def compacted(self, order: np.ndarray, n: int, keep_rows: bool, settings: Any) -> VectorIndex:
+        """Rows `order` of the first `n`, as a generation's vectors: the graph as it is
+        with `keep_rows` (its dead rows stay), else built anew (`settings`: [index])."""
+        if keep_rows:
+            return VectorIndex(self.graph, "hnsw")
+        if self.graph is not None:
+            vectors = self.graph.reconstruct_n(0, n)[order] if n else None
+        else:
+            vectors = self.matrix[:n][order]
+        if vectors is None:
+            vectors = np.zeros((0, self.dim), dtype=np.float32)
+        return VectorIndex.build(
+            vectors,
+            settings.ann_threshold,
+            settings.hnsw_m,
+            settings.hnsw_ef_construction,
+            settings.hnsw_ef_search,
+        )

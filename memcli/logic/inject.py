@@ -227,16 +227,13 @@ def recall_candidates(
     importance × confidence × recency (seed 003). The importance a program gave an entry
     counts up to the default only until a person stands behind it (vouched): an agent
     cannot put its own writes at the top of every session's first block."""
-    from memcli.logic.search import half_life, recency
+    from memcli.logic.search import EntryValues, recency
 
+    kept = [e for e in entries if not is_expired(e, now)]
+    recent = recency(EntryValues.of(kept), now, settings).tolist()
     return [
-        Candidate(
-            e,
-            claimed_importance(e) * e.confidence * recency(e, now, half_life(e, settings)),
-            is_priority(e),
-        )
-        for e in entries
-        if not is_expired(e, now)
+        Candidate(e, claimed_importance(e) * e.confidence * r, is_priority(e))
+        for e, r in zip(kept, recent, strict=True)
     ]
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 
 import numpy as np
@@ -131,17 +131,14 @@ def absolute_relevance(
     return both if mode == "keyword" else np.maximum(both, sem)
 
 
-def recency(entry: Entry, now: dt.datetime, half_life_days: float) -> float:
-    """0.5^(age/half-life) from the last update, else the creation (never from the last
-    access: rankings do not depend on past searches); 0.5 when the entry has no date."""
-    try:
-        moment = entry.updated or entry.created
-    except ValueError:
-        moment = None
-    if moment is None:
-        return 0.5
-    age_days = max(0.0, (now - moment).total_seconds() / 86400.0)
-    return float(0.5 ** (age_days / max(half_life_days, 1e-6)))
+def recency(values: EntryValues, now: dt.datetime, settings: SearchSettings) -> np.ndarray:
+    """0.5^(age/half-life) of each entry of `values`, the age from the last update, else
+    the creation (never from the last access: rankings do not depend on past searches);
+    0.5 for an undated entry. Episodic notes fade faster (episode_half_life_days)."""
+    half = np.where(values.episode, settings.episode_half_life_days, settings.half_life_days)
+    age_days = np.maximum(0.0, (_seconds(now) - values.moment) / 86400.0)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isnan(values.moment), 0.5, 0.5 ** (age_days / np.maximum(half, 1e-6)))
 
 
 def ranking_time() -> dt.datetime:
@@ -150,9 +147,40 @@ def ranking_time() -> dt.datetime:
     return utc_now().replace(second=0)
 
 
-def half_life(entry: Entry, settings: SearchSettings) -> float:
-    """Days for recency to halve: episodic notes fade faster than other memories."""
-    return settings.episode_half_life_days if entry.type == "episode" else settings.half_life_days
+@dataclass(frozen=True)
+class EntryValues:
+    """What ranking reads of some entries, one array each, in their order."""
+
+    importance: np.ndarray
+    confidence: np.ndarray
+    moment: np.ndarray  # POSIX seconds of the last update, else the creation (NaN: undated)
+    episode: np.ndarray  # bool: recency halves with episode_half_life_days
+    created: np.ndarray  # POSIX seconds of `created` (NaN: none)
+
+    @classmethod
+    def of(cls, entries: Sequence[Entry]) -> EntryValues:
+        # from the raw metadata strings, each distinct one converted once: the entries of
+        # a new index generation are new objects, their cached properties not computed
+        metas = [e.meta for e in entries]
+        dated = [m.get("updated") or m.get("created") for m in metas]
+        return cls(
+            importance=_converted([m.get("imp") for m in metas], _importance, DEFAULT_IMPORTANCE),
+            confidence=_converted([m.get("conf") for m in metas], _confidence, DEFAULT_CONFIDENCE),
+            moment=_converted(dated, _moment, float("nan")),
+            episode=np.array([e.type == "episode" for e in entries], dtype=bool),
+            created=_converted([m.get("created") for m in metas], _moment, float("nan")),
+        )
+
+    def at(self, positions: np.ndarray) -> EntryValues:
+        """The values of the entries at `positions` (copies)."""
+        return EntryValues(*(getattr(self, f.name)[positions] for f in fields(self)))
+
+    def replaced(self, positions: np.ndarray, part: EntryValues) -> EntryValues:
+        """A copy with the values at `positions` replaced by `part`'s, in order."""
+        arrays = [getattr(self, f.name).copy() for f in fields(self)]
+        for whole, f in zip(arrays, fields(self), strict=True):
+            whole[positions] = getattr(part, f.name)
+        return EntryValues(*arrays)
 
 
 class EntryArrays:
@@ -191,7 +219,7 @@ class EntryArrays:
         #: rank of (file, line): the tie-break between equal scores
         self.order = np.empty(n, dtype=np.int64)
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
-        self._all: tuple[np.ndarray, ...] | None = None
+        self._all: EntryValues | None = None  # of every entry, from the second query on
         self._queries = 0
 
     @cached_property
@@ -199,7 +227,7 @@ class EntryArrays:
         """POSIX seconds of every entry's `created` (NaN: none), for the entries of a
         period a query names (computed once per generation, only when one is named)."""
         if self._all is not None:
-            return self._all[4]
+            return self._all.created
         return _converted([e.meta.get("created") for e in self.entries], _moment, float("nan"))
 
     def edited(self, entries: Sequence[Entry], positions: np.ndarray) -> EntryArrays:
@@ -214,36 +242,18 @@ class EntryArrays:
             if isinstance(getattr(type(self), name, None), cached_property):
                 del arrays.__dict__[name]
         if self._all is not None:
-            fresh = _values([entries[p] for p in positions.tolist()])
-            arrays._all = tuple(a.copy() for a in self._all)  # type: ignore[assignment]
-            for whole, part in zip(arrays._all, fresh, strict=True):
-                whole[positions] = part
+            fresh = EntryValues.of([entries[p] for p in positions.tolist()])
+            arrays._all = self._all.replaced(positions, fresh)
         return arrays
 
-    def values(self, positions: np.ndarray) -> tuple[np.ndarray, ...]:
-        """(importance, confidence, moment, episode, created) of the entries at
-        `positions`; moment: POSIX seconds of the last update, else creation (NaN:
-        undated); episode: recency halves with episode_half_life_days; created: POSIX
-        seconds of `created` (NaN: none)."""
+    def values(self, positions: np.ndarray) -> EntryValues:
+        """The values of the entries at `positions`."""
         self._queries += 1
         if self._all is None and self._queries > 1:
-            self._all = _values(self.entries)
+            self._all = EntryValues.of(self.entries)
         if self._all is not None:
-            return tuple(a[positions] for a in self._all)
-        return _values([self.entries[p] for p in positions.tolist()])
-
-
-def _values(entries: Sequence[Entry]) -> tuple[np.ndarray, ...]:
-    # from the raw metadata strings, each distinct one converted once: the entries of a
-    # new index generation are new objects, their cached properties not yet computed
-    metas = [e.meta for e in entries]
-    imp = _converted([m.get("imp") for m in metas], _importance, DEFAULT_IMPORTANCE)
-    conf = _converted([m.get("conf") for m in metas], _confidence, DEFAULT_CONFIDENCE)
-    dated = [m.get("updated") or m.get("created") for m in metas]
-    moment = _converted(dated, _moment, float("nan"))
-    episode = np.array([e.type == "episode" for e in entries], dtype=bool)
-    created = _converted([m.get("created") for m in metas], _moment, float("nan"))
-    return imp, conf, moment, episode, created
+            return self._all.at(positions)
+        return EntryValues.of([self.entries[p] for p in positions.tolist()])
 
 
 def _converted(
@@ -320,17 +330,15 @@ def rank(
             relevance, positions, near, len(entries)
         )
     candidates = [entries[p] for p in positions.tolist()]
-    importance, confidence, moment, episode, created = arrays.values(positions)
-    half = np.where(episode, settings.episode_half_life_days, settings.half_life_days)
-    age_days = np.maximum(0.0, (_seconds(now) - moment) / 86400.0)
-    with np.errstate(invalid="ignore"):
-        rec = np.where(np.isnan(moment), 0.5, 0.5 ** (age_days / np.maximum(half, 1e-6)))
+    values = arrays.values(positions)
+    importance, confidence = values.importance, values.confidence
+    rec = recency(values, now, settings)
     rest = (
         settings.recency_weight * rec
         + settings.importance_weight * importance
         + settings.confidence_weight * confidence
     )
-    dated = in_periods(created, periods)
+    dated = in_periods(values.created, periods)
     if settings.date_weight:
         rest = rest + settings.date_weight * dated
     scores = settings.relevance_weight * relevance + rest

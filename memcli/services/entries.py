@@ -44,8 +44,6 @@ from memcli.services.runtime import Runtime, operation
 from memcli.store.access import Access
 from memcli.store.markdown import Document, id_prefix_for
 
-SORTS = ("file", "created", "updated", "importance")
-
 
 @dataclass(frozen=True)
 class AddResult:

@@ -92,7 +92,7 @@ class IndexManager:
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
         self.behind: str | None = None  # the writer that left the index behind (ensure)
-        self._cache: tuple[tuple[str, int], EmbeddingCache] | None = None
+        self._cache: EmbeddingCache | None = None
         self._digests: dict[str, list] = {}  # name -> files_signature row, memoized
         #: what this process's last sync left the backend holding
         self._last = LastSync()
@@ -162,8 +162,7 @@ class IndexManager:
 
     def count(self) -> int:
         """Entries the index held after the last sync (0 without one)."""
-        manifest = self.read_manifest() or {}
-        count = manifest.get("count", 0)
+        count = (self.read_manifest() or {}).get("count", 0)
         return count if isinstance(count, int) else 0
 
     def files_signature(self) -> dict[str, list]:
@@ -284,7 +283,7 @@ class IndexManager:
                 self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
                 return SyncReport(0, 0, 0, len(unique), 0, False, None)
             hashes = [text_hash(embed_text(e)) for e in upsert]
-            cache = self._embedding_cache(embedder)
+            cache = self.embedding_cache()
             plan = replace(plan, to_embed=cache.missing(hashes))
             texts = {text_hash(embed_text(e)): embed_text(e) for e in upsert}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
@@ -354,16 +353,17 @@ class IndexManager:
         upsert = unique if full else [by_id[i] for i in plan.to_upsert]
         return unique, plan, upsert, full, notice
 
-    def _embedding_cache(self, embedder: Embedder) -> EmbeddingCache:
-        key = (embedder.model_id, embedder.dim)
-        if self._cache is None or self._cache[0] != key:
-            self._cache = (key, EmbeddingCache(self.cache_dir, embedder.model_id, embedder.dim))
-        return self._cache[1]
+    def embedding_cache(self, loaded: EmbeddingCache | None = None) -> EmbeddingCache:
+        """The model's embedding cache, read once (or `loaded`: a watcher reads it at start)."""
+        key = (self.embedder.model_id, self.embedder.dim)
+        if self._cache is None or self._cache.key != key:
+            fits = loaded is not None and loaded.key == key
+            self._cache = loaded if fits else EmbeddingCache(self.cache_dir, *key)
+        return self._cache
 
     def vectors_for(self, entries: Sequence[Entry]) -> np.ndarray:
-        """Normalized embeddings of `entries`, in order: from the embedding cache, the
-        missing ones embedded (and cached) now."""
-        cache = self._embedding_cache(self.embedder)
+        """Normalized embeddings of `entries`, in order (from the cache, or embedded now)."""
+        cache = self.embedding_cache()
         texts = {text_hash(embed_text(e)): embed_text(e) for e in entries}
         hashes = list(texts)
         missing = cache.missing(hashes)
@@ -379,7 +379,7 @@ class IndexManager:
         snapshot = self._snapshot
         current = snapshot is not None and snapshot[0] == (manifest["backend"], None)
         if self._cache is not None and current:
-            self._cache[1].save([text_hash(embed_text(e)) for e in snapshot[1]])
+            self._cache.save([text_hash(embed_text(e)) for e in snapshot[1]])
         with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
             if self.read_manifest() is not manifest:
                 return  # another process synced meanwhile

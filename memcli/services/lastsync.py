@@ -64,7 +64,7 @@ class LastSync:
             or manifest is None
             or manifest.get("corrupt")
             or manifest.get("model") != model_id
-            or getattr(backend, "shared", False)
+            or backend.shared
             or manifest.get("backend") != state.revision
             or backend.revision() != state.revision
             or not store.ids_distinct(include_archived=True)

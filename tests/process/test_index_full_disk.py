@@ -183,7 +183,7 @@ def test_a_full_disk_under_faiss_is_the_same_clear_error(
     vectors = np.eye(4, dtype=np.float32)[:3]
     backend.upsert(["a", "b", "c"], vectors, ["one", "two", "three"], ["ka", "kb", "kc"])
     backend.flush()
-    assert backend.kind == "hnsw"
+    assert backend.vectors.kind == "hnsw"
     backend.upsert(["d"], np.ones((1, 4), dtype=np.float32), ["four"], ["kd"])  # logged
     before = sorted(p.name for p in folder.iterdir())
     real = faiss.write_index

@@ -787,9 +787,9 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "index-half-generation-left",
-        "memcli/index/local.py",
-        '            for partial in self.dir.glob(f"*-{generation}*"):',
-        "            for partial in ():",
+        "memcli/index/local_files.py",
+        '        for partial in directory.glob(f"*-{generation}*"):',
+        "        for partial in ():",
         f"{PROC}test_index_full_disk.py::test_a_refused_compaction_leaves_the_old_generation",
         why="a refused compaction leaves its half-written files on the full disk",
     ),
@@ -803,9 +803,9 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "index-faiss-error-traceback",
-        "memcli/index/local.py",
-        "                refused = os_error_of(exc)\n",
-        "                refused = None\n",
+        "memcli/index/local_files.py",
+        "            refused = os_error_of(exc)\n",
+        "            refused = None\n",
         f"{PROC}test_index_full_disk.py::test_a_full_disk_under_faiss_is_the_same_clear_error",
         why="an HNSW index on a full disk prints FAISS's RuntimeError as a traceback",
     ),
@@ -820,10 +820,10 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "index-manifest-temp-left",
-        "memcli/index/local.py",
-        "        except BaseException:\n            with contextlib.suppress(OSError):\n"
-        "                tmp.unlink()\n",
-        "        except BaseException:\n",
+        "memcli/index/local_files.py",
+        "    except BaseException:\n        with contextlib.suppress(OSError):\n"
+        "            tmp.unlink()\n",
+        "    except BaseException:\n",
         f"{PROC}test_index_full_disk.py::test_a_refused_manifest_leaves_no_temp_file",
         why="a manifest that cannot be written leaves its temp file on the full disk",
     ),

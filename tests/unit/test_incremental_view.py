@@ -48,8 +48,10 @@ def _same_view(got: SearchView, want: SearchView) -> None:
     assert np.array_equal(got.arrays.order, want.arrays.order)
     everything = np.arange(len(want.ordered))
     for _ in range(2):  # the second query reads every entry's values
-        for a, b in zip(got.arrays.values(everything), want.arrays.values(everything), strict=True):
-            assert np.array_equal(a, b, equal_nan=True)
+        got_values, want_values = got.arrays.values(everything), want.arrays.values(everything)
+        for name in ("importance", "confidence", "moment", "episode", "created"):
+            a, b = getattr(got_values, name), getattr(want_values, name)
+            assert np.array_equal(a, b, equal_nan=True), name
 
 
 def test_view_after_an_edit_in_place_equals_a_fresh_view() -> None:
@@ -84,8 +86,8 @@ def test_values_are_read_again_where_the_metadata_changed() -> None:
         before[5].id, before[5].text, "fact", "memory.md", before[5].line, {"imp": "0.05"}
     )
     after = SearchView.after(view, changed)
-    assert after.arrays.values(np.array([5]))[0][0] == 0.05
-    assert view.arrays.values(np.array([5]))[0][0] != 0.05  # the old generation is untouched
+    assert after.arrays.values(np.array([5])).importance[0] == 0.05
+    assert view.arrays.values(np.array([5])).importance[0] != 0.05  # the old one is untouched
 
 
 def test_edited_arrays_derive_cached_properties_again() -> None:

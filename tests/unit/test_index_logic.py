@@ -14,7 +14,7 @@ from memcli.index.keyword import KeywordIndex
 from memcli.index.sync import plan_sync
 from memcli.index.tokenize import tokenize
 from memcli.index.vectors import VectorIndex
-from memcli.logic.search import Signals, rank, recency
+from memcli.logic.search import EntryValues, Signals, rank, recency
 from memcli.services.memory import Memory
 from memcli.store.access import Access
 from memcli.store.config import IndexSettings, SearchSettings, Settings
@@ -83,10 +83,12 @@ def test_rank_weights_recency_importance_not_access_nor_reflections() -> None:
         [*entries, reflection], signals, settings=cfg, mode="hybrid", now=now, limit=3
     )
     assert with_reflection[1].components["relevance"] == hits[1].components["relevance"]
-    assert recency(entries[1], now, 30) == pytest.approx(1.0)
-    assert recency(_entry(5, created="2026-10-23"), now, 30) == pytest.approx(0.5)
     updated = _entry(6, created="2026-01-01", updated="2026-10-23")
-    assert recency(updated, now, 30) == pytest.approx(0.5)
+    month = SearchSettings(half_life_days=30)
+    recent = recency(
+        EntryValues.of([entries[1], _entry(5, created="2026-10-23"), updated]), now, month
+    )
+    assert recent == pytest.approx([1.0, 0.5, 0.5])
     keyword_only = rank(
         entries,
         Signals(np.array([0, 1]), np.zeros(2), np.array([0.0, 2.0])),
@@ -115,41 +117,6 @@ def test_hnsw_recall_against_exact() -> None:
     assert np.mean(recall) >= 0.98
 
 
-def test_hnsw_update_appends_changed_vectors(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    rng = np.random.default_rng(3)
-    data = rng.normal(size=(300, 32)).astype(np.float32)
-    data /= np.linalg.norm(data, axis=1, keepdims=True)
-    hashes = [f"h{i}" for i in range(300)]
-    index = VectorIndex.build(data, ann_threshold=100, ef_search=300)
-    # entry 5 changes its text, entry 7 is removed, a new entry is appended
-    new_data = np.vstack([np.delete(data, 7, axis=0), rng.normal(size=(1, 32))]).astype(np.float32)
-    new_data[5] = -data[5]
-    new_data /= np.linalg.norm(new_data, axis=1, keepdims=True)
-    new_hashes = [h for i, h in enumerate(hashes) if i != 7] + ["new"]
-    new_hashes[5] = "changed"
-    updated = index.updated(hashes, new_hashes, new_data)
-    assert updated is not None and updated.size == 300 and updated.dead == 2
-    assert updated.index is index.index and updated.index.ntotal == 302  # appended, not rebuilt
-    for position in (0, 5, 6, 298, 299):
-        scores, found = updated.search(new_data[position], 3)
-        assert found[0] == position and scores[0] == pytest.approx(1.0, abs=1e-5)
-    _, found = updated.search(data[5], 300)  # the old vector of entry 5 is gone
-    assert 5 not in found[:1].tolist() and len(set(found.tolist())) == len(found)
-    assert found.max() < 300
-    assert np.allclose(
-        updated.scores_for(new_data[5], np.array([5, 299])), new_data[[5, 299]] @ new_data[5]
-    )
-    updated.save(tmp_path / "v.faiss", tmp_path / "slots.npy")
-    again = VectorIndex.load(tmp_path / "v.faiss", 300, tmp_path / "slots.npy")
-    assert again.size == 300 and again.search(new_data[299], 1)[1][0] == 299
-    # the old object still answers for the old entries (the appended slots are not its)
-    assert index.search(data[7], 1)[1][0] == 7 and index.search(new_data[299], 300)[1].max() < 300
-    # too many dead slots: the caller builds anew
-    monkeypatch.setattr("memcli.index.vectors.MAX_DEAD", 100)
-    many = [f"x{i}" for i in range(300)]
-    assert updated.updated(new_hashes, many, rng.normal(size=(300, 32)).astype(np.float32)) is None
-
-
 def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None:
     settings = Settings(index=IndexSettings(ann_threshold=10, hnsw_ef_search=64))
     mem = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)
@@ -166,7 +133,7 @@ def test_edit_of_an_hnsw_workspace_appends_to_the_graph(workspace: Path) -> None
     assert manifest["generation"] == first["generation"] and manifest["log_size"] > 0
     assert (local.parent / first["vectors"]).stat().st_mtime_ns == vectors.st_mtime_ns
     backend = mem.index_manager.ensure()
-    assert backend.graph.ntotal == backend.count() + 1  # the old vector: one dead row
+    assert backend.vectors.graph.ntotal == backend.count() + 1  # the old vector: one dead row
     hits = mem.search("cat named Tofu", limit=3, touch=False)
     assert "Tofu" in hits[0].entry.text
     fresh = Memory(workspace, settings=settings, embedder_factory=HashingEmbedder, notify=print)

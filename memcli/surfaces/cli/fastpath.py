@@ -61,7 +61,7 @@ def try_daemon(
     if any(protocol.plain_file_problem(f, cwd) for f in files):
         return None  # /dev/stdin, a pipe, a terminal: only this process can read it
     try:
-        root = str(env.root())  # the command's one resolution, kept for the in-process run
+        root = env.root_name()  # the command's one resolution, kept for the in-process run
     except Exception:  # noqa: BLE001 - the in-process path reports workspace errors
         return None
     read: list[bytes] = []

@@ -1,0 +1,138 @@
+"""The served client path imports only what it uses (issue 27 item 4): `memcli search`,
+`inject` and `get` answered by a watcher run through the real entry point (`python -m
+memcli`) against a daemon socket served in this process with canned answers, and the
+modules the client imported are read from `python -X importtime`. memcli's own modules
+come from an allow-list (a new import on this path must be added here, on purpose);
+libraries and the heavier standard modules are never imported."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli.core.models import Entry
+from memcli.logic.search import Hit
+from memcli.surfaces.cli.render import hit_row
+from memcli.surfaces.daemon.server import DaemonServer
+
+#: every memcli module a served command may import
+SERVED_MODULES = {
+    "memcli",
+    "memcli.core",
+    "memcli.core.version",
+    "memcli.core.text",
+    "memcli.surfaces",
+    "memcli.surfaces.cli",
+    "memcli.surfaces.cli.argv",
+    "memcli.surfaces.cli.fastpath",
+    "memcli.surfaces.cli.served",
+    "memcli.surfaces.cli.render",
+    "memcli.surfaces.daemon",
+    "memcli.surfaces.daemon.client",
+    "memcli.surfaces.daemon.protocol",
+    # the command's Env resolves the workspace once, also for a served command (issue 27
+    # item 3): the resolution rules, their file names
+    "memcli.surfaces.cli.env",
+    "memcli.store",
+    "memcli.store.workspace",
+    "memcli.core.names",
+}
+#: never on the served path: libraries, and standard modules that cost milliseconds
+NEVER = {
+    "rich",
+    "typer",
+    "click",
+    "numpy",
+    "faiss",
+    "onnxruntime",
+    "tokenizers",
+    "torch",
+    "sentence_transformers",
+    "transformers",
+    "tiktoken",
+    "pysbd",
+    "watchdog",
+    "mcp",
+    "json",
+    "re",
+    "typing",
+    "dataclasses",
+    "enum",
+    "pathlib",
+    "socket",
+    "selectors",
+    "datetime",
+    "subprocess",
+    "logging",
+    "tomllib",
+}
+ENTRY = Entry("m1", "Deploys Postgres with blue-green deploys", "fact", "memory.md", 3, {})
+ANSWERS: dict[str, dict[str, Any]] = {
+    "SearchQuery": {"hits": [hit_row(Hit(ENTRY, 0.73, {"semantic": 0.6, "keyword": 1.2}))]},
+    "InjectRequest": {"inject": {"exact": True, "block": "## Memory\n- Deploys Postgres"}},
+    "GetRequest": {"entry": ENTRY.to_dict()},
+}
+CASES = [
+    (["search", "postgres deploys", "--no-touch"], "Deploys Postgres"),
+    (["search", "postgres deploys", "--json", "--explain"], '"semantic"'),
+    (["inject", "-q", "postgres", "--max-tokens", "500"], "## Memory"),
+    (["get", "m1"], "blue-green"),
+]
+
+
+def imported(stderr: str) -> set[str]:
+    """Module names of `python -X importtime` output."""
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    } - {"imported package"}
+
+
+@pytest.fixture
+def served(workspace: Path):  # noqa: ANN201 - (workspace, the requests it got)
+    asked: list[str] = []
+
+    def handler(message: dict[str, Any]) -> dict[str, Any]:
+        kind = message["request"]["kind"]
+        asked.append(kind)
+        return ANSWERS[kind]
+
+    server = DaemonServer(workspace, handler, detach_stdin=False)
+    server.start()
+    yield workspace, asked
+    server.stop()
+
+
+@pytest.mark.parametrize(("args", "shown"), CASES)
+def test_a_served_command_imports_only_the_served_path(served, args: list[str], shown: str) -> None:
+    workspace, asked = served
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(workspace), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shown in done.stdout
+    assert len(asked) == 1  # the daemon answered it, not an in-process run
+    modules = imported(done.stderr)
+    ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
+    assert ours <= SERVED_MODULES, sorted(ours - SERVED_MODULES)
+    tops = {m.split(".")[0] for m in modules}
+    assert not tops & NEVER, sorted(tops & NEVER)
+
+
+def test_importtime_lines_are_read() -> None:
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       120 |        120 |   memcli.surfaces.cli.argv\n"
+        "Error: something else | with a bar\n"
+    )
+    assert imported(stderr) == {"memcli.surfaces.cli.argv"}
