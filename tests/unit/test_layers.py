@@ -417,6 +417,9 @@ def test_get_and_forget_find_the_entry_in_its_layer(
     runner = CliRunner()
     shown = envelope(invoke(runner, project, "get", theirs.id, "--json").output)
     assert shown["entry"]["layer"] == "user"
+    edited = invoke(runner, project, "edit", theirs.id, "--importance", "0.8")
+    assert edited.exit_code == 0 and f"of {_user_dir().resolve()}" in edited.output, edited.output
+    assert "imp=0.8" in (_user_dir() / "memory.md").read_text()
     done = invoke(runner, project, "forget", theirs.id)
     assert done.exit_code == 0 and f"of {_user_dir().resolve()}" in done.output, done.output
     archived = Memory(_user_dir(), notify=lambda m: None).entries(include_archived=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from memcli.core.errors import MemcliError
@@ -206,19 +208,19 @@ def edit(
     ):
         from memcli.surfaces.cli.editor import edit_text
 
-        mem = memory()
+        own = memory()
+        mem = operations.holder(own, entry_id)  # the layer holding it
         current = mem.get(entry_id).entry
         text = edit_text(current.text, current.id)
         if text is None:
             render.note(f"{current.id}: the text is unchanged; nothing was written")
             return
         entry = mem.edit(current.id, text=text, by="person")
-        if json_out:
-            render.emit_json({"entry": entry.to_dict()})
-        else:
-            render.info(f"edited {entry.id} in {entry.file}")
+        _edited(entry, mem if mem is not own else None, json_out)
         return
-    entry = memory().edit(
+    mem = memory()
+    target = operations.holder(mem, entry_id)  # the layer holding it (services.layers)
+    entry = target.edit(
         entry_id,
         text=stdin_or(text) if text is not None else None,
         importance=importance,
@@ -227,12 +229,18 @@ def edit(
         source=source,
         pin=pin,
         allow_secret=allow_secret,
-        by="person",  # confirmed by a person: no longer fades with age (DESIGN §5.1)
+        by="person",  # confirmed by a person: no longer fades with age
     )
+    _edited(entry, target if target is not mem else None, json_out)
+
+
+def _edited(entry: Any, layer: Any, json_out: bool) -> None:
+    """Say what `edit` wrote (`layer`: the other layer's Memory it went to, or None)."""
     if json_out:
         render.emit_json({"entry": entry.to_dict()})
     else:
-        render.info(f"edited {entry.id} in {entry.file}")
+        where = "" if layer is None else f" of {layer.root}"
+        render.info(f"edited {entry.id} in {entry.file}{where}")
 
 
 @app.command()
