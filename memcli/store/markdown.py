@@ -37,7 +37,6 @@ from memcli.store.frontmatter import FORMAT_VERSION, FRONT_MATTER_MAX, read_fron
 from memcli.store.metadata import (
     DERIVED_ID_HEX,
     _trailing_comment,
-    default_type_for,
     derived_id,
     format_meta,
     id_prefix_for,
@@ -57,7 +56,6 @@ __all__ = [
     "EntryBlock",
     "Parsed",
     "RawBlock",
-    "default_type_for",
     "derived_id",
     "format_meta",
     "id_prefix_for",

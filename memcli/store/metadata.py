@@ -16,12 +16,6 @@ _NEEDS_QUOTES = re.compile(r'[\s"\\]|-->|<!--')
 _LINE_BREAKS = re.compile(r"[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
 
 
-def default_type_for(filename: str) -> str:
-    """Type of items that sit before the first `##` heading of a file (the built-in
-    registry's; a workspace's own: memcli.core.registry.Registry.default_type)."""
-    return BUILTIN.default_type(filename.replace("\\", "/"))
-
-
 def id_prefix_for(filename: str) -> str:
     """First letter of ids minted for entries of this file."""
     return BUILTIN.id_prefix(filename.replace("\\", "/"))

@@ -54,7 +54,7 @@ def compress(
         "--target-tokens",
         min=1,
         metavar="N",
-        help="Archive more, least retained first, until both files fit.",
+        help="Archive more, least retained first, until the curated files fit in N tokens.",
     ),
     json_out: bool = JsonOpt,
 ) -> None:
