@@ -592,15 +592,15 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "mcp-connections-beyond-descriptors",
-        "memcli/surfaces/mcp_http.py",
-        '        max_connections=max(1, min(int(values["max_connections"]), room)),',
-        '        max_connections=max(1, int(values["max_connections"])),',
+        "memcli/surfaces/http_limits.py",
+        '    max_connections = max(1, min(int(values["max_connections"]), room))',
+        '    max_connections = max(1, int(values["max_connections"]))',
         f"{UNIT}test_mcp_limits.py::test_limits_from_the_environment",
         why="the connection cap exceeds what the descriptor limit allows",
     ),
     m(
         "mcp-infinite-limit-accepted",
-        "memcli/surfaces/mcp_http.py",
+        "memcli/surfaces/http_limits.py",
         '        if not value >= least or value != value or value == float("inf"):',
         "        if not value >= least:",
         f"{UNIT}test_mcp_limits.py::test_a_bad_limit_is_refused_by_name",
@@ -616,7 +616,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "mcp-no-connection-cap",
-        "memcli/surfaces/mcp_http.py",
+        "memcli/surfaces/http_limits.py",
         "            if len(self.connections) > limits.max_connections:",
         "            if False:",
         f"{PROC}test_mcp_connection_cap.py::test_a_connection_over_the_cap_gets_503_at_once",
