@@ -6,16 +6,20 @@ MEMCLI_MCP_MAX_CONNECTIONS connections at once (default 256, never more than hal
 process's descriptor limit; those over it get 503 and are closed at once), a whole
 request (headers and body) within MEMCLI_MCP_READ_TIMEOUT seconds of its first byte
 being awaited (default 10; else 408 and closed), headers of at most 16 KB (h11) and a
-body of at most MEMCLI_MCP_MAX_BODY_MB (default 4; else 413). The cap is checked only
-once asyncio has accepted a connection, and asyncio accepts up to `backlog` at a time,
-each open for up to three passes of the loop before the cap can close it: the backlog
-is sized so that these bursts fit in the descriptors too. Should descriptors run out
-anyway (the limit lowered under a running server), the server says so in one line and
-asyncio accepts again a second later; nothing it logs needs a file opened.
+body of at most MEMCLI_MCP_MAX_BODY_MB (default 4; else 413).
+
+The cap is checked only once asyncio has accepted a connection, and asyncio accepts up
+to its `backlog` at a time, each open for up to three passes of its loop before the cap
+can close it: that batch is sized so these bursts fit in the descriptors too, while the
+kernel's queue of connections not yet accepted (which holds none of ours) stays long
+(LISTEN_QUEUE), so a burst waits there instead of being dropped. Should descriptors
+run out anyway (the limit lowered under a running server), the server says so in one
+line and asyncio accepts again a second later; nothing it logs needs a file opened.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -36,24 +40,26 @@ HEADER_BYTES = 16 * 1024
 #: descriptors kept for everything but connections (files, the index, the model)
 RESERVED_DESCRIPTORS = 64
 #: accepted batches that may be open at once before the cap closes them (three passes
-#: of asyncio's loop, and one spare): the backlog is what is left over this
+#: of asyncio's loop, and one spare): the accept batch is what is left over this
 ACCEPT_BATCHES = 4
+#: the kernel's queue of connections not yet accepted (uvicorn's default backlog)
+LISTEN_QUEUE = 2048
 
 
 @dataclass(frozen=True)
 class Limits:
     """What one client may hold: connections, seconds to send a request, body bytes;
-    and the listen backlog (also how many connections asyncio accepts at once)."""
+    and how many connections asyncio accepts at once (uvicorn's `backlog`)."""
 
     max_connections: int
     read_timeout: float
     max_body: int
-    backlog: int
+    accept_batch: int
 
 
 def load_limits(env: Mapping[str, str] | None = None, descriptors: int | None = None) -> Limits:
     """The limits from the environment (ConfigError naming a bad value); connections are
-    capped to half the descriptors left after RESERVED_DESCRIPTORS, and the backlog to
+    capped to half the descriptors left after RESERVED_DESCRIPTORS, the accept batch to
     what the connections leave of those, over ACCEPT_BATCHES."""
     env = os.environ if env is None else env
     values: dict[str, float] = {}
@@ -75,7 +81,7 @@ def load_limits(env: Mapping[str, str] | None = None, descriptors: int | None = 
         max_connections=max_connections,
         read_timeout=values["read_timeout"],
         max_body=int(values["max_body_mb"] * 2**20),
-        backlog=max(1, min(2048, (spare - max_connections) // ACCEPT_BATCHES)),
+        accept_batch=max(1, min(LISTEN_QUEUE, (spare - max_connections) // ACCEPT_BATCHES)),
     )
 
 
@@ -143,14 +149,24 @@ def guarded_protocol(limits: Limits) -> type:
     return GuardedH11
 
 
-def guarded_loop() -> Any:
+def guarded_loop() -> asyncio.AbstractEventLoop:
     """uvicorn's loop (`loop=` takes this factory): asyncio's own, whose accept batches
     ACCEPT_BATCHES is sized for, with quiet_loop_errors as its error handler."""
-    import asyncio
-
-    loop = asyncio.SelectorEventLoop()
+    loop = GuardedLoop()
     loop.set_exception_handler(quiet_loop_errors())
     return loop
+
+
+class GuardedLoop(asyncio.SelectorEventLoop):
+    """asyncio's loop, whose servers listen with a queue of LISTEN_QUEUE whatever their
+    `backlog` (asyncio gives listen() the same number it accepts at once)."""
+
+    async def create_server(self, *args: Any, **kwargs: Any) -> asyncio.Server:  # type: ignore[override]
+        server = await super().create_server(*args, **kwargs)
+        for sock in server.sockets:
+            with sock.dup() as listening:
+                listening.listen(LISTEN_QUEUE)
+        return server
 
 
 def quiet_loop_errors() -> Any:

@@ -311,7 +311,7 @@ def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
         lifespan="on",
         http=guard.guarded_protocol(limits),  # the cap (uvicorn's limit_concurrency would 503
         # every request once the cap is reached, those of connections already in too)
-        backlog=limits.backlog,  # also how many asyncio accepts at once
+        backlog=limits.accept_batch,  # how many asyncio accepts at once
         loop=f"{guard.__name__}:guarded_loop",
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=guard.HEADER_BYTES,

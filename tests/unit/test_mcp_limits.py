@@ -18,11 +18,11 @@ TOKEN = "test-token-0123456789abcdef"
 @pytest.mark.parametrize(
     ("env", "descriptors", "expected"),
     [
-        ({}, 1024, (256, 10.0, 4 * 2**20, 176)),  # backlog: (960 - 256) // 4
+        ({}, 1024, (256, 10.0, 4 * 2**20, 176)),  # batch: (960 - 256) // 4
         ({}, 128, (32, 10.0, 4 * 2**20, 8)),  # half of what the reserve leaves
         ({}, 60, (1, 10.0, 4 * 2**20, 1)),  # never none
         ({}, 8511, (256, 10.0, 4 * 2**20, 2047)),
-        ({}, 8512, (256, 10.0, 4 * 2**20, 2048)),  # the backlog's own ceiling
+        ({}, 8512, (256, 10.0, 4 * 2**20, 2048)),  # the batch's own ceiling: the queue
         ({}, 1 << 20, (256, 10.0, 4 * 2**20, 2048)),
         ({"MEMCLI_MCP_MAX_CONNECTIONS": "1"}, 1024, (1, 10.0, 4 * 2**20, 239)),
         ({"MEMCLI_MCP_MAX_CONNECTIONS": "1000"}, 1 << 20, (1000, 10.0, 4 * 2**20, 2048)),
@@ -32,17 +32,17 @@ TOKEN = "test-token-0123456789abcdef"
 )
 def test_limits_from_the_environment(env: dict, descriptors: int, expected: tuple) -> None:
     limits = load_limits(env, descriptors)
-    got = (limits.max_connections, limits.read_timeout, limits.max_body, limits.backlog)
+    got = (limits.max_connections, limits.read_timeout, limits.max_body, limits.accept_batch)
     assert got == expected
 
 
 @pytest.mark.parametrize("wanted", ["1", "32", "256", "5000"])
 def test_held_connections_and_accept_bursts_fit_in_the_descriptors(wanted: str) -> None:
-    """asyncio accepts `backlog` connections in a pass and closes one over the cap three
+    """asyncio accepts a batch of connections in a pass and closes one over the cap three
     passes later: the cap plus three such batches stay within what the reserve leaves."""
     for descriptors in [*range(RESERVED_DESCRIPTORS + 8, 2100, 7), 4096, 20000, 1 << 20]:
         limits = load_limits({"MEMCLI_MCP_MAX_CONNECTIONS": wanted}, descriptors)
-        held = limits.max_connections + 3 * limits.backlog
+        held = limits.max_connections + 3 * limits.accept_batch
         assert held <= descriptors - RESERVED_DESCRIPTORS, (descriptors, limits)
 
 
