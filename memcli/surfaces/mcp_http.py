@@ -262,8 +262,11 @@ class Gate:
 
 
 async def _reply(send: Any, status: int, message: str, headers: Mapping[str, str] = {}) -> None:  # noqa: B006 - read only
+    """An error answered and the connection closed: a client refused (no token, a body
+    too long and left unread, …) keeps no connection open for its next try."""
     body = json.dumps({"error": message}).encode()
     head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    head.append((b"connection", b"close"))
     head += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})

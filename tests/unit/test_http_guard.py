@@ -80,6 +80,66 @@ def test_guarded_h11_on_the_installed_uvicorn() -> None:
     assert left == 0  # every connection left uvicorn's count
 
 
+async def _exchange(app: object, data: bytes) -> tuple[bytes, bool]:
+    """`data` sent to a GuardedH11 server (read deadline 60 s) in front of `app`: what
+    came back, and whether the server closed the connection after it."""
+    import uvicorn
+    from uvicorn.server import ServerState
+
+    config = uvicorn.Config(app, lifespan="off", log_config=None)  # type: ignore[arg-type]
+    protocol = guarded_protocol(Limits(8, 60.0, 1000, 4))
+    state = ServerState()
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(
+        lambda: protocol(config=config, server_state=state, app_state={}, _loop=loop),
+        "127.0.0.1",
+        0,
+    )
+    reader, writer = await asyncio.open_connection("127.0.0.1", server.sockets[0].getsockname()[1])
+    writer.write(data)
+    try:
+        got = await asyncio.wait_for(reader.read(), 5)  # to the end: the server closed it
+        closed = True
+    except TimeoutError:
+        got, closed = b"", False
+    writer.close()
+    server.close()
+    return got, closed
+
+
+_AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"POST /other HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", 404),
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}", 401),
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Length: 90\r\n\r\n{", 401),  # body unread
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\nAuthorization: Basic abc\r\n\r\n", 401),
+        (b"POST /mcp?workspace=no HTTP/1.1\r\nHost: h\r\n" + _AUTH + b"\r\n", 403),
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\n" + _AUTH + b"Content-Length: 1001\r\n\r\n{", 413),
+        (
+            b"POST /mcp HTTP/1.1\r\nHost: h\r\n" + _AUTH + b"Transfer-Encoding: chunked\r\n\r\n"
+            + b"3e9\r\n" + b"x" * 1001 + b"\r\n",
+            413,
+        ),
+        (b"NOT HTTP AT ALL\r\n\r\n", 400),  # h11's own refusal
+    ],
+)
+def test_every_refusal_closes_the_connection(tmp_path: Path, request_bytes: bytes, status: int) -> None:
+    """A refused client keeps no connection open (keep-alive) for its next try."""
+    called: list[dict] = []
+
+    async def app(scope: dict, receive: object, send: object) -> None:
+        called.append(scope)
+
+    gate = Gate([Grant(_digest(TOKEN), {"ws": tmp_path})], {tmp_path: app}, max_body=1000)
+    got, closed = asyncio.run(_exchange(gate, request_bytes))
+    assert got.startswith(f"HTTP/1.1 {status} ".encode()), got[:200]
+    assert closed and called == []
+
+
 def test_the_listen_queue_is_longer_than_the_accept_batch() -> None:
     """asyncio gives listen() its accept batch; GuardedLoop's servers queue LISTEN_QUEUE
     in the kernel: with nothing accepted (the loop not running), 20 connect at once."""
