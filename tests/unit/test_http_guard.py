@@ -126,6 +126,7 @@ _AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
         ),
         (b"NOT HTTP AT ALL\r\n\r\n", 400),  # h11's own refusal
     ],
+    ids=["path", "no-token", "body-unread", "not-bearer", "workspace", "declared", "chunked", "h11"],
 )
 def test_every_refusal_closes_the_connection(tmp_path: Path, request_bytes: bytes, status: int) -> None:
     """A refused client keeps no connection open (keep-alive) for its next try."""
