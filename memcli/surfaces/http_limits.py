@@ -5,8 +5,9 @@ Limits keep unauthenticated clients from holding the server: at most
 MEMCLI_MCP_MAX_CONNECTIONS connections at once (default 256, never more than half the
 process's descriptor limit; those over it get 503 and are closed at once), a whole
 request (headers and body) within MEMCLI_MCP_READ_TIMEOUT seconds of its first byte
-being awaited (default 10; else 408 and closed), headers of at most 16 KB (h11) and a
-body of at most MEMCLI_MCP_MAX_BODY_MB (default 4; else 413).
+being awaited (default 10; else 408 and closed), headers of at most 16 KB (h11 while
+they arrive, the gate once in: 431) and a body of at most MEMCLI_MCP_MAX_BODY_MB
+(default 4; else 413). Every refusal closes its connection.
 
 The cap is checked only once asyncio has accepted a connection, and asyncio accepts up
 to its `backlog` at a time, each open for up to three passes of its loop before the cap

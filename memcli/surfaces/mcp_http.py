@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from memcli.core.errors import ConfigError, UsageError
+from memcli.surfaces.http_limits import HEADER_BYTES
 
 TOKEN_ENV = "MEMCLI_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
@@ -178,6 +179,10 @@ class Gate:
             return
         if scope["type"] != "http":
             return
+        if sum(len(k) + len(v) for k, v in scope.get("headers") or []) > HEADER_BYTES:
+            # h11 bounds headers still arriving; these came whole in one read
+            await _reply(send, 431, f"the request's headers are over {HEADER_BYTES} bytes")
+            return
         if scope.get("path", "").rstrip("/") != PATH:
             await _reply(send, 404, f"not found: memcli serves MCP at {PATH}")
             return
@@ -317,5 +322,5 @@ def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
         backlog=limits.accept_batch,  # how many asyncio accepts at once
         loop=f"{guard.__name__}:guarded_loop",
         timeout_keep_alive=5,
-        h11_max_incomplete_event_size=guard.HEADER_BYTES,
+        h11_max_incomplete_event_size=HEADER_BYTES,
     )

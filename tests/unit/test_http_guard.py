@@ -124,9 +124,15 @@ _AUTH = f"Authorization: Bearer {TOKEN}\r\n".encode()
             + b"3e9\r\n" + b"x" * 1001 + b"\r\n",
             413,
         ),
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\n" + _AUTH + b"X-Big: " + b"a" * 16384 + b"\r\n\r\n", 431),
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\nX-Big: " + b"a" * 16374 + b"\r\n\r\n", 401),  # 16,384
+        (b"POST /mcp HTTP/1.1\r\nHost: h\r\nX-Big: " + b"a" * 16375 + b"\r\n\r\n", 431),
         (b"NOT HTTP AT ALL\r\n\r\n", 400),  # h11's own refusal
     ],
-    ids=["path", "no-token", "body-unread", "not-bearer", "workspace", "declared", "chunked", "h11"],
+    ids=[
+        "path", "no-token", "body-unread", "not-bearer", "workspace", "declared", "chunked",
+        "headers", "headers-16384", "headers-16385", "h11",
+    ],
 )
 def test_every_refusal_closes_the_connection(tmp_path: Path, request_bytes: bytes, status: int) -> None:
     """A refused client keeps no connection open (keep-alive) for its next try."""
