@@ -15,12 +15,7 @@ binds to 127.0.0.1 unless told another host. Each workspace gets its own MCP ser
 tools of memcli.surfaces.mcp_server, unchanged); this module only authenticates and
 dispatches, as an ASGI app in front of them.
 
-Limits keep unauthenticated clients from holding the server: at most
-MEMCLI_MCP_MAX_CONNECTIONS connections at once (default 256, never more than half the
-process's descriptor limit; those over it get 503 and are closed at once), a whole
-request (headers and body) within MEMCLI_MCP_READ_TIMEOUT seconds of its first byte
-being awaited (default 10; else 408 and closed), headers of at most 16 KB (h11) and a
-body of at most MEMCLI_MCP_MAX_BODY_MB (default 4; else 413).
+Limits against clients that hold connections: memcli.surfaces.http_limits.
 """
 
 from __future__ import annotations
@@ -39,61 +34,11 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from memcli.core.errors import ConfigError, UsageError
+from memcli.surfaces.http_limits import HEADER_BYTES
 
 TOKEN_ENV = "MEMCLI_MCP_TOKEN"
 MIN_TOKEN_CHARS = 16
 PATH = "/mcp"
-#: the server's limits: (environment variable, default, smallest allowed)
-LIMITS = {
-    "max_connections": ("MEMCLI_MCP_MAX_CONNECTIONS", 256, 1),
-    "read_timeout": ("MEMCLI_MCP_READ_TIMEOUT", 10.0, 0.1),
-    "max_body_mb": ("MEMCLI_MCP_MAX_BODY_MB", 4.0, 0.001),
-}
-HEADER_BYTES = 16 * 1024
-#: descriptors kept for everything but connections (files, the index, the model)
-RESERVED_DESCRIPTORS = 64
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one client may hold: connections, seconds to send a request, body bytes."""
-
-    max_connections: int
-    read_timeout: float
-    max_body: int
-
-
-def load_limits(env: Mapping[str, str] | None = None, descriptors: int | None = None) -> Limits:
-    """The limits from the environment (ConfigError naming a bad value); connections are
-    capped to half the descriptors left after RESERVED_DESCRIPTORS."""
-    env = os.environ if env is None else env
-    values: dict[str, float] = {}
-    for key, (name, default, least) in LIMITS.items():
-        raw = env.get(name, "").strip()
-        try:
-            value = float(raw) if raw else float(default)
-        except ValueError:
-            raise ConfigError(f"{name}={raw!r} is not a number") from None
-        if not value >= least or value != value or value == float("inf"):
-            raise ConfigError(f"{name}={raw!r}: give a number of at least {least:g}")
-        values[key] = value
-    if descriptors is None:
-        descriptors = _descriptor_limit()
-    room = max(1, (descriptors - RESERVED_DESCRIPTORS) // 2)
-    return Limits(
-        max_connections=max(1, min(int(values["max_connections"]), room)),
-        read_timeout=values["read_timeout"],
-        max_body=int(values["max_body_mb"] * 2**20),
-    )
-
-
-def _descriptor_limit() -> int:
-    try:
-        import resource
-    except ImportError:  # Windows: no such limit to fear
-        return 1 << 20
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return soft if soft != resource.RLIM_INFINITY else 1 << 20
 
 
 @dataclass(frozen=True)
@@ -234,6 +179,10 @@ class Gate:
             return
         if scope["type"] != "http":
             return
+        if sum(len(k) + len(v) for k, v in scope.get("headers") or []) > HEADER_BYTES:
+            # h11 bounds headers still arriving; these came whole in one read
+            await _reply(send, 431, f"the request's headers are over {HEADER_BYTES} bytes")
+            return
         if scope.get("path", "").rstrip("/") != PATH:
             await _reply(send, 404, f"not found: memcli serves MCP at {PATH}")
             return
@@ -276,7 +225,7 @@ class Gate:
             message = await receive()
             messages.append(message)
             if message["type"] != "http.request":
-                break  # the client went away: the app learns it as it would have
+                return None  # the client went away (or was timed out): nobody to answer
             size += len(message.get("body", b""))
             if size > limit:
                 await _reply(send, 413, too_long)
@@ -318,8 +267,11 @@ class Gate:
 
 
 async def _reply(send: Any, status: int, message: str, headers: Mapping[str, str] = {}) -> None:  # noqa: B006 - read only
+    """An error answered and the connection closed: a client refused (no token, a body
+    too long and left unread, …) keeps no connection open for its next try."""
     body = json.dumps({"error": message}).encode()
     head = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    head.append((b"connection", b"close"))
     head += [(k.encode(), v.encode()) for k, v in headers.items()]
     await send({"type": "http.response.start", "status": status, "headers": head})
     await send({"type": "http.response.body", "body": body})
@@ -339,84 +291,19 @@ def build_gate(grants: list[Grant], host: str, max_body: int | None = None) -> G
     return Gate(grants, apps, max_body)
 
 
-def guarded_protocol(limits: Limits) -> type:
-    """uvicorn's h11 protocol with a connection cap and a deadline for reading each
-    request (uvicorn times out only an idle keep-alive connection, never a request sent
-    slowly, and it accepts connections until descriptors run out)."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    reading = (h11.IDLE, h11.SEND_BODY)  # the client's states while we wait for its bytes
-
-    class GuardedH11(H11Protocol):
-        deadline: Any = None
-
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
-            super().connection_made(transport)
-            if len(self.connections) > limits.max_connections:
-                transport.write(_raw_reply(503, "too many connections; try again later"))
-                transport.close()
-                return
-            self._watch()
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            self._watch()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            self._watch()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._stop_watch()
-            super().connection_lost(exc)
-
-        def _watch(self) -> None:
-            """A deadline while a request is awaited or arriving; none once it is in."""
-            if self.transport.is_closing() or self.conn.their_state not in reading:
-                self._stop_watch()
-            elif self.deadline is None:
-                self.deadline = self.loop.call_later(limits.read_timeout, self._too_slow)
-
-        def _stop_watch(self) -> None:
-            if self.deadline is not None:
-                self.deadline.cancel()
-                self.deadline = None
-
-        def _too_slow(self) -> None:
-            self.deadline = None
-            if self.transport.is_closing():
-                return
-            if self.cycle is None or self.cycle.response_complete:  # no answer under way
-                self.transport.write(_raw_reply(408, "the request took too long to arrive"))
-            self.transport.close()
-
-    return GuardedH11
-
-
-def _raw_reply(status: int, message: str) -> bytes:
-    """A whole HTTP response that closes the connection, for the protocol to write."""
-    from http import HTTPStatus
-
-    body = json.dumps({"error": message}).encode()
-    head = (
-        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\n"
-        "content-type: application/json\r\n"
-        f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
-    )
-    return head.encode("ascii") + body
-
-
 def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
     """Serve until interrupted; refuses to start without a token."""
+    from memcli.surfaces import http_limits as guard
+
     host, port = parse_bind(bind)
     grants = load_grants(workspace, token_file)
-    limits = load_limits()
+    limits = guard.load_limits()
     gate = build_gate(grants, host, limits.max_body)
     import logging
 
     import uvicorn
 
+    guard.plain_logging()  # after build_gate: building an MCP server installs Rich's handler
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are not for people
     names = sorted({name for grant in grants for name in grant.workspaces})
     sys.stderr.write(
@@ -430,9 +317,10 @@ def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
         port=port,
         log_level="warning",
         lifespan="on",
-        http=guarded_protocol(limits),  # the cap (uvicorn's limit_concurrency would 503
+        http=guard.guarded_protocol(limits),  # the cap (uvicorn's limit_concurrency would 503
         # every request once the cap is reached, those of connections already in too)
-        backlog=min(2048, limits.max_connections),  # also how many are accepted at once
+        backlog=limits.accept_batch,  # how many asyncio accepts at once
+        loop=f"{guard.__name__}:guarded_loop",
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=HEADER_BYTES,
     )

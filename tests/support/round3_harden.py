@@ -10,11 +10,13 @@ them; `scenarios()` counts them for bench/reliability.py.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
@@ -122,11 +124,68 @@ HALF_REQUESTS = {
 }
 
 
-def half_sent_requests(scratch: Path, sockets: int = 200) -> list[str]:
+def half_sent_requests(scratch: Path, sockets: int = 200, clients: int = 4) -> list[str]:
     """A real `memcli mcp --http` limited to 128 descriptors, sent `sockets` connections
-    that each stop half way through a request (each of HALF_REQUESTS in turn): the
-    server lives, closes every one (at once over its cap, after MEMCLI_MCP_READ_TIMEOUT
-    the rest) and answers a proper request afterwards. A problem names its kind."""
+    by `clients` threads at once (bursts: asyncio accepts connections in batches) that
+    each stop half way through a request (each of HALF_REQUESTS in turn): the server
+    lives, never runs out of descriptors, closes every one (at once over its cap, after
+    MEMCLI_MCP_READ_TIMEOUT the rest) and answers a proper request afterwards. A
+    problem names its kind."""
+    with _server(scratch, _few_descriptors) as (proc, port, log):
+        slow, problems = _half_send(port, sockets, clients)
+        if proc.poll() is not None:
+            return [f"the server exited: {log.read_text()[-500:]}"]
+        problems += _still_held(slow)
+        answer = _initialize(f"http://127.0.0.1:{port}/mcp")
+        if answer:
+            problems.append(f"a proper request failed: {answer}")
+        if proc.poll() is not None:
+            problems.append("the server exited")
+        said = log.read_text(errors="replace")
+        if OUT_OF_DESCRIPTORS in said or "Traceback" in said:
+            problems.append(f"the server ran out of descriptors or failed: {said[-500:]}")
+    return problems
+
+
+def descriptors_lowered(scratch: Path, sockets: int = 200) -> list[str]:
+    """The descriptor limit lowered to 128 under a running server (`prlimit`; its cap
+    was sized for 1,024), then `sockets` half-sent requests: it runs out of descriptors,
+    says so in a line or two (no traceback), lives, closes every one and answers."""
+    import resource
+
+    with _server(scratch, _some_descriptors) as (proc, port, log):
+        hard = resource.prlimit(proc.pid, resource.RLIMIT_NOFILE)[1]
+        resource.prlimit(proc.pid, resource.RLIMIT_NOFILE, (128, hard))
+        slow, problems = _half_send(port, sockets, 4)
+        problems += _still_held(slow)
+        answer = _initialize(f"http://127.0.0.1:{port}/mcp")
+        if answer:
+            problems.append(f"a proper request failed: {answer}")
+        if proc.poll() is not None:
+            problems.append(f"the server exited: {log.read_text()[-500:]}")
+        said = log.read_text(errors="replace")
+        notes = said.count(OUT_OF_DESCRIPTORS)
+        if not 1 <= notes <= 10 or "Traceback" in said:
+            problems.append(f"{notes} notes of running out, and this: {said[-500:]}")
+    return problems
+
+
+#: what the server says when it cannot accept for want of descriptors
+OUT_OF_DESCRIPTORS = "cannot accept connections"
+
+
+def _some_descriptors() -> None:
+    """preexec_fn: the server starts with 1,024 descriptors (its cap sized for those)."""
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+
+
+@contextlib.contextmanager
+def _server(scratch: Path, preexec: Callable[[], None]) -> Iterator[tuple[Any, int, Path]]:
+    """A real `memcli mcp --http` (read deadline 2 s) on a free port, its stderr in a
+    file (never a pipe: a pipe nobody reads would stop the server once full), stopped
+    at the end."""
     import socket
     import time
 
@@ -135,14 +194,13 @@ def half_sent_requests(scratch: Path, sockets: int = 200) -> list[str]:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     env = dict(ENV, MEMCLI_MCP_TOKEN=TOKEN, MEMCLI_MCP_READ_TIMEOUT="2")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(root), "mcp", "--http", f"127.0.0.1:{port}"],
-        env=env, stderr=subprocess.PIPE, text=True,
-        preexec_fn=_few_descriptors,  # noqa: PLW1509 - the server's limit only
-    )
-    slow: list[tuple[str, socket.socket]] = []
-    problems = []
-    kinds = list(HALF_REQUESTS)
+    log = scratch / "server-stderr.txt"
+    with log.open("wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memcli", "-w", str(root), "mcp", "--http", f"127.0.0.1:{port}"],
+            env=env, stderr=err,
+            preexec_fn=preexec,  # noqa: PLW1509 - the server's limit only
+        )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
@@ -150,22 +208,55 @@ def half_sent_requests(scratch: Path, sockets: int = 200) -> list[str]:
                 if sock.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.1)
-        for number in range(sockets):
+        yield proc, port, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _half_send(port: int, sockets: int, clients: int) -> tuple[list[tuple[str, Any]], list[str]]:
+    """`sockets` connections from `clients` threads, each request stopped half way
+    (connection n: kind n of HALF_REQUESTS in turn); a thread stops at its first refusal."""
+    import socket
+    import threading
+
+    kinds = list(HALF_REQUESTS)
+    slow: list[tuple[str, socket.socket]] = []
+    problems: list[str] = []
+
+    def send(first: int) -> None:
+        for number in range(first, sockets, clients):
             kind = kinds[number % len(kinds)]
             try:
                 sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+                slow.append((kind, sock))
                 sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n" + HALF_REQUESTS[kind])
             except OSError as exc:  # the server stopped accepting: the finding itself
                 problems.append(f"connection {number}: {type(exc).__name__}: {exc}")
-                break
-            slow.append((kind, sock))
-        if proc.poll() is not None:
-            return [f"the server exited: {proc.stderr.read()[-500:] if proc.stderr else ''}"]
-        # every held connection must be closed within the read deadline (2 s) and a
-        # margin: one shared deadline, so a server that holds them fails the check in
-        # seconds instead of waiting on each socket in turn
-        end = time.monotonic() + 20
-        for kind in kinds:
+                return
+
+    threads = [threading.Thread(target=send, args=(first,)) for first in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return slow, problems
+
+
+def _still_held(slow: list[tuple[str, Any]]) -> list[str]:
+    """Every connection must be closed by the server within the read deadline (2 s) and
+    a margin: one shared deadline, so a server that holds them fails in seconds instead
+    of waiting on each socket in turn. Closes them all."""
+    import time
+
+    end = time.monotonic() + 20
+    problems = []
+    try:
+        for kind in HALF_REQUESTS:
             held = 0
             for k, sock in slow:
                 if k == kind:
@@ -173,19 +264,9 @@ def half_sent_requests(scratch: Path, sockets: int = 200) -> list[str]:
                     held += not _closed_by_server(sock)
             if held:
                 problems.append(f"{kind}: {held} half-sent requests still held")
-        answer = _initialize(f"http://127.0.0.1:{port}/mcp")
-        if answer:
-            problems.append(f"a proper request failed: {answer}")
-        if proc.poll() is not None:
-            problems.append("the server exited")
     finally:
         for _, sock in slow:
             sock.close()
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
     return problems
 
 
@@ -688,6 +769,10 @@ def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]:
     """One scenario per finding fixed: (name, run(scratch) -> (attempts, harmless))."""
     return [
         ("MCP over HTTP: 200 half-sent requests at a 128-descriptor limit (#3)", _http),
+        (
+            "MCP over HTTP: the descriptor limit lowered to 128 under the server (#3)",
+            _count(lambda p, n: descriptors_lowered(p), 1),
+        ),
         (
             "post-merge hook: shell syntax in the workspace path (#7)",
             _count(lambda p, n: hook_injection(p, HOSTILE_NAMES[n]), len(HOSTILE_NAMES)),

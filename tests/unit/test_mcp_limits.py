@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from memcli.core.errors import ConfigError
-from memcli.surfaces.mcp_http import Gate, Grant, _digest, load_limits
+from memcli.surfaces.http_limits import RESERVED_DESCRIPTORS, load_limits
+from memcli.surfaces.mcp_http import Gate, Grant, _digest
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -17,18 +18,32 @@ TOKEN = "test-token-0123456789abcdef"
 @pytest.mark.parametrize(
     ("env", "descriptors", "expected"),
     [
-        ({}, 1024, (256, 10.0, 4 * 2**20)),
-        ({}, 128, (32, 10.0, 4 * 2**20)),  # half of what the reserve leaves
-        ({}, 60, (1, 10.0, 4 * 2**20)),  # never none
-        ({"MEMCLI_MCP_MAX_CONNECTIONS": "1"}, 1024, (1, 10.0, 4 * 2**20)),
-        ({"MEMCLI_MCP_MAX_CONNECTIONS": "1000"}, 1 << 20, (1000, 10.0, 4 * 2**20)),
-        ({"MEMCLI_MCP_READ_TIMEOUT": "0.1"}, 1024, (256, 0.1, 4 * 2**20)),
-        ({"MEMCLI_MCP_MAX_BODY_MB": "1"}, 1024, (256, 10.0, 2**20)),
+        ({}, 1024, (256, 10.0, 4 * 2**20, 176)),  # batch: (960 - 256) // 4
+        ({}, 128, (32, 10.0, 4 * 2**20, 8)),  # half of what the reserve leaves
+        ({}, 60, (1, 10.0, 4 * 2**20, 1)),  # never none
+        ({}, 8511, (256, 10.0, 4 * 2**20, 2047)),
+        ({}, 8512, (256, 10.0, 4 * 2**20, 2048)),  # the batch's own ceiling: the queue
+        ({}, 1 << 20, (256, 10.0, 4 * 2**20, 2048)),
+        ({"MEMCLI_MCP_MAX_CONNECTIONS": "1"}, 1024, (1, 10.0, 4 * 2**20, 239)),
+        ({"MEMCLI_MCP_MAX_CONNECTIONS": "1000"}, 1 << 20, (1000, 10.0, 4 * 2**20, 2048)),
+        ({"MEMCLI_MCP_READ_TIMEOUT": "0.1"}, 1024, (256, 0.1, 4 * 2**20, 176)),
+        ({"MEMCLI_MCP_MAX_BODY_MB": "1"}, 1024, (256, 10.0, 2**20, 176)),
     ],
 )
 def test_limits_from_the_environment(env: dict, descriptors: int, expected: tuple) -> None:
     limits = load_limits(env, descriptors)
-    assert (limits.max_connections, limits.read_timeout, limits.max_body) == expected
+    got = (limits.max_connections, limits.read_timeout, limits.max_body, limits.accept_batch)
+    assert got == expected
+
+
+@pytest.mark.parametrize("wanted", ["1", "32", "256", "5000"])
+def test_held_connections_and_accept_bursts_fit_in_the_descriptors(wanted: str) -> None:
+    """asyncio accepts a batch of connections in a pass and closes one over the cap three
+    passes later: the cap plus three such batches stay within what the reserve leaves."""
+    for descriptors in [*range(RESERVED_DESCRIPTORS + 8, 2100, 7), 4096, 20000, 1 << 20]:
+        limits = load_limits({"MEMCLI_MCP_MAX_CONNECTIONS": wanted}, descriptors)
+        held = limits.max_connections + 3 * limits.accept_batch
+        assert held <= descriptors - RESERVED_DESCRIPTORS, (descriptors, limits)
 
 
 @pytest.mark.parametrize(
