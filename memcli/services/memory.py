@@ -1,9 +1,9 @@
 """The Memory facade: one object per workspace that the CLI, the MCP server and Python
 callers all use. It holds the workspace's Runtime (settings, store, index, access
 statistics, LLM) and hands each call to the service that does it:
-memcli.services.entries (read, add, edit, log), .archive (forget, restore), .intake (add
-with its automatic maintenance, extract, import), .inject, .maintain (compress,
-reflect, apply), .recovery and .health.
+memcli.services.entries (read, edit, log), .intake (add with its automatic maintenance,
+extract, import), .inject and .search. Its upkeep (compress, reflect, forget, restore,
+history, undo, doctor) is its base class, memcli.services.upkeep.Upkeep.
 
 `search`, `inject`, `add`, `list` and `get` take the request a surface built
 (memcli.core.requests) as is; a Python caller may give the plain arguments instead
@@ -22,11 +22,12 @@ from memcli.core.models import Entry
 from memcli.core.requests import AddRequest, GetRequest, InjectRequest, ListRequest, SearchQuery
 from memcli.index.embedder import Embedder
 from memcli.index.sync import Progress, SyncReport
-from memcli.services import archive, entries, intake, maintain
+from memcli.services import entries, intake
 from memcli.services.entries import AddResult, EntryDetail
 from memcli.services.indexing import IndexManager
 from memcli.services.runtime import Runtime, shared_key
 from memcli.services.search import SearchService, SearchView
+from memcli.services.upkeep import Upkeep
 from memcli.store.access import AccessStats
 from memcli.store.config import Settings
 from memcli.store.store import Store
@@ -35,13 +36,11 @@ from memcli.store.workspace import Resolved, init_workspace
 if TYPE_CHECKING:
     from memcli.logic.extract import Decision
     from memcli.logic.inject import Packed
-    from memcli.logic.reflect import Trigger
     from memcli.logic.search import Hit
     from memcli.services.conversations import ImportedConversation
-    from memcli.store.changes import Applied, Plan
 
 
-class Memory:
+class Memory(Upkeep):
     """Long-term memory of one workspace.
 
     >>> mem = Memory("workspace")           # doctest: +SKIP
@@ -297,39 +296,6 @@ class Memory:
         found = parse_conversations(text, source)
         return import_conversations(self.runtime, found, dry_run=dry_run)
 
-    # ------------------------------------------------------------------ compress, reflect
-
-    def plan_compress(self, *, target_tokens: int | None = None) -> Plan:
-        """What compress would do (docs/maintenance.md); nothing is written. An LLM, when
-        configured, writes the consolidated entries; its failure raises LLMError."""
-        return maintain.plan_compress(self.runtime, target_tokens=target_tokens)
-
-    def diff(self, plan: Plan) -> str:
-        """A plan as a unified diff of the files it would change."""
-        return maintain.diff(self.runtime, plan)
-
-    def apply(self, plan: Plan) -> Applied:
-        """Write a plan: archive copies first, entries that changed meanwhile left alone;
-        access counts of merged entries are added to the entry that replaced them."""
-        return maintain.apply(self.runtime, plan)
-
-    def compress(self, *, target_tokens: int | None = None, dry_run: bool = False) -> Plan:
-        """Plan and (unless dry_run) apply compress; returns the plan."""
-        return maintain.compress(self.runtime, target_tokens=target_tokens, dry_run=dry_run)
-
-    def plan_reflect(self, *, force: bool = False) -> tuple[Trigger, Plan]:
-        """Whether reflection is due, and the insights it would write."""
-        return maintain.plan_reflect(self.runtime, force=force)
-
-    def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
-        """Plan and (unless dry_run) write reflections; returns the trigger and plan."""
-        return maintain.reflect(self.runtime, force=force, dry_run=dry_run)
-
-    def after_write(self) -> list[str]:
-        """The automatic reflect / compress of memcli.toml ([reflect] auto, [compress]
-        auto) after add or extract; returns what they did. Failures become notices."""
-        return maintain.after_write(self.runtime)
-
     # ------------------------------------------------------------------ writing
 
     def add(
@@ -415,62 +381,6 @@ class Memory:
         return entries.log(
             self.runtime, text, importance=importance, keywords=keywords, allow_secret=allow_secret
         )
-
-    def forget(
-        self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None
-    ) -> Entry:
-        """Move an entry to archive.md (restorable). Archive first, then remove: a crash
-        in between leaves a copy in both places, never in neither."""
-        return archive.forget(self.runtime, entry_id, reason=reason, replaced_by=replaced_by)
-
-    def restore(self, entry_id: str) -> Entry:
-        """Bring an archived entry back to the file and section it came from."""
-        return archive.restore(self.runtime, entry_id)
-
-    # ------------------------------------------------------------------ history
-
-    def history(
-        self, entry_id: str | None = None, *, file: str | None = None, limit: int = 20
-    ) -> list[Any]:
-        """Past versions of the files, newest first (`memcli.services.recovery.Version`);
-        with `entry_id`, the versions in which that entry changed."""
-        from memcli.services.recovery import versions
-
-        return versions(self.ready(), entry_id=entry_id, file=file, limit=limit)
-
-    def removed(self) -> list[dict[str, Any]]:
-        """Entries in no file now whose text the history holds (deleted by hand, by a
-        stale editor save, ...; `memcli.services.removed`); `restore ID` brings one back."""
-        from memcli.services.recovery import removed_entries
-
-        return removed_entries(self.ready())
-
-    def plan_undo(self) -> Any:
-        """The undo of the newest change not yet undone, memcli's or a save by hand
-        (`memcli.services.undo.UndoPlan`)."""
-        from memcli.services.recovery import plan_undo
-
-        return plan_undo(self.ready())
-
-    def undo(self, plan: Any) -> None:
-        """Write an undo planned by `plan_undo`."""
-        from memcli.services.recovery import apply_undo
-
-        apply_undo(self.ready(), plan)
-
-    def doctor(self, extra: Sequence[Any] = ()) -> dict[str, Any]:
-        """What needs attention in the workspace: the files
-        (`memcli.services.recovery.diagnose`) and what surrounds them
-        (`memcli.services.health`: model, ONNX export, index, git merge driver, and the
-        surfaces' `extra` checks such as the watcher's)."""
-        from memcli.services.health import checks
-        from memcli.services.recovery import diagnose
-
-        report = diagnose(self.ready())
-        found = checks(self.root, self.settings, self.index_manager, extra)
-        report["checks"] = [c.to_dict() for c in found]
-        report["ok"] = report["ok"] and all(c.ok for c in found)
-        return report
 
 
 _SHARED: dict[tuple[object, ...], Memory] = {}

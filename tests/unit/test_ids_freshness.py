@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from memcli.core.models import new_id
-from memcli.services import indexing as sync
+from memcli.services import indexstate
 from memcli.store.markdown import derived_id, parse
 from tests.support.fakes import fake_memory as quiet_memory
 
@@ -94,7 +94,7 @@ def test_an_old_file_changed_under_its_old_stamp_is_seen(workspace: Path, monkey
     mem.index()
     manager = mem.index_manager
     # pretend the index was hashed long after the files last changed
-    monkeypatch.setattr(sync, "RACY_NS", -(10**12))
+    monkeypatch.setattr(indexstate, "RACY_NS", -(10**12))
     manifest = manager.read_manifest()
     assert manager.is_current(manifest)
     hashed: list[str] = []
