@@ -12,7 +12,12 @@ from memcli.surfaces.cli.app import app
 from tests.support.cli import as_json, envelope, invoke
 
 
-def test_init_creates_files(runner: CliRunner, tmp_path: Path) -> None:
+def test_init_creates_files(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # without the ONNX export init would also make (loading torch: tests/process/
+    # test_first_run.py proves that step); this test is about the files
+    monkeypatch.setenv("MEMCLI_INDEX_ONNX", "false")
     target = tmp_path / "new"
     data = as_json(runner.invoke(app, ["init", str(target), "--json"]))
     assert sorted(Path(p).name for p in data["created"]) == [
