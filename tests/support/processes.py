@@ -35,8 +35,14 @@ def start_watch(ws: Path) -> subprocess.Popen[str]:
         stderr=subprocess.STDOUT,
         text=True,
     )
+    from memcli.surfaces.daemon.protocol import socket_path
+
     deadline = time.time() + 120
     while time.time() < deadline:
+        if not socket_path(ws).exists():  # not listening yet: no status process to start
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            time.sleep(0.05)
+            continue
         status = subprocess.run(
             [sys.executable, "-m", "memcli", "-w", str(ws), "watch", "--status", "--json"],
             capture_output=True,
