@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_plugin_functions(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # imported here, not at collection: `llm` costs ≈ 1 s of imports in every worker
     llm = pytest.importorskip("llm")
