@@ -28,7 +28,7 @@ def memcli(
 
 
 def start_watch(ws: Path) -> subprocess.Popen[str]:
-    """A `memcli watch` on ws, returned once it answers a status query (`watch_status`)."""
+    """A `memcli watch` on ws, returned once `watch --status` answers."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "memcli", "-w", str(ws), "watch"],
         stdout=subprocess.PIPE,
@@ -37,8 +37,17 @@ def start_watch(ws: Path) -> subprocess.Popen[str]:
     )
     deadline = time.time() + 120
     while time.time() < deadline:
+        # polled in this process until it answers, then confirmed by the command: the
+        # watcher answers a moment before its file observer runs (WatchService.start
+        # starts the server first), and a test editing at once would go unseen
         if watch_status(ws) is not None:
-            return proc
+            status = subprocess.run(
+                [sys.executable, "-m", "memcli", "-w", str(ws), "watch", "--status", "--json"],
+                capture_output=True,
+                text=True,
+            )
+            if status.returncode == 0:
+                return proc
         assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
         time.sleep(0.05)
     proc.kill()
