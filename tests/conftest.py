@@ -15,6 +15,12 @@ from tests.support.env import SAMPLE, isolate
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one of several workers (pytest-xdist, `-n` in pyproject.toml): torch's and FAISS's
+    # thread pools one thread each, here and in the processes it starts, so the workers
+    # do not fight over the cores (set before anything imports torch or FAISS)
+    for _threads in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_threads, "1")
 
 # Property tests are the same on every run in CI (a failure reproduces; no red build by
 # luck of the seed), and a slow shared machine never fails one on time. Counterexamples
@@ -32,6 +38,26 @@ settings.register_profile(
     "explore", max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: at most this many xdist workers for `-n auto`: each may load the model (≈ 1 GB)
+MAX_WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto`: one worker per core this process may use, at most MAX_WORKERS
+    (PYTEST_XDIST_AUTO_NUM_WORKERS overrides)."""
+    given = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if given.isdigit():
+        return int(given)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cores or 1, MAX_WORKERS))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Slow tests first, each kind in its own order: with xdist workers the long tests
+    start at once and the quick ones fill in at the end, instead of one long test
+    running alone after everything else."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 @pytest.fixture
@@ -58,9 +84,14 @@ def runner() -> CliRunner:
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
-    """One user cache (ONNX export) for the whole run, set before any other fixture:
-    exporting takes seconds, and tests must not touch the developer's cache."""
-    path = tmp_path_factory.mktemp("xdg-cache")
+    """One user cache (ONNX export) for the whole run, shared by its xdist workers, set
+    before any other fixture: exporting takes seconds, and tests must not touch the
+    developer's cache."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # this run's folder, above each worker's own
+    path = base / "xdg-cache"
+    path.mkdir(exist_ok=True)
     saved = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(path)
     yield path
@@ -72,13 +103,17 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 @pytest.fixture(scope="session")
 def exported(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder, lazily imported
-    """The bundled model, loaded with sentence-transformers (torch), and exported to ONNX
-    in the session's cache, once: watchers and cold searches then load the export."""
+    """The bundled model (sentence-transformers, torch; loaded when first used) and its
+    ONNX export in the session's cache, made once for all workers: watchers and cold
+    searches then load the export."""
+    from filelock import FileLock
+
     from memcli.index import onnx_embedder
     from memcli.index.embedder import SentenceTransformerEmbedder
 
     reference = SentenceTransformerEmbedder()
-    assert onnx_embedder.export("", reference)
+    with FileLock(str(session_cache / "export.lock")):  # the first worker exports
+        assert onnx_embedder.export("", reference)
     return reference
 
 

@@ -12,7 +12,12 @@ from memcli.surfaces.cli.app import app
 from tests.support.cli import as_json, envelope, invoke
 
 
-def test_init_creates_files(runner: CliRunner, tmp_path: Path) -> None:
+def test_init_creates_files(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # without the ONNX export init would also make (loading torch: tests/process/
+    # test_first_run.py proves that step); this test is about the files
+    monkeypatch.setenv("MEMCLI_INDEX_ONNX", "false")
     target = tmp_path / "new"
     data = as_json(runner.invoke(app, ["init", str(target), "--json"]))
     assert sorted(Path(p).name for p in data["created"]) == [
@@ -260,6 +265,7 @@ def test_malformed_metadata_blocks_writes_with_file_line(
     assert len(envelope(listed.stdout)["entries"]) == 36
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_a_bad_importance_is_read_as_the_default_and_writes_go_on(
     runner: CliRunner, workspace: Path
 ) -> None:
@@ -296,6 +302,7 @@ def test_unreadable_and_binary_files(runner: CliRunner, workspace: Path) -> None
     assert result.exit_code == 1 and "binary data" in result.stderr
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_a_bad_byte_in_learnings_md_leaves_the_rest_working(
     runner: CliRunner, workspace: Path
 ) -> None:

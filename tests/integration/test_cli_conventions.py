@@ -16,7 +16,12 @@ from memcli.surfaces.cli.app import app
 from tests.support.cli import envelope, invoke
 
 
-def test_init_without_path_inside_a_workspace_keeps_it(runner: CliRunner, workspace: Path) -> None:
+def test_init_without_path_inside_a_workspace_keeps_it(
+    runner: CliRunner, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # init would also make the ONNX export (torch); tests/process/test_first_run.py
+    # proves that step, this test the workspace init chooses
+    monkeypatch.setenv("MEMCLI_INDEX_ONNX", "false")
     cwd = Path.cwd()
     try:
         os.chdir(workspace)
@@ -368,6 +373,7 @@ def test_watch_install_service_writes_a_unit_and_a_plist(
     assert plist["RunAtLoad"] is True and plist["KeepAlive"] == {"SuccessfulExit": False}
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_a_plain_text_transcript_from_stdin(runner: CliRunner, workspace: Path) -> None:
     said = "user: I prefer tabs over spaces in Go code.\nassistant: Noted.\n"
     result = invoke(

@@ -88,7 +88,9 @@ def _git(ws: Path, tmp: Path) -> list[str]:
 
 CASES: dict[str, Case] = {
     "init": Case(
-        lambda ws, tmp: ["init", str(tmp / "new")], lambda ws, tmp: ["init", str(ws / "memory.md")]
+        lambda ws, tmp: ["init", str(tmp / "new")],
+        lambda ws, tmp: ["init", str(ws / "memory.md")],
+        env={"MEMCLI_INDEX_ONNX": "false"},  # no ONNX export (torch): test_first_run's
     ),
     "add": Case(lambda ws, tmp: ["add", "Likes green tea"], lambda ws, tmp: ["add", "   "]),
     "list": Case(lambda ws, tmp: ["list"]),
@@ -194,7 +196,13 @@ def chdir_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return scratch
 
 
-@pytest.mark.parametrize("name", WITH_JSON)
+#: commands whose case embeds the entries with the real model (torch, then its ONNX export)
+REAL_MODEL = {"index", "inject", "search"}
+
+
+@pytest.mark.parametrize(
+    "name", [pytest.param(n, marks=pytest.mark.slow) if n in REAL_MODEL else n for n in WITH_JSON]
+)
 def test_every_command_prints_one_envelope(
     name: str, runner: CliRunner, workspace: Path, chdir_tmp: Path
 ) -> None:

@@ -25,6 +25,8 @@ from memcli.surfaces.cli.app import app
 from tests.support.cli import envelope, snapshot
 from tests.support.llm_server import FakeLLM
 
+pytestmark = pytest.mark.slow  # every test embeds with the real model
+
 NOW = utc_now()
 
 
@@ -271,7 +273,6 @@ def test_an_entry_edited_after_planning_is_left_alone(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------- with an LLM
 
 
-@pytest.mark.slow  # seconds: the whole suite runs it, the fast tier stays under a minute
 def test_compress_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) -> None:
     root = planted(tmp_path / "ws")
     with FakeLLM() as llm:
@@ -406,7 +407,6 @@ def test_paraphrases_merged_look_alikes_kept_contradictions_superseded(tmp_path:
     assert again.is_empty, [a.summary for a in again.actions]
 
 
-@pytest.mark.slow
 def test_labelled_sets_precision_on_the_held_out_half() -> None:
     """bench/data: ≥ 200 duplicate pairs and ≥ 100 contradiction pairs, both languages and
     halves; at the shipped thresholds precision on the held-out half is ≥ 0.97."""
@@ -480,7 +480,6 @@ def test_compress_merges_only_what_is_the_same_and_fades_only_what_passes(
 # ---------------------------------------------------------------------- idempotent (§5.6)
 
 
-@pytest.mark.slow
 def test_compress_twice_changes_nothing_on_a_generated_workspace(tmp_path: Path) -> None:
     """Planted duplicates, contradictions and old machine entries among generated ones:
     after one compress the next plans nothing, and the files stay byte for byte."""

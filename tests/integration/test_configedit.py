@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memcli.surfaces.cli.app import app
@@ -50,6 +51,7 @@ def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path)
     assert run("get", "inject.max_tokens").stdout.strip() == "1500"  # the workspace wins
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_config_set_unset_and_a_bad_value_already_in_the_file(
     workspace: Path, runner: CliRunner
 ) -> None:

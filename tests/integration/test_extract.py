@@ -17,6 +17,7 @@ from tests.support.cli import envelope
 from tests.support.samples import EN, ZH
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_extract_through_cli(tmp_path: Path, workspace: Path) -> None:
     runner = CliRunner()
     transcript = tmp_path / "conv-42.json"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-llm = pytest.importorskip("llm")
 
-
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_plugin_functions(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # imported here, not at collection: `llm` costs ≈ 1 s of imports in every worker
+    llm = pytest.importorskip("llm")
     from memcli.surfaces import llm_plugin
 
     monkeypatch.setenv("MEMCLI_WORKSPACE", str(workspace))

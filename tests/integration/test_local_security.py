@@ -8,10 +8,13 @@ from __future__ import annotations
 import builtins
 import io
 import os
+import shutil
 import socket
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -76,11 +79,22 @@ class Recorder:
 # ------------------------------------------------------------------ the /tmp directory
 
 
+@pytest.fixture
+def short_tmp() -> Iterator[Path]:
+    """A TMPDIR for the fallback socket directory with a short path: a socket path must
+    fit in ~108 bytes, and a test's tmp_path (an xdist worker's especially) is long."""
+    path = Path(tempfile.mkdtemp(prefix="mt"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def test_fallback_directory_is_created_private_and_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    short_tmp: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
     root = long_workspace(tmp_path)
     server = DaemonServer(
         root, lambda request: {"inject": {"exact": True, "block": "hi"}}, detach_stdin=False
@@ -114,10 +128,13 @@ def bad_directories(tmp_path: Path):  # noqa: ANN201 - (name, make) pairs
 
 @pytest.mark.parametrize("case", [0, 1, 2])
 def test_a_fallback_directory_not_ours_alone_is_refused(
-    case: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    case: int,
+    short_tmp: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
     root = long_workspace(tmp_path)
     path = socket_file(str(root))
     name, make = bad_directories(tmp_path)[case]
@@ -139,10 +156,12 @@ def test_a_fallback_directory_not_ours_alone_is_refused(
 
 
 def test_a_fallback_directory_of_another_owner_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+    short_tmp: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture,
 ) -> None:
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
-    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(short_tmp))
     root = long_workspace(tmp_path)
     real_uid = os.getuid()
     monkeypatch.setattr(os, "getuid", lambda: real_uid + 4242)  # the directory is not "ours"

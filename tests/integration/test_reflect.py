@@ -46,6 +46,7 @@ def themed(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> None:
     root = themed(tmp_path / "ws")
     mem = Memory(root)
@@ -86,6 +87,7 @@ def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> Non
     assert envelope(forced.stdout)["written"] == []  # the theme is already reflected
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_procedural_evidence_becomes_a_lesson(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     root.mkdir()
@@ -147,6 +149,7 @@ def test_reflect_with_llm_and_its_failures(tmp_path: Path, runner: CliRunner) ->
     assert written[0].importance == 0.6
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_automatic_reflection_after_add(tmp_path: Path, runner: CliRunner) -> None:
     root = tmp_path / "ws"
     runner.invoke(app, ["init", str(root)])

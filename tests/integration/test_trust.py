@@ -44,6 +44,7 @@ def add(runner: CliRunner, root: Path, text: str):  # noqa: ANN201 - click Resul
     return runner.invoke(app, ["-w", str(root), "add", text, "-i", "0.9"])
 
 
+@pytest.mark.slow  # embeds with the real model (torch, then its ONNX export)
 def test_untrusted_workspace_sends_nothing(
     empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,6 +31,7 @@ from tests.support.processes import (
     start_watch,
     stop_watch,
     wait_for,
+    watch_status,
 )
 
 pytestmark = pytest.mark.slow
@@ -144,10 +145,9 @@ def test_observer_follows_create_edit_delete(watched) -> None:
             "Backups run nightly at 02:00 UTC", "Backups run hourly on the replica"
         )
     )
-    batches = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["batches"]
+    batches = watch_status(ws)["batches"]
     os.replace(tmp, memory)
-    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]  # noqa: E731
-    wait_for(lambda: status()["batches"] > batches)
+    wait_for(lambda: watch_status(ws)["batches"] > batches)
     assert "mbackup1" in search_ids(ws, "hourly replica backups")[:1]
     # delete the entry
     memory.write_text(
@@ -200,7 +200,7 @@ def test_bad_edit_a_stale_save_and_late_bytes_are_handled(watched) -> None:
     # ...and saves its stale buffer over the agent's add, with a bad line in it
     memory.write_text(buffer + "- broken <!-- imp=lots -->\n- Likes green tea <!-- id=mtea -->\n")
     wait_for(lambda: "mtea" in search_ids(ws, "green tea"))
-    wait_for(lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["batches"] >= 1)
+    wait_for(lambda: watch_status(ws)["batches"] >= 1)
     proc.send_signal(signal.SIGINT)
     output, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
@@ -375,15 +375,14 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
     ws, _ = watched
     memory = ws / "memory.md"
     no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
-    status = lambda: json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]  # noqa: E731
     for old, new in INCREMENTAL_EDITS:
         text = memory.read_text()
         assert old in text, old
-        batches = status()["batches"]
+        batches = watch_status(ws)["batches"]
         swap = ws / ".memory.md.swp"
         swap.write_text(text.replace(old, new, 1))
         os.replace(swap, memory)  # as an editor saves
-        wait_for(lambda batches=batches: status()["batches"] > batches)
+        wait_for(lambda batches=batches: watch_status(ws)["batches"] > batches)
         fresh = unique_entries(Store(ws).entries(include_archived=True))
         assert indexed_keys(ws) == {e.id: content_key(e) for e in fresh}, new
         for args in (

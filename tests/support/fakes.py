@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 
 class HashingEmbedder:
-    """Bag of hashed tokens, L2-normalized."""
+    """Bag of hashed tokens, L2-normalized, in `dim` buckets (64: texts that share few
+    words still look alike; more: only shared words make texts alike)."""
 
-    model_id = "test/hashing-64"
-    dim = 64
-
-    def __init__(self) -> None:
+    def __init__(self, dim: int = 64) -> None:
+        self.dim = dim
+        self.model_id = f"test/hashing-{dim}"
         self.calls: list[int] = []
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:

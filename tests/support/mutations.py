@@ -103,7 +103,8 @@ def copy_tree(source: Path, target: Path) -> None:
 def run_tests(tree: Path, tests: tuple[str, ...], timeout: float) -> tuple[int, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMCLI_", "PYTEST_"))}
     env.update(PYTHONPATH=str(tree), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *tests]
+    # -n 0: a few tests, in one process (no xdist workers to start for them)
+    cmd = [sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", *tests]
     try:
         proc = subprocess.run(
             cmd, cwd=tree, env=env, capture_output=True, text=True, timeout=timeout

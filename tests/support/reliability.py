@@ -1681,21 +1681,26 @@ def _attack_socket_directories(case, skip, run, work: Path) -> None:  # noqa: AN
     for index, (label, make, problem) in enumerate(kinds):
         def attempt(make: Callable[[Path], None] = make, problem: str = problem,
                     index: int = index) -> str:
-            tmp = work / f"tmp{index}"
-            tmp.mkdir()
+            # a short TMPDIR: the socket path in it must fit in ~108 bytes, and `work`
+            # may be deep (a test's tmp_path under an xdist worker's folder)
+            tmp = Path(tempfile.mkdtemp(prefix=f"mt{index}-"))
             extra = {"TMPDIR": str(tmp)}
             directory = tmp / f"memcli-{uid}"
             path = str(directory / os.path.basename(socket_file(str(root))))
             make(directory)
-            code, _, err, seconds = run("watch", root=root, extra=extra, bound=60)
-            need(code != 0, "memcli watch served there")
-            need(str(directory) in err and problem in err, f"watch said: {err.strip()[-200:]}")
-            recorder = _recorder(path)  # a stranger's listener in that directory
             try:
-                code, out, err, _ = run("get", entry_id, "--json", root=root, extra=extra,
-                                        stdin="private")
+                code, _, err, seconds = run("watch", root=root, extra=extra, bound=60)
+                need(code != 0, "memcli watch served there")
+                need(str(directory) in err and problem in err,
+                     f"watch said: {err.strip()[-200:]}")
+                recorder = _recorder(path)  # a stranger's listener in that directory
+                try:
+                    code, out, err, _ = run("get", entry_id, "--json", root=root, extra=extra,
+                                            stdin="private")
+                finally:
+                    sent = _recorded(recorder)
             finally:
-                sent = _recorded(recorder)
+                shutil.rmtree(tmp, ignore_errors=True)
             need(sent == 0, f"the client sent {sent} bytes to the socket")
             need(code == 0 and json.loads(out)["data"]["entry"]["id"] == entry_id, f"get exit {code}")
             need("not using the memcli watch socket" in err and problem in err,
@@ -1714,7 +1719,9 @@ def _attack_server_of_another_uid(case, skip, run, work: Path) -> None:  # noqa:
 
     twin = fresh_workspace(work / "twin")  # no watcher: a stranger's socket in its place
     path = socket_path(twin)
-    path.parent.mkdir(parents=True)
+    # .memcli/, or the per-user fallback directory when that path is too long for a
+    # socket (a deep tmp_path: xdist's) and which other processes may have made already
+    path.parent.mkdir(parents=True, exist_ok=True)
 
     def attempt() -> str:
         recorder = _recorder(str(path), uid=65534)
@@ -1723,6 +1730,7 @@ def _attack_server_of_another_uid(case, skip, run, work: Path) -> None:  # noqa:
                                     stdin="my private query about tea")
         finally:
             sent = _recorded(recorder)
+            path.unlink(missing_ok=True)  # not left behind in a shared fallback directory
         need(sent == 0, f"the client sent {sent} bytes to uid 65534")
         need(code == 0 and "recorded" not in out, f"exit {code}: {out[:100]} {err[-200:]}")
         return "client checked SO_PEERCRED, sent 0 bytes, answered in-process"

@@ -6,6 +6,7 @@ a token target). End to end with the real model: tests/integration/test_compress
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import replace
 from pathlib import Path
 
@@ -145,17 +146,20 @@ def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path)
     lasting facts it does not (issue 26: fading is for what is transient)."""
     from tests.support.fakes import HashingEmbedder
 
-    hand = Memory(_old_workspace(tmp_path / "hand", 3000), embedder_factory=HashingEmbedder)
+    # 1,024 buckets: in 64, a tenth of these made-up sentences (six of 80 words each)
+    # look alike, and judging those 440,000 pairs took most of a minute
+    embedder = functools.partial(HashingEmbedder, dim=1024)
+    hand = Memory(_old_workspace(tmp_path / "hand", 3000), embedder_factory=embedder)
     plan = hand.plan_compress()
     assert not [a for a in plan.actions if a.kind in ("forget", "consolidate")]
     assert not plan.removals, [a.summary for a in plan.actions][:5]
 
     machine_root = _old_workspace(tmp_path / "machine", 300, " by=extract", "TODO: ")
-    machine = Memory(machine_root, embedder_factory=HashingEmbedder)
+    machine = Memory(machine_root, embedder_factory=embedder)
     faded = {a.ids[0] for a in machine.plan_compress().actions if a.kind == "forget"}
     assert len(faded) == 300  # 0.9^22 · 0.65 < 0.1
     lasting = Memory(
-        _old_workspace(tmp_path / "lasting", 300, " by=extract"), embedder_factory=HashingEmbedder
+        _old_workspace(tmp_path / "lasting", 300, " by=extract"), embedder_factory=embedder
     )
     assert not [a for a in lasting.plan_compress().actions if a.kind == "forget"]
 
