@@ -92,6 +92,35 @@ def same_minute(first, second):  # noqa: ANN001, ANN201 - two runs to compare
     return results
 
 
+#: runs memcli's entry point once per command in one fresh process (argv lists as JSON on
+#: stdin) and prints [exit code, stdout] of each: a full read of the files, as a fresh
+#: `memcli` process makes, at one model load for several commands
+_FRESH_RUNNER = """
+import contextlib, io, json, sys
+from memcli.surfaces.cli.fastpath import run
+out = []
+for argv in json.load(sys.stdin):
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        try:
+            code = run(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+    out.append([code, buffer.getvalue()])
+sys.__stdout__.write(json.dumps(out))
+"""
+
+
+def fresh_process_outputs(ws: Path, commands: list[list[str]], env: dict) -> list[tuple]:
+    """(exit code, stdout) of each of `commands` run in one new process on `ws`."""
+    argvs = [["-w", str(ws), *c] for c in commands]
+    done = subprocess.run(
+        [sys.executable, "-c", _FRESH_RUNNER],
+        input=json.dumps(argvs), capture_output=True, text=True, env=env, check=True,
+    )
+    return [tuple(pair) for pair in json.loads(done.stdout)]
+
+
 def memcli_raw(argv: list[str], env: dict) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "memcli", *argv], capture_output=True, text=True, env=env
@@ -385,17 +414,15 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
         wait_for(lambda batches=batches: watch_status(ws)["batches"] > batches)
         fresh = unique_entries(Store(ws).entries(include_archived=True))
         assert indexed_keys(ws) == {e.id: content_key(e) for e in fresh}, new
-        for args in (
+        commands = [
             ["search", "pets at home", "--json", "--explain", "--no-touch"],
             ["search", "python tests", "--mode", "keyword", "--json", "--no-touch"],
             ["search", "editor themes", "-t", "fact", "--json", "--no-touch"],
             ["inject", "-q", "what should I know about the team?", "--json"],
-        ):
-            via_daemon, in_process = same_minute(
-                lambda args=args: memcli(ws, *args),
-                lambda args=args: memcli(ws, *args, env=no_daemon),
-            )
-            assert (via_daemon.returncode, via_daemon.stdout) == (
-                in_process.returncode,
-                in_process.stdout,
-            ), (new, args)
+        ]
+        via_daemon, in_process = same_minute(
+            lambda: [(r.returncode, r.stdout) for r in (memcli(ws, *a) for a in commands)],
+            lambda: fresh_process_outputs(ws, commands, no_daemon),
+        )
+        for args, served, fresh in zip(commands, via_daemon, in_process, strict=True):
+            assert served == fresh, (new, args)
