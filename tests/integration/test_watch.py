@@ -111,6 +111,11 @@ sys.__stdout__.write(json.dumps(out))
 """
 
 
+def served_runs(ws: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
+    """Each of `commands` run as a `memcli` process of its own on `ws`."""
+    return [memcli(ws, *c) for c in commands]
+
+
 def fresh_process_outputs(ws: Path, commands: list[list[str]], env: dict) -> list[tuple]:
     """(exit code, stdout) of each of `commands` run in one new process on `ws`."""
     argvs = [["-w", str(ws), *c] for c in commands]
@@ -421,8 +426,8 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
             ["inject", "-q", "what should I know about the team?", "--json"],
         ]
         via_daemon, in_process = same_minute(
-            lambda: [(r.returncode, r.stdout) for r in (memcli(ws, *a) for a in commands)],
-            lambda: fresh_process_outputs(ws, commands, no_daemon),
+            lambda commands=commands: [(r.returncode, r.stdout) for r in served_runs(ws, commands)],
+            lambda commands=commands: fresh_process_outputs(ws, commands, no_daemon),
         )
         for args, served, fresh in zip(commands, via_daemon, in_process, strict=True):
             assert served == fresh, (new, args)
