@@ -24,12 +24,14 @@ def ask(
     root: str,
     request: Callable[[], dict[str, Any] | None],
     timeout: float,
+    view: dict[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The daemon's answer to `request()` (a core.requests wire dict) for the workspace
     at `root`, or None when no watcher answers it (no socket, a stale one, a socket in a
     directory that is not ours alone, a listener of another uid, a timeout, a refusal).
     `request()` is called only once the listener is known to be ours (it may read
-    stdin); when it returns None nothing is sent."""
+    stdin); when it returns None nothing is sent. `view`: how the client would print
+    the answer, for the daemon to print it (memcli.surfaces.cli.served.printed)."""
     path = protocol.socket_file(root)
     if not os.path.exists(path):
         return None
@@ -59,6 +61,8 @@ def ask(
             "workspace": root,
             "env": protocol.settings_env(os.environ),
         }
+        if view is not None:
+            message["view"] = view
         sock.settimeout(timeout)
         sock.sendall(dumps_wire(message).encode("ascii") + b"\n")
         answer = loads(protocol.read_all(sock, limit=1 << 30).decode("utf-8"))
