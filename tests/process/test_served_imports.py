@@ -30,7 +30,6 @@ SERVED_MODULES = {
     "memcli.surfaces.cli.argv",
     "memcli.surfaces.cli.fastpath",
     "memcli.surfaces.daemon",
-    "memcli.surfaces.daemon.client",
     "memcli.surfaces.daemon.protocol",
     # the command's Env resolves the workspace once, also for a served command (issue 27
     # item 3): the resolution rules, their file names

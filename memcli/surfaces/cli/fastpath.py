@@ -7,7 +7,7 @@ anything else through the Typer app, with the same Env.
 
 The served path: memcli.surfaces.cli.argv reads the command's arguments into a request
 (memcli.core.requests' wire form), this process reads what only it can read (its
-stdin, a context or transcript file), memcli.surfaces.daemon.client sends the request,
+stdin, a context or transcript file), memcli.surfaces.daemon.protocol sends the request,
 and the answer is printed by the code the in-process run uses (memcli.surfaces.cli.served):
 in the daemon for a client whose stdout and stderr are not terminals (this process then
 writes the text it got), else here.
@@ -74,7 +74,7 @@ def try_daemon(
         except Exception:  # noqa: BLE001 - the in-process run reports it its own way
             return None
 
-    from memcli.surfaces.daemon.client import ask
+    from memcli.surfaces.daemon.protocol import ask
 
     plain = plain_stream(env.stdout) and plain_stream(env.stderr)
     answer = ask(root, request, timeout, {**view, "command": env.name} if plain else None)
