@@ -23,7 +23,6 @@ for _name in (
     _os.environ.setdefault(_name, "1")
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (≈ 10 ms)
-from memcli.core.version import VERSION as __version__  # noqa: E402, F401 - the public version
 
 __all__ = ["Memory", "Layers", "Entry", "Hit", "MemcliError", "NotFoundError", "ValidationError"]
 
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
 
     from memcli.core.errors import MemcliError, NotFoundError, ValidationError
     from memcli.core.models import Entry
+    from memcli.core.version import VERSION as __version__  # noqa: F401 - public
     from memcli.logic.search import Hit
     from memcli.services.layers import Layers
     from memcli.services.memory import Memory
@@ -48,6 +48,10 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # the public version (on first use: a served command never asks)
+        from memcli.core.version import VERSION
+
+        return VERSION
     if name in _WHERE:
         import importlib
 

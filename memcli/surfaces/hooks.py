@@ -18,7 +18,7 @@ A hook must never hold up or block a person's prompt: whatever goes wrong (no wo
 a broken file, a dead daemon, the time limit) ends with exit 0, nothing on stdout and one
 line on stderr. Exit code 2 would block the prompt in Claude Code, so it is never used.
 
-Builtin modules only up to the daemon hand-off (memcli.surfaces.daemon.client): the host
+Builtin modules only up to the daemon hand-off (memcli.surfaces.daemon.protocol.ask): the host
 waits for this process on every prompt. Exit codes and error lines come from
 memcli.surfaces.guard, imported only when something went wrong.
 """
@@ -288,7 +288,7 @@ def inject_block(
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
     if not os.environ.get("MEMCLI_NO_DAEMON"):
-        from memcli.surfaces.daemon.client import ask
+        from memcli.surfaces.daemon.protocol import ask
 
         answer = ask(root, lambda: wire, timeout)
     if answer is None:  # no watcher: the same inject in this process

@@ -36,7 +36,7 @@ def test_the_served_path_imports_no_library(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from memcli.surfaces.cli import argv, fastpath, served\n"
-        "from memcli.surfaces.daemon import client\n"
+        "from memcli.surfaces.daemon import protocol\n"
         "print(sorted({m.split('.')[0] for m in sys.modules}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -18,22 +18,18 @@ import pytest
 from memcli.core.models import Entry
 from memcli.logic.search import Hit
 from memcli.surfaces.cli.render import hit_row
-from memcli.surfaces.daemon.server import DaemonServer
+from memcli.surfaces.daemon.server import DaemonServer, printed
 
 #: every memcli module a served command may import
 SERVED_MODULES = {
     "memcli",
     "memcli.core",
-    "memcli.core.version",
     "memcli.core.text",
     "memcli.surfaces",
     "memcli.surfaces.cli",
     "memcli.surfaces.cli.argv",
     "memcli.surfaces.cli.fastpath",
-    "memcli.surfaces.cli.served",
-    "memcli.surfaces.cli.render",
     "memcli.surfaces.daemon",
-    "memcli.surfaces.daemon.client",
     "memcli.surfaces.daemon.protocol",
     # the command's Env resolves the workspace once, also for a served command (issue 27
     # item 3): the resolution rules, their file names
@@ -101,7 +97,7 @@ def served(workspace: Path):  # noqa: ANN201 - (workspace, the requests it got)
     def handler(message: dict[str, Any]) -> dict[str, Any]:
         kind = message["request"]["kind"]
         asked.append(kind)
-        return ANSWERS[kind]
+        return printed(ANSWERS[kind], message.get("view"))  # as RequestHandler answers
 
     server = DaemonServer(workspace, handler, detach_stdin=False)
     server.start()

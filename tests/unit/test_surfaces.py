@@ -171,6 +171,56 @@ def test_a_served_answer_prints_as_the_in_process_one(capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.startswith("1. 0.123 m0 [fact] first\n")
 
 
+SERVED_ANSWERS = [
+    {"hits": rows(["first", "second\nline", "tab\there \x1b[31m"])},
+    {"hits": []},
+    {"inject": {"exact": False, "block": "<memory>\n- x\n</memory>", "tokens": 3}},
+    {"entry": {"id": "m1", "type": "fact", "file": "memory.md", "line": 1, "text": "t\tu",
+               "importance": 0.5, "confidence": 1.0, "meta": {}}},
+    guard.describe(NotFoundError("no entry with id 'x'", hint="`memcli list` shows them")),
+    {**guard.describe(UsageError("--since: 'soon' is not a date")), "notices": "notice: hm\n"},
+]
+
+
+@pytest.mark.parametrize("data", SERVED_ANSWERS)
+@pytest.mark.parametrize("command", ["search", "inject", "get"])
+def test_what_the_daemon_prints_for_a_client_is_what_it_would_print(
+    data: dict, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client in a pipe gets the daemon's printed text (served.printed, over the wire)
+    and writes it: stdout, stderr and exit code as printing the data itself gives."""
+    from memcli.surfaces.cli import fastpath
+    from memcli.surfaces.daemon.server import printed as daemon_printed
+
+    for var in ("FORCE_COLOR", "TTY_COMPATIBLE"):
+        monkeypatch.delenv(var, raising=False)
+    for view in ({}, {"json": True}, {"json": True, "explain": True}, {"explain": True}):
+        direct = (served.show(data, view, command), *printed(capsys))
+        answer = text.loads(text.dumps_wire(daemon_printed(data, {**view, "command": command})))
+        assert set(answer) == {"out", "err", "exit"} and fastpath._printed(answer)
+        assert (answer["exit"], answer["out"], answer["err"]) == direct, (view, answer)
+
+
+def test_the_daemon_prints_only_plainly_and_for_a_view_it_knows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memcli.surfaces.cli import fastpath
+    from memcli.surfaces.daemon.server import printed as daemon_printed
+
+    data = SERVED_ANSWERS[0]
+    monkeypatch.delenv("TTY_COMPATIBLE", raising=False)
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    assert "out" in daemon_printed(data, {"command": "search"})
+    for view in (None, [], {}, {"command": "list"}, {"command": "search", "json": "yes"}):
+        assert daemon_printed(data, view) is data, view  # the client prints the data
+    monkeypatch.setenv("FORCE_COLOR", "1")  # the daemon would print in colour
+    assert daemon_printed(data, {"command": "search"}) is data
+    for bad in ({"out": "x", "err": "", "exit": "0"}, {"out": b"x", "err": "", "exit": 0},
+                {"out": "x", "exit": 0}, {"out": "x", "err": "", "exit": True}):  # fmt: skip
+        assert not fastpath._printed(bad), bad
+    assert fastpath._printed({"out": "x", "err": "", "exit": 2})
+
+
 # ------------------------------------------------------------------ requests and argv
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
     from memcli.surfaces.cli.env import Env
@@ -170,3 +171,30 @@ def served_call(env: Env) -> tuple[str, dict[str, Any], dict[str, bool]] | None:
     elif positional:
         fields["query"] = positional[0]  # the context given as text, as --query
     return "InjectRequest", fields, view
+
+
+def read_context(
+    stdin: bool = False,
+    query: str | None = None,
+    context_file: str | Path | None = None,
+    messages: str | Path | None = None,
+) -> str | None:
+    """Inject's context from the one source given: stdin (`-`), --query, --context-file
+    or --messages (a transcript: its recent turns); None for none."""
+    if stdin:
+        from memcli.core.validate import read_stdin
+
+        return read_stdin()
+    if query is not None:
+        return query
+    from pathlib import Path
+
+    if context_file is not None:
+        from memcli.core.validate import read_input_file
+
+        return read_input_file(Path(context_file), "the context file")
+    if messages is not None:
+        from memcli.adapters.messages import conversation_context, load_messages
+
+        return conversation_context(load_messages(Path(messages)))
+    return None

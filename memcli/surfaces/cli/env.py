@@ -132,6 +132,21 @@ class Env:
         return dt.datetime.fromtimestamp(self.clock()).astimezone()
 
 
+def plain_stream(stream: Any) -> bool:
+    """Whether Rich would write to `stream` as to a file (no colours, no cursor moves):
+    not a terminal, and nothing in the environment says otherwise. When unsure, False
+    (Rich decides). memcli.surfaces.cli.render asks this of the command's streams; the
+    daemon's client asks it before letting the daemon print for it."""
+    if os.environ.get("TTY_COMPATIBLE") or os.environ.get("FORCE_COLOR") is not None:
+        return False
+    if "idlelib" in sys.modules or "IPython" in sys.modules:
+        return False
+    try:
+        return not stream.isatty()
+    except (AttributeError, ValueError):
+        return True
+
+
 def read_globals(argv: list[str]) -> tuple[str | None, bool, bool, int]:
     """(--workspace, --traceback, whether --workspace was the only global option, index
     of the command) of a command line."""

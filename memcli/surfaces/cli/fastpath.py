@@ -7,8 +7,10 @@ anything else through the Typer app, with the same Env.
 
 The served path: memcli.surfaces.cli.argv reads the command's arguments into a request
 (memcli.core.requests' wire form), this process reads what only it can read (its
-stdin, a context or transcript file), memcli.surfaces.daemon.client sends the request,
-and memcli.surfaces.cli.served prints the answer with the code the in-process run uses.
+stdin, a context or transcript file), memcli.surfaces.daemon.protocol sends the request,
+and the answer is printed by the code the in-process run uses (memcli.surfaces.cli.served):
+in the daemon for a client whose stdout and stderr are not terminals (this process then
+writes the text it got), else here.
 Builtin modules only up to the hand-off (Rich only on a terminal).
 
 Only `python -m memcli`, the console script and the tests' CLI helper import this
@@ -21,8 +23,8 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.cli.argv import served_call
-from memcli.surfaces.cli.env import Env
+from memcli.surfaces.cli.argv import read_context, served_call
+from memcli.surfaces.cli.env import Env, plain_stream
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -72,21 +74,34 @@ def try_daemon(
         except Exception:  # noqa: BLE001 - the in-process run reports it its own way
             return None
 
-    from memcli.surfaces.daemon.client import ask
+    from memcli.surfaces.daemon.protocol import ask
 
-    answer = ask(root, request, timeout)
+    plain = plain_stream(env.stdout) and plain_stream(env.stderr)
+    answer = ask(root, request, timeout, {**view, "command": env.name} if plain else None)
+    if answer is not None and "out" in answer and not _printed(answer):
+        answer = None  # a printed answer of another form: the in-process run answers
     if answer is None:
         if read:  # already read: hand it to the in-process run
             sys.stdin = _Replay(read[0])
         return None
-    from memcli.surfaces.cli import served
-
     try:
+        if "out" in answer:  # printed by the daemon (served.printed)
+            env.stderr.write(answer["err"])
+            env.stdout.write(answer["out"])
+            return int(answer["exit"])
+        from memcli.surfaces.cli import served
+
         return served.show(answer, view, env)
     except (BrokenPipeError, KeyboardInterrupt) as exc:  # the reader went away, or Ctrl-C
         from memcli.surfaces.guard import outcome
 
         return int(outcome(exc)[0])  # type: ignore[index]
+
+
+def _printed(answer: dict[str, Any]) -> bool:
+    """Whether a printed answer (served.printed) has its form: two texts and a code."""
+    texts = isinstance(answer.get("out"), str) and isinstance(answer.get("err"), str)
+    return texts and type(answer.get("exit")) is int
 
 
 def _request_fields(kind: str, fields: dict[str, Any], read: list[bytes]) -> dict[str, Any]:
@@ -101,8 +116,6 @@ def _request_fields(kind: str, fields: dict[str, Any], read: list[bytes]) -> dic
         if values.pop("stdin", False):
             values["context"] = _stdin(read)  # kept, to replay for an in-process run
         elif any(v is not None for v in sources.values()):
-            from memcli.surfaces.cli.served import read_context
-
             values["context"] = read_context(False, **sources)
     return values
 

@@ -26,6 +26,7 @@ import os
 import sys
 
 from memcli.core.text import dumps, escape_controls
+from memcli.surfaces.cli.env import plain_stream
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -89,18 +90,8 @@ def _console(err: bool = False) -> Console:
 
 
 def _plain(err: bool = False) -> bool:
-    """Whether Rich would write to this stream as to a file (no colours, no cursor
-    moves): not a terminal, and nothing in the environment says otherwise. When unsure,
-    the answer is False and Rich decides."""
-    if os.environ.get("TTY_COMPATIBLE") or os.environ.get("FORCE_COLOR") is not None:
-        return False
-    if "idlelib" in sys.modules or "IPython" in sys.modules:
-        return False
-    stream = _stream(err)
-    try:
-        return not stream.isatty()
-    except (AttributeError, ValueError):
-        return True
+    """Whether Rich would write to this stream as to a file (env.plain_stream)."""
+    return plain_stream(_stream(err))
 
 
 def is_terminal() -> bool:

@@ -4,8 +4,10 @@
 Typer-free quick path and the daemon with its client all run these two, so their
 output, exit codes and messages are the same by construction.
 
-`show` and the view options are builtin-only at import time (the daemon client imports
-this); `answer` imports the library when called.
+A client whose streams are plain (not a terminal: an agent's pipe) has the daemon print
+for it (`printed`) and imports neither module; on a terminal it prints the data itself
+with `show`. `show` and the view options are builtin-only at import time; `answer`
+imports the library when called.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Callable
     from datetime import datetime
-    from pathlib import Path
     from typing import Any
 
     from memcli.surfaces.cli.env import Env
@@ -51,33 +52,6 @@ def answer(
     raise TypeError(f"not a served request: {type(request).__name__}")
 
 
-def read_context(
-    stdin: bool = False,
-    query: str | None = None,
-    context_file: str | Path | None = None,
-    messages: str | Path | None = None,
-) -> str | None:
-    """Inject's context from the one source given: stdin (`-`), --query, --context-file
-    or --messages (a transcript: its recent turns); None for none."""
-    if stdin:
-        from memcli.core.validate import read_stdin
-
-        return read_stdin()
-    if query is not None:
-        return query
-    from pathlib import Path
-
-    if context_file is not None:
-        from memcli.core.validate import read_input_file
-
-        return read_input_file(Path(context_file), "the context file")
-    if messages is not None:
-        from memcli.adapters.messages import conversation_context, load_messages
-
-        return conversation_context(load_messages(Path(messages)))
-    return None
-
-
 def show(data: dict[str, Any], view: dict[str, bool], env: Env | str) -> int:
     """Print an `answer` of a command (its Env, or its name) or an error answer
     (memcli.surfaces.guard.describe's form) as the command does, --json as the one
@@ -90,6 +64,24 @@ def show(data: dict[str, Any], view: dict[str, bool], env: Env | str) -> int:
     env.json = json_out
     with render.using(env):
         return _show(data, view, env)
+
+
+def printed(data: dict[str, Any], view: dict[str, Any]) -> dict[str, Any]:
+    """`show`'s output of `data` for a client whose stdout and stderr are plain
+    (env.plain_stream), as `{"out", "err", "exit"}`: the daemon prints, the client
+    writes the text and exits with the code. `view`: the view options and the
+    command's name ("command"). `data` itself when this process's environment would not
+    print plainly (it asks for colour): the client then prints it."""
+    import io
+
+    from memcli.surfaces.cli.env import Env, plain_stream
+
+    out, err = io.StringIO(), io.StringIO()
+    if not plain_stream(out):
+        return data
+    options = {k: view[k] is True for k in VIEW_OPTIONS if k in view}
+    code = show(data, options, Env([view["command"]], stdout=out, stderr=err))
+    return {"out": out.getvalue(), "err": err.getvalue(), "exit": code}
 
 
 def _show(data: dict[str, Any], view: dict[str, bool], env: Env) -> int:

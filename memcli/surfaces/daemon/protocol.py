@@ -1,17 +1,22 @@
 """What client and daemon agree on: where the socket lives, who may use it, the
 settings environment and the size limits (a request and an answer are one JSON line
-each, memcli.core.text). Builtin modules only: the client imports this before anything
-else, and every import here is paid by every served command."""
+each, memcli.core.text), and the client's side of it: `ask` hands a request to the
+`memcli watch` daemon of a workspace and gets its answer (result data, or the text the
+daemon printed for the client). Builtin modules only (`_socket` rather than socket,
+which pulls in enum and selectors): every served command imports this, and every
+import here is paid by it; a served command costs one Python start-up and a round trip."""
 
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     import socket
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from pathlib import Path
+    from typing import Any
 
 MAX_REQUEST = 8 * 1024 * 1024
 _SOCKET_NAME = "daemon.sock"
@@ -109,7 +114,6 @@ def peer_uid(sock: socket.socket) -> int | None:
     FreeBSD: LOCAL_PEERCRED at level SOL_LOCAL (struct xucred: version, uid, ...), what
     getpeereid reads."""
     import _socket
-    import sys
 
     option = getattr(_socket, "SO_PEERCRED", None)
     if option is not None:
@@ -185,3 +189,60 @@ def read_all(sock: socket.socket, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise ValueError("message too large")
+
+
+def ask(
+    root: str,
+    request: Callable[[], dict[str, Any] | None],
+    timeout: float,
+    view: dict[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """The daemon's answer to `request()` (a core.requests wire dict) for the workspace
+    at `root`, or None when no watcher answers it (no socket, a stale one, a socket in a
+    directory that is not ours alone, a listener of another uid, a timeout, a refusal).
+    `request()` is called only once the listener is known to be ours (it may read
+    stdin); when it returns None nothing is sent. Nothing is sent unless the socket lies
+    in a directory that is ours alone and the process listening on it runs as our uid
+    (a request carries the query and stdin). `view`: how the client would print
+    the answer, for the daemon to print it (memcli.surfaces.cli.served.printed)."""
+    path = socket_file(root)
+    if not os.path.exists(path):
+        return None
+    directory = os.path.dirname(path)
+    if directory != os.path.join(root, ".memcli"):
+        problem = private_dir_problem(directory)
+        if problem is not None:
+            sys.stderr.write(
+                f"warning: not using the memcli watch socket in {directory}: {problem}\n"
+            )
+            return None
+    import _socket
+
+    from memcli.core.text import dumps_wire, loads
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.settimeout(min(1.0, timeout))
+        sock.connect(path)
+        if peer_uid(sock) != os.getuid():  # who listens, before anything is sent
+            return None
+        wire = request()
+        if wire is None:
+            return None
+        message = {
+            "request": wire,
+            "workspace": root,
+            "env": settings_env(os.environ),
+        }
+        if view is not None:
+            message["view"] = view
+        sock.settimeout(timeout)
+        sock.sendall(dumps_wire(message).encode("ascii") + b"\n")
+        answer = loads(read_all(sock, limit=1 << 30).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    finally:
+        sock.close()
+    if not isinstance(answer, dict) or "refused" in answer:
+        return None
+    return answer

@@ -5,7 +5,9 @@ A request is one JSON line: a memcli.core.requests object in its wire form, the
 workspace the client resolved and the client's settings environment. The daemon calls
 the library with it (memcli.surfaces.cli.served.answer, the code the in-process CLI
 runs) on its warm Memory and answers with the result data, or with the error's message
-and exit code (memcli.surfaces.guard); the client prints it. Only requests for this
+and exit code (memcli.surfaces.guard); the client prints it, or, when it says how it
+prints (a client whose streams are not terminals), the daemon prints it into the answer
+and the client writes that text. Only requests for this
 workspace, from processes of our uid whose settings environment equals ours, are
 served; the socket is created user-only (0600), in `.memcli/` or in a per-user
 directory checked to be ours alone (mode 0700, not a symlink). The daemon never reads
@@ -245,8 +247,25 @@ class RequestHandler:
             return {"refused": str(exc)}
         if not isinstance(request, SearchQuery | InjectRequest | GetRequest):
             return {"refused": "this command is not served by the daemon"}
+        view = message.get("view")
         with self._lock:
-            return answer(self.memory(), request)
+            data = answer(self.memory(), request)
+        return printed(data, view)
+
+
+def printed(data: dict[str, Any], view: object) -> dict[str, Any]:
+    """The answer `data` printed for the client (memcli.surfaces.cli.served.printed)
+    when it sent how it prints (`view`: the view options and its command), else as is."""
+    from memcli.surfaces.cli import served
+    from memcli.surfaces.cli.argv import SERVED
+
+    if not (
+        isinstance(view, dict)
+        and view.get("command") in SERVED
+        and all(isinstance(view.get(k, False), bool) for k in served.VIEW_OPTIONS)
+    ):
+        return data
+    return served.printed(data, view)
 
 
 def answer(mem: Any, request: Any) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from memcli.core.requests import (
     InjectRequest,
     SearchQuery,
 )
-from memcli.surfaces.cli import complete, progress, render, served
+from memcli.surfaces.cli import argv, complete, progress, render, served
 from memcli.surfaces.cli.base import (
     Format,
     JsonOpt,
@@ -137,7 +137,7 @@ def inject(
         usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not all")
     if source is not None and source != "-":
         query, source = source, None
-    context = served.read_context(source == "-", query, context_file, messages)
+    context = argv.read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,
         max_tokens=max_tokens,
