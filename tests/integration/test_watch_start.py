@@ -41,3 +41,34 @@ def test_the_first_edit_finds_the_embedding_cache_read_and_grown(
         assert cache.unsaved == 1  # the edit's new text went into this cache
     finally:
         service.stop()
+
+
+def test_a_batch_whose_sync_failed_is_caught_up_without_another_edit(
+    workspace: Path, exported, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hand edit whose batch could not sync (another process held the index's lock
+    past MEMCLI_LOCK_TIMEOUT) is indexed once the lock is free, with no further event:
+    the watcher looks for an index the files moved past once a second. Without that it
+    stayed out of date until the next edit or search (seen under load in the suite's
+    concurrency scenario)."""
+    from memcli.store.locks import file_lock
+    from tests.support.processes import wait_for
+
+    Memory(workspace, notify=lambda m: None).index()
+    monkeypatch.setenv("MEMCLI_LOCK_TIMEOUT", "0.3")
+    said: list[str] = []
+    service = WatchService(workspace, log=said.append)
+    monkeypatch.setattr(service.server, "detach_stdin", False)
+    service.start()
+    try:
+        manager = service.memory.index_manager
+        memory = workspace / "memory.md"
+        with file_lock(manager.lock):
+            memory.write_text(memory.read_text() + "\n- Keeps spare quartz zebracorns\n")
+            wait_for(lambda: any(line.startswith("error:") for line in said), timeout=30)
+            assert not manager.is_current(manager.read_manifest())
+        wait_for(lambda: manager.is_current(manager.read_manifest()), timeout=30)
+        hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)
+        assert hits and "zebracorns" in hits[0].entry.text
+    finally:
+        service.stop()

@@ -30,6 +30,9 @@ ACCESS_MAX_DELAY_S = 2.0
 #: new embeddings the cache read at start has room for (1.5 MB): edits add without
 #: copying the whole cache
 RESERVED_VECTORS = 1024
+#: seconds between two tries to catch up after a failed sync (a read-only workspace, a
+#: lock another process holds): one log line each, not one a second
+CATCH_UP_BACKOFF_S = 30.0
 #: embedded once at start: as long as a long entry (≈ 200 tokens)
 WARM_UP_TEXT = " ".join(["memory"] * 200)
 
@@ -48,6 +51,7 @@ class WatchService:
         handler = RequestHandler(self.root, self.status, self.current)
         self.server = DaemonServer(self.root, self._locked(handler), self._answered)
         self._last_answer = 0.0
+        self._next_catch_up = 0.0
         self._stopping = threading.Event()
         self._flusher = threading.Thread(
             target=self._flush_when_idle, name="memcli-access", daemon=True
@@ -98,6 +102,7 @@ class WatchService:
             ticks += 1
             if ticks % 20 == 0:
                 self._merge_late_writes()
+                self._catch_up()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -151,7 +156,9 @@ class WatchService:
             if self.memory.index_manager is manager:  # memcli.toml did not change meanwhile
                 manager.embedding_cache(cache)
 
-    def on_batch(self, paths: list[str]) -> None:
+    def on_batch(self, paths: list[str]) -> bool:
+        """Index what changed in `paths` (names relative to the root); False when the
+        sync failed (said in the log; `_catch_up` tries again)."""
         started = time.perf_counter()
         with self.lock:
             if CONFIG_FILE in paths:
@@ -160,7 +167,7 @@ class WatchService:
             # a search may have indexed the change already (it syncs a stale index first)
             current = CONFIG_FILE not in paths and manager.is_current(manager.read_manifest())
             if current and manager.last_report is self._reported:
-                return  # a repeated event: nothing new
+                return True  # a repeated event: nothing new
             try:
                 for name in paths:
                     if name.endswith(".md") and (self.root / name).is_file():
@@ -170,7 +177,7 @@ class WatchService:
                 report = manager.last_report if current else manager.sync()
             except MemcliError as exc:
                 self.log(f"error: {exc}")
-                return
+                return False
             self._reported = manager.last_report
         elapsed = (time.perf_counter() - started) * 1000
         self.batches += 1
@@ -179,6 +186,24 @@ class WatchService:
             f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
             f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
         )
+        return True
+
+    def _catch_up(self) -> None:
+        """Once a second: an index the files have moved past, with no batch to bring it
+        up to date (an event the observer missed, a batch whose sync failed: a lock held
+        past its timeout), is synced now rather than at the next edit. After a failed
+        sync it tries again every CATCH_UP_BACKOFF_S, not every second."""
+        if time.monotonic() < self._next_catch_up:
+            return
+        manager = self.memory.index_manager
+        try:
+            stale = not manager.is_current(manager.read_manifest())
+        except (MemcliError, OSError):
+            return
+        if stale:
+            names = [n for n in self._files().names if (self.root / n).is_file()]
+            if not self.on_batch(names):
+                self._next_catch_up = time.monotonic() + CATCH_UP_BACKOFF_S
 
     def _merge_late_writes(self) -> None:
         """Once a second: bytes an editor wrote into a file after memcli replaced it
