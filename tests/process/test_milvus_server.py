@@ -40,9 +40,21 @@ def on_milvus(monkeypatch: pytest.MonkeyPatch, uri: str, name: str, key: str = "
 def backend_of(ws: Path) -> Any:
     """The Milvus backend of `ws` as this test process sees it (a server has many clients)."""
     from memcli.index.backend import open_backend
+    from memcli.index.milvus import IndexUnavailable
     from memcli.store.config import load_settings
 
-    return open_backend(load_settings(ws).index, ws / ".memcli" / "index")
+    backend = open_backend(load_settings(ws).index, ws / ".memcli" / "index")
+    for attempt in range(3):
+        try:
+            backend.client  # noqa: B018 - this test process's own connection, made now
+            return backend
+        except IndexUnavailable:
+            # gRPC's 10 s wait for the channel can lapse while the suite's other worker
+            # loads a model; the memcli commands under test connect on their own
+            if attempt == 2:
+                raise
+            time.sleep(1)
+    return backend
 
 
 def holds(backend: Any, entry_id: str) -> bool:
