@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import round3_harden as h
+from tests.support.processes import listening
 
 
 @pytest.mark.slow
@@ -35,12 +36,7 @@ def test_a_connection_over_the_cap_gets_503_at_once(tmp_path: Path) -> None:
     )
     held: list[socket.socket] = []
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        listening(port, proc)
         time.sleep(0.5)  # the probe's connection is gone from the server's count
         for _ in range(2):
             sock = socket.create_connection(("127.0.0.1", port), timeout=30)

@@ -8,7 +8,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import anyio
@@ -16,6 +15,7 @@ import pytest
 
 from memcli.core.errors import ConfigError, UsageError
 from memcli.surfaces.mcp_http import load_grants, parse_bind
+from tests.support.processes import listening
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -35,14 +35,10 @@ def _start(root: Path, env: dict[str, str], *extra: str) -> tuple[subprocess.Pop
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(proc.stderr.read())
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, port
-        time.sleep(0.1)
+    if listening(port, proc):
+        return proc, port
+    if proc.poll() is not None:
+        raise AssertionError(proc.stderr.read())
     proc.kill()
     raise AssertionError("the HTTP server did not start")
 

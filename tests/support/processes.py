@@ -136,3 +136,17 @@ def imports_of(code: str, *args: str, cwd: Path | None = None) -> tuple[set[str]
     assert result.returncode == 0, result.stderr
     marker = result.stdout.rindex("MODULES=")
     return set(json.loads(result.stdout[marker + 8 :])), result.stdout[:marker]
+
+
+def listening(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> bool:
+    """True once something accepts connections on 127.0.0.1:`port`; False when `proc`
+    exits or `timeout` seconds pass first."""
+    import socket
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.1)
+    return False

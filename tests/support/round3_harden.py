@@ -187,7 +187,8 @@ def _server(scratch: Path, preexec: Callable[[], None]) -> Iterator[tuple[Any, i
     file (never a pipe: a pipe nobody reads would stop the server once full), stopped
     at the end."""
     import socket
-    import time
+
+    from tests.support.processes import listening
 
     root = _workspace(scratch)
     with socket.socket() as probe:
@@ -202,12 +203,7 @@ def _server(scratch: Path, preexec: Callable[[], None]) -> Iterator[tuple[Any, i
             preexec_fn=preexec,  # noqa: PLW1509 - the server's limit only
         )
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.1)
+        listening(port, proc)
         yield proc, port, log
     finally:
         proc.terminate()
