@@ -352,7 +352,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "daemon-socket-dir-any-mode",
-        "memcli/surfaces/daemon/protocol.py",
+        "memcli/surfaces/protocol.py",
         "    if st.st_mode & 0o7777 != 0o700:\n",
         "    if False:\n",
         f"{INTEG}test_local_security.py::test_a_fallback_directory_not_ours_alone_is_refused",

@@ -10,7 +10,7 @@ from memcli.core.requests import (
     InjectRequest,
     SearchQuery,
 )
-from memcli.surfaces.cli import argv, complete, progress, render, served
+from memcli.surfaces.cli import complete, progress, render, served
 from memcli.surfaces.cli.base import (
     Format,
     JsonOpt,
@@ -27,6 +27,7 @@ from memcli.surfaces.cli.base import (
     stdin_or,
     usage_error,
 )
+from memcli.surfaces.cli.env import read_context
 
 
 @app.command()
@@ -137,7 +138,7 @@ def inject(
         usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not all")
     if source is not None and source != "-":
         query, source = source, None
-    context = argv.read_context(source == "-", query, context_file, messages)
+    context = read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,
         max_tokens=max_tokens,
