@@ -1,4 +1,4 @@
-"""What an agent wrote waits for a person before it may lead (DESIGN §4, issue 26).
+"""What an agent wrote waits for a person before it may lead (docs/maintenance.md, Who wrote what).
 
 An agent (MCP, the API, hooks, extract, an import the person did not mark as theirs)
 may not make an entry a correction, pin it, or give it an importance of

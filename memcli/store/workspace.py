@@ -1,4 +1,4 @@
-"""Finding and creating workspaces (DESIGN §1).
+"""Finding and creating workspaces (docs/getting-started.md, Workspaces).
 
 The walk up from the current directory takes the nearest directory holding memory.md or
 memcli.toml, but never one the user does not own or that others can write (git's
