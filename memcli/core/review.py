@@ -13,7 +13,9 @@ Markdown stays the one truth):
 `imp:X` (the entry keeps its lower importance meanwhile) and `pin`. Until then the
 entry competes on relevance alone; `memcli review confirm` applies the list (and marks
 the entry as the person's), `memcli review reject` archives the entry. A person's own
-writes (`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait.
+writes (`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait. An
+entry a program rewrites (extract's UPDATE) is the program's: its own correction type,
+pin and high importance wait in the same way (`rewritten`).
 
 Pure, standard library only.
 """
@@ -130,6 +132,20 @@ def beyond(entry: Entry, asked: Held) -> Held:
         else None,
         asked.pin and not entry.pinned,
     )
+
+
+def rewritten(entry: Entry, importance: float | None) -> tuple[str, float | None, Held]:
+    """What an entry keeps when a program rewrites its text (extract's UPDATE) asking for
+    `importance`: (its type, its importance, what waits for a person). The text is now
+    the program's, so nothing lets it lead on the person's word: its correction type, pin
+    and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked one) are held with what
+    it waited for already; meanwhile it keeps the highest importance below that (None:
+    the default)."""
+    own = entry.importance if "imp" in entry.meta else None
+    asked = [x for x in (own, importance) if x is not None]
+    entry_type, _, _, held = hold(entry.type, max(asked, default=None), entry.pinned)
+    below = [x for x in asked if x < ELEVATED_IMPORTANCE]
+    return entry_type, max(below, default=None), held_of(entry).union(held)
 
 
 def vouched(entry: Entry) -> bool:

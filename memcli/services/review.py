@@ -2,7 +2,8 @@
 
 `waiting` lists the entries with a `review=` request; `confirm` applies what they asked
 for (the type, importance or pin) and makes them the person's (`by=person`); `reject`
-archives them with a reason (restorable with `memcli restore`).
+archives them with a reason (restorable with `memcli restore`). `rewrite`: an entry a
+program rewrites (extract's UPDATE) becomes the program's, its standing held for review.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import replace
 
 from memcli.core.errors import NotFoundError, ValidationError
 from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, utc_now
-from memcli.core.review import REVIEW_KEY, held_of, is_pending
+from memcli.core.review import REVIEW_KEY, held_of, is_pending, rewritten
 from memcli.services.archive import forget
 from memcli.services.entries import find, live_entries
 from memcli.services.runtime import Runtime, operation
@@ -65,6 +66,35 @@ def confirm(rt: Runtime, ids: Sequence[str] = (), *, every: bool = False) -> lis
         new = replace(entry, type=held.type or entry.type, meta=meta, id_explicit=True)
         done.append(_rewrite(rt, entry, new))
     return done
+
+
+def rewrite(
+    rt: Runtime, entry: Entry, text: str, *, importance: float | None, source: str | None, by: str
+) -> Entry:
+    """`entry` with the text a program (`by`) wrote for it (extract's UPDATE), asking for
+    `importance`: the entry is now the program's, and its correction type, pin and
+    importance ≥ 0.9 wait for a person (memcli.core.review.rewritten) — `confirm` gives
+    them back. The caller archives the old text first."""
+    from memcli.logic.keywords import recomputed_keywords
+
+    entry_type, kept, held = rewritten(entry, importance)
+    meta = {k: v for k, v in entry.meta.items() if k not in ("imp", "pin", REVIEW_KEY)}
+    meta["id"] = entry.id
+    if kept is not None:
+        meta["imp"] = fmt_unit(kept)
+    kws = recomputed_keywords(entry.keywords, entry.text, text)
+    if kws:
+        meta["kw"] = ",".join(kws)
+    elif kws is not None:
+        meta.pop("kw", None)
+    if source:
+        meta["src"] = source
+    meta["updated"] = format_time(utc_now())
+    meta[BY_KEY] = by
+    if held:
+        meta[REVIEW_KEY] = held.format()
+    new = replace(entry, text=text, type=entry_type, meta=meta, id_explicit=True)
+    return _rewrite(rt, entry, new)
 
 
 def _rewrite(rt: Runtime, old: Entry, new: Entry) -> Entry:

@@ -82,3 +82,34 @@ def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> 
     score = {c.entry.id: c.score for c in recall_candidates(found, now, SearchSettings())}
     assert score["confirmed"] > score["hand"] > score["agent"] > score["low-agent"]
     assert score["agent"] == pytest.approx(0.5, abs=0.01)  # the default, not its own 0.89
+
+
+@pytest.mark.parametrize(
+    ("entry_type", "meta", "asked", "kept"),
+    [
+        # an entry's own standing, and what a program's rewrite asks for: (type, importance
+        # meanwhile, what waits)
+        ("fact", {}, 0.75, ("fact", 0.75, "")),
+        ("fact", {}, None, ("fact", None, "")),
+        ("fact", {"imp": "0.2"}, 0.6, ("fact", 0.6, "")),
+        ("fact", {"imp": "0"}, None, ("fact", 0.0, "")),  # an importance of 0 is one
+        ("fact", {"imp": "0.89"}, 0.75, ("fact", 0.89, "")),
+        ("fact", {"imp": "0.9"}, 0.75, ("fact", 0.75, "imp:0.9")),  # the boundary
+        ("fact", {"imp": "0.95"}, None, ("fact", None, "imp:0.95")),
+        ("fact", {"imp": "0.5"}, 0.9, ("fact", 0.5, "imp:0.9")),  # asked for: held too
+        ("fact", {"pin": "true"}, 0.75, ("fact", 0.75, "pin")),
+        ("correction", {}, 0.75, ("fact", 0.75, "type:correction")),
+        ("correction", {"imp": "1", "pin": "true"}, 0.4, ("fact", 0.4, "type:correction,imp:1,pin")),
+        ("fact", {"review": "type:correction,imp:1"}, 0.75, ("fact", 0.75, "type:correction,imp:1")),
+        ("fact", {"imp": "0.95", "review": "imp:1"}, None, ("fact", None, "imp:1")),
+    ],
+)
+def test_what_a_rewritten_entry_keeps_and_what_waits(
+    entry_type: str, meta: dict, asked: float | None, kept: tuple
+) -> None:
+    from memcli.core.review import rewritten
+
+    entry_type, importance, held = rewritten(
+        Entry("m1", "x", entry_type, "memory.md", 1, meta), asked
+    )
+    assert (entry_type, importance, held.format()) == kept
