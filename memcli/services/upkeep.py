@@ -65,6 +65,14 @@ class Upkeep:
         in between leaves a copy in both places, never in neither."""
         return archive.forget(self.runtime, entry_id, reason=reason, replaced_by=replaced_by)
 
+    def agent_forget(self, entry_id: str) -> Any:
+        """An agent's forget (MCP forget_memory; memcli.services.review.Outcome): what a
+        program wrote is archived at once, an entry the person stands behind waits for
+        them in `memcli review` and stays as it is meanwhile."""
+        from memcli.services.review import agent_forget
+
+        return agent_forget(self.runtime, entry_id)
+
     def restore(self, entry_id: str) -> Entry:
         """Bring an archived entry back to the file and section it came from."""
         return archive.restore(self.runtime, entry_id)

@@ -323,14 +323,24 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
 
     @server.tool(
         description=(
-            "Forget a memory that is wrong or no longer true: it moves to archive.md "
-            "(restorable with `memcli restore`)."
+            "Forget a memory that is wrong or no longer true. A memory an agent or "
+            "extraction wrote moves to archive.md at once (restorable with `memcli "
+            "restore`); one the user wrote or confirmed stays until the user confirms "
+            "forgetting it (`memcli review`): the answer then says waits_for_review."
         ),
         annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
-        entry = call(lambda: operations.holder(memory(), memory_key).forget(memory_key))
-        return {"forgotten": entry.id, "text": entry.text}
+        done = call(lambda: operations.holder(memory(), memory_key).agent_forget(memory_key))
+        text = strip_invisible(done.entry.text)
+        if done.archived:
+            return {"forgotten": done.entry.id, "text": text}
+        return {
+            "memory_key": done.entry.id,
+            "text": text,
+            "waits_for_review": "the user wrote this memory: it is archived once they "
+            "confirm it (memcli review); until then it stays as it is",
+        }
 
     def read_file(name: str) -> str:
         """A file as a model reads it: without invisible characters a hand edit left."""
