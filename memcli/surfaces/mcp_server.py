@@ -193,8 +193,14 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         ] = None,
         limit: Annotated[int, Field(ge=1, le=20, description="At most this many results.")] = 10,
         min_relevance_score: Annotated[
-            float, Field(ge=0.0, description="Drop results scoring less than this.")
-        ] = 0.0,
+            float | None,
+            Field(
+                ge=0.0,
+                description="Drop results scoring less than this. Left out, results less "
+                "relevant than the memory's relevance floor are dropped instead; given (0 "
+                "too), it replaces that floor.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         span = time_range or {}
         request = SearchQuery(
