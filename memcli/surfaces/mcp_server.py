@@ -8,7 +8,8 @@ are in the enums too). Resources: each curated file (`memory://memory.md`,
 `memory://learnings.md`, …: the workspace's registry) and `memory://entry/{id}`; the
 prompt `memory_context` hands an agent the inject block. The server reports memcli's
 version. Bad arguments and domain errors become MCP errors, never crashes; nothing is
-printed on stdout, which belongs to the protocol.
+printed on stdout, which belongs to the protocol, and logs are plain lines on stderr,
+never Rich's (`plain_logging`).
 
 One vocabulary (issue 29): what to look for is `query` in every tool (`inject_memory`
 still takes its old name `context`), an entry is a `memory_key`. An argument a tool
@@ -117,6 +118,23 @@ def retyped(**hints: Any) -> Any:
         return fn
 
     return wrap
+
+
+def plain_logging() -> None:
+    """Log plain lines to stderr (memcli.surfaces.http_limits.plain_logging, warnings and
+    worse), for stdio as for HTTP, and never through Rich: the mcp package's
+    `configure_logging`, which every MCPServer calls when it is built, imports Rich and
+    installs its handler (wrapped, boxed lines with a clock; Rich's tracebacks). It is
+    replaced by this before a server is built, so Rich is never imported."""
+    import logging
+
+    from mcp.server.mcpserver import server as sdk
+
+    from memcli.surfaces.http_limits import plain_logging as plain
+
+    sdk.configure_logging = lambda *args, **kwargs: None  # type: ignore[assignment]
+    plain()
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are not for people
 
 
 def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
@@ -427,6 +445,7 @@ def _result(hit: Any) -> dict[str, Any]:
 
 def serve(workspace: str | Path | None) -> None:
     """Run the MCP server on stdio until the client disconnects."""
+    plain_logging()
     memory = shared_memory(workspace)
     memory.ready()
     build_server(workspace).run("stdio")
