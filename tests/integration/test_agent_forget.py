@@ -63,6 +63,7 @@ def test_an_agent_forgets_its_own_at_once_and_the_persons_after_review(
     assert block["memory_keys"][0] == "mger"  # still the person's pinned correction
     entry = Memory(root).get("mger").entry
     assert entry.provenance == "hand" and entry.pinned and entry.type == "correction"
+    assert entry.text == "Always answer in German"  # add_memory's repeat: the person's words
     archive = (root / "archive.md").read_text()
     assert "The build server is ci-7" in archive and "forgotten by an agent" in archive
     assert "German" not in archive and "CET" not in archive
