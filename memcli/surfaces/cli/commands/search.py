@@ -47,7 +47,10 @@ def search(
         None, "--limit", "-n", min=1, metavar="N", help="At most this many hits (default 10)."
     ),
     min_score: float | None = typer.Option(
-        None, "--min-score", metavar="SCORE", help="Drop hits scoring less."
+        None,
+        "--min-score",
+        metavar="SCORE",
+        help="Drop hits scoring less; given, it replaces search.relevance_floor.",
     ),
     explain: bool = typer.Option(False, "--explain", help="Show every score component."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
