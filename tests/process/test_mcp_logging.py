@@ -98,3 +98,30 @@ print(sorted(m for m in sys.modules if m == "rich" or m.startswith("rich.")))
     assert lines[2] == "Traceback (most recent call last):"  # Python's own, not Rich's
     assert lines[-1] == "ZeroDivisionError: division by zero"
     assert "not for people" not in done.stderr
+
+
+def test_the_http_server_never_imports_rich(tmp_path: Path) -> None:
+    """`memcli mcp --http` up to the moment it serves (uvicorn.run, replaced here): the
+    logging is plain before its MCP servers are built, so Rich is never imported."""
+    script = """
+import sys
+from pathlib import Path
+import uvicorn
+uvicorn.run = lambda *args, **kwargs: print(
+    sorted(m for m in sys.modules if m == "rich" or m.startswith("rich."))
+)
+from memcli.surfaces.mcp_http import serve_http
+serve_http(Path(sys.argv[1]), "127.0.0.1:8765", None)
+"""
+    from tests.support.env import SAMPLE
+
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(SAMPLE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "MEMCLI_MCP_TOKEN": "test-token-0123456789abcdef"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "serving MCP" in done.stderr  # it got as far as serving
+    assert done.stdout.strip() == "[]"  # Rich never imported
