@@ -2,11 +2,12 @@
 
 `waiting` lists the entries with a `review=` request; `confirm` applies what they asked
 for (the type, importance or pin) and makes them the person's (`by=person`), or archives
-an entry an agent asked to forget; `reject` archives an entry a program wrote and drops
+an entry an agent asked to forget; `reject` puts the person's version of an entry a
+program rewrote back in its place, archives any other entry a program wrote and drops
 the requests on the person's own (archived entries: `memcli restore`). `agent_forget`:
 an agent's forget, at once for what a program wrote, else a request that waits.
 `rewrite`: an entry a program rewrites (extract's UPDATE) becomes the program's, its
-standing held for review.
+standing (and the rewrite of the person's text) held for review.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memcli.core.errors import NotFoundError, ValidationError
-from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, utc_now
+from memcli.core.models import ARCHIVE_FILE, BY_KEY, Entry, fmt_unit, format_time, utc_now
 from memcli.core.review import (
     REVIEW_KEY,
     Held,
@@ -25,7 +26,7 @@ from memcli.core.review import (
     is_pending,
     rewritten,
 )
-from memcli.services.archive import forget
+from memcli.services.archive import archive_superseded, as_it_was, forget
 from memcli.services.entries import find, live_entries
 from memcli.services.runtime import Runtime, operation
 from memcli.store.markdown import Document
@@ -34,18 +35,45 @@ from memcli.store.markdown import Document
 @dataclass(frozen=True)
 class Outcome:
     """An entry a review or an agent's forget dealt with: `archived`, or still in its file
-    (as it is now)."""
+    (as it is now); `restored`: the person's version of a program's rewrite, back."""
 
     entry: Entry
     archived: bool
+    restored: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.entry.to_dict(), "archived": self.archived}
+        return {**self.entry.to_dict(), "archived": self.archived, "restored": self.restored}
 
 
-def waiting(rt: Runtime) -> list[Entry]:
+@dataclass(frozen=True)
+class Waiting:
+    """An entry that waits for a person, and (a program's rewrite of the person's entry)
+    the person's version in archive.md that a reject puts back."""
+
+    entry: Entry
+    was: Entry | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        row = {**self.entry.to_dict(), "asked": held_of(self.entry).describe()}
+        if self.was is not None:
+            row["was"] = {"id": self.was.id, "text": self.was.text}
+        return row
+
+
+def waiting(rt: Runtime) -> list[Waiting]:
     """The entries whose agent's requests wait for a person, in file order."""
-    return [e for e in live_entries(rt) if is_pending(e)]
+    found = [e for e in live_entries(rt) if is_pending(e)]
+    if not any(held_of(e).rewrite for e in found):
+        return [Waiting(e) for e in found]
+    archive = rt.require().load(ARCHIVE_FILE)
+    return [Waiting(e, _version(archive, e)) for e in found]
+
+
+def _version(archive: Document, entry: Entry) -> Entry | None:
+    """The person's version of an entry a program rewrote, if archive.md still holds it."""
+    copy_id = held_of(entry).rewrite
+    found = archive.find(copy_id) if copy_id else None
+    return found.entry if found is not None else None
 
 
 def _chosen(rt: Runtime, ids: Sequence[str], every: bool) -> list[Entry]:
@@ -55,7 +83,7 @@ def _chosen(rt: Runtime, ids: Sequence[str], every: bool) -> list[Entry]:
             hint="`memcli review` lists what waits",
         )
     if every:
-        return waiting(rt)
+        return [w.entry for w in waiting(rt)]
     chosen = []
     for entry_id in ids:
         entry = find(rt, entry_id)
@@ -113,12 +141,14 @@ def rewrite(
     rt: Runtime, entry: Entry, text: str, *, importance: float | None, source: str | None, by: str
 ) -> Entry:
     """`entry` with the text a program (`by`) wrote for it (extract's UPDATE), asking for
-    `importance`: the entry is now the program's, and its correction type, pin and
-    importance ≥ 0.9 wait for a person (memcli.core.review.rewritten) — `confirm` gives
-    them back. The caller archives the old text first."""
+    `importance`: the old text goes to archive.md first (superseded), the entry is now
+    the program's, and its correction type, pin and importance ≥ 0.9 wait for a person
+    (memcli.core.review.rewritten) — `confirm` gives them back, `reject` the person's
+    version."""
     from memcli.logic.keywords import recomputed_keywords
 
-    entry_type, kept, held = rewritten(entry, importance)
+    superseded = archive_superseded(rt, entry)  # first: never in neither place
+    entry_type, kept, held = rewritten(entry, importance, superseded)
     meta = {k: v for k, v in entry.meta.items() if k not in ("imp", "pin", REVIEW_KEY)}
     meta["id"] = entry.id
     if kept is not None:
@@ -138,9 +168,11 @@ def rewrite(
     return _rewrite(rt, entry, new)
 
 
-def _rewrite(rt: Runtime, old: Entry, new: Entry) -> Entry:
-    """`old` replaced by `new`, moved to the section (and file) of its new type."""
-    target = rt.store.files.file_for_type(new.type) if new.type != old.type else old.file
+def _rewrite(rt: Runtime, old: Entry, new: Entry, target: str | None = None) -> Entry:
+    """`old` replaced by `new`, moved to the section (and file) of its new type, or to
+    `target`."""
+    if target is None:
+        target = rt.store.files.file_for_type(new.type) if new.type != old.type else old.file
 
     def missing() -> NotFoundError:
         return NotFoundError(
@@ -178,12 +210,18 @@ def _rewrite(rt: Runtime, old: Entry, new: Entry) -> Entry:
 def reject(
     rt: Runtime, ids: Sequence[str] = (), *, every: bool = False, reason: str | None = None
 ) -> list[Outcome]:
-    """Archive each entry a program wrote (restorable) with the reason; an entry the
-    person stands behind stays as it is, without the requests (a no to what the agent
-    asked of it). Returns the archived ones as they were, the others as they are now."""
+    """Put the person's version of an entry a program rewrote back in its place (the
+    program's text archived); archive each other entry a program wrote (restorable) with
+    the reason; an entry the person stands behind stays as it is, without the requests
+    (a no to what the agent asked of it). Returns the archived ones as they were, the
+    others as they are now."""
     why = "rejected in review" + (f": {reason.strip()}" if reason and reason.strip() else "")
     done = []
     for entry in _chosen(rt, ids, every):
+        back = _take_back(rt, entry, why)
+        if back is not None:
+            done.append(Outcome(back, False, True))
+            continue
         if entry.provenance == "machine":
             done.append(Outcome(forget(rt, entry.id, reason=why), True))
             continue
@@ -192,3 +230,21 @@ def reject(
         kept = _rewrite(rt, entry, replace(entry, meta=meta, id_explicit=True))
         done.append(Outcome(kept, False))
     return done
+
+
+def _take_back(rt: Runtime, entry: Entry, why: str) -> Entry | None:
+    """The person's version of `entry`, which a program rewrote, back in its place: its
+    text, type, importance and pin, under the entry's id; the program's text goes to
+    archive.md (`why`, restorable) first, the person's copy leaves it last, so a crash
+    leaves a copy in two places, never in none. None when the entry is no rewrite of the
+    person's, or its copy is no longer in archive.md (restored or deleted)."""
+    was = _version(rt.require().load(ARCHIVE_FILE), entry)
+    if was is None:
+        return None
+    old = as_it_was(rt, was)
+    back = replace(old, id=entry.id, meta={**old.meta, "id": entry.id})
+    program = replace(entry, meta={k: v for k, v in entry.meta.items() if k != REVIEW_KEY})
+    archive_superseded(rt, program, reason=why)
+    written = _rewrite(rt, entry, back, target=back.file)
+    rt.store.update(ARCHIVE_FILE, lambda doc: doc.find(was.id) and doc.remove_entry(was.id))
+    return written
