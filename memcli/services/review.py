@@ -26,6 +26,7 @@ from memcli.core.review import (
     is_pending,
     rewritten,
 )
+from memcli.core.validate import check_meta_value
 from memcli.services.archive import archive_superseded, as_it_was, forget
 from memcli.services.entries import find, live_entries
 from memcli.services.runtime import Runtime, operation
@@ -125,13 +126,18 @@ def confirm(rt: Runtime, ids: Sequence[str] = (), *, every: bool = False) -> lis
 
 
 @operation("forget")
-def agent_forget(rt: Runtime, entry_id: str) -> Outcome:
-    """An agent's forget (MCP forget_memory): what a program wrote and nobody confirmed is
-    archived at once; an entry the person stands behind stays as it is, with `forget` in
-    its `review=` for the person to confirm (memcli.core.review.agent_may_forget)."""
+def agent_forget(rt: Runtime, entry_id: str, *, reason: str | None = None) -> Outcome:
+    """An agent's forget (MCP forget_memory, `Memory.forget`): what a program wrote and
+    nobody confirmed is archived at once ("forgotten by an agent", with `reason`); an
+    entry the person stands behind stays as it is, with `forget` in its `review=` for the
+    person to confirm (memcli.core.review.agent_may_forget)."""
+    if reason is not None and not reason.strip():
+        raise ValidationError("the reason is empty", hint="say why, or leave it out")
+    why = "forgotten by an agent" + (f": {reason.strip()}" if reason else "")
+    check_meta_value("reason", why)
     entry = find(rt, entry_id)
     if agent_may_forget(entry):
-        return Outcome(forget(rt, entry.id, reason="forgotten by an agent"), True)
+        return Outcome(forget(rt, entry.id, reason=why), True)
     meta = {**entry.meta, "id": entry.id}
     meta[REVIEW_KEY] = held_of(entry).union(Held(forget=True)).format()
     return Outcome(_rewrite(rt, entry, replace(entry, meta=meta, id_explicit=True)), False)

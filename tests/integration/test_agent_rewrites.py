@@ -122,8 +122,10 @@ def test_rejecting_a_rewrite_gives_the_person_their_entry_back_and_undo_takes_it
     runner = CliRunner()
     before = Memory(root).get("mmuc").entry
     assert extract_leipzig(root, tmp_path, runner)["action"] == "UPDATE"
+    # the program's text, but the person's entry until reviewed: an agent's forget waits
+    assert Memory(root).forget("mmuc").archived is False
     (row,) = as_json(invoke(runner, root, "review", "--json"))["waiting"]
-    assert row["was"]["text"] == "Lives in Munich"
+    assert row["was"]["text"] == "Lives in Munich" and row["asked"].endswith("forgetting")
     rewritten = (root / "memory.md").read_text()
     (done,) = as_json(invoke(runner, root, "review", "reject", "mmuc", "--json"))["rejected"]
     assert (done["id"], done["text"], done["restored"], done["archived"]) == (

@@ -42,7 +42,7 @@ from memcli.services.memory import Memory
 mem = Memory(sys.argv[1], notify=lambda m: None)
 op, arg = sys.argv[3], sys.argv[4]
 if op == "forget":
-    mem.forget(arg)
+    mem.forget(arg, by="person")
 elif op == "restore":
     mem.restore(arg)
 elif op == "undo":
@@ -96,15 +96,15 @@ def _setup_forget(mem) -> None:  # noqa: ANN001
 
 
 def _setup_restore(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
 
 
 def _setup_undo_forget(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
 
 
 def _setup_undo_restore(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
     mem.restore(VICTIM)
 
 
