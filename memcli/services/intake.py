@@ -43,6 +43,7 @@ def statements(rt: Runtime, messages: Sequence[dict]) -> list[Any]:
     return llm_candidates(messages, llm) if llm else candidates(messages)
 
 
+@operation("extract")  # one operation of the history: `memcli undo` takes it all back
 def extract(
     rt: Runtime,
     messages: Sequence[dict],

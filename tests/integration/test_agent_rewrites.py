@@ -97,6 +97,23 @@ def test_extract_update_gives_the_entry_agent_provenance_and_holds_its_standing(
     assert ("was" in waiting[0]) is persons
 
 
+@pytest.mark.slow  # embeds with the real model
+def test_undo_takes_an_extract_back(
+    empty_workspace: Path, tmp_path: Path, exported  # noqa: ANN001
+) -> None:
+    """Extract's writes are one operation of the history, as every command's: `memcli
+    undo` after it gives the person's entry back and takes its archived copy away."""
+    root = empty_workspace
+    workspace_with(root, "Facts", "pin=true ")
+    before = (root / "memory.md").read_text()
+    runner = CliRunner()
+    assert extract_leipzig(root, tmp_path, runner)["action"] == "UPDATE"
+    assert "Leipzig" in (root / "memory.md").read_text() and archived(root)
+    undone = as_json(invoke(runner, root, "undo", "--yes", "--json"))
+    assert undone["op"] == "extract", undone
+    assert (root / "memory.md").read_text() == before and archived(root) == {}
+
+
 # what the person's entry was -> its section after a reject
 REJECTED = [
     ("Facts", "pin=true ", "## Facts"),

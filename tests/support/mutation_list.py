@@ -815,6 +815,14 @@ MUTATIONS: list[Mutation] = [
         why="memcli forget on the person's own entry only asks for review",
     ),
     m(
+        "extract-not-one-operation",
+        "memcli/services/intake.py",
+        '@operation("extract")  # one operation of the history: `memcli undo` takes it all back\n',
+        "",
+        f"{INTEG}test_agent_rewrites.py::test_undo_takes_an_extract_back",
+        why="memcli undo passes over extract's rewrite of a person's entry (no command's write)",
+    ),
+    m(
         "min-score-keeps-the-floor",
         "memcli/services/memory.py",
         "        if floor is None and q.min_score is not None:  # asked for: replaces the floor",
