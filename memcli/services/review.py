@@ -62,7 +62,8 @@ class Waiting:
 
 
 def waiting(rt: Runtime) -> list[Waiting]:
-    """The entries whose agent's requests wait for a person, in file order."""
+    """The entries whose agent's requests wait for a person, in file order, each with the
+    person's version of a rewrite (when archive.md still holds it)."""
     found = [e for e in live_entries(rt) if is_pending(e)]
     if not any(held_of(e).rewrite for e in found):
         return [Waiting(e) for e in found]

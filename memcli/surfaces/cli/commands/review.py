@@ -10,7 +10,8 @@ from memcli.surfaces.cli.base import HelpGroup, JsonOpt, app, memory
 review_app = typer.Typer(
     cls=HelpGroup,
     help="What an agent asked for (a correction, a pin, importance ≥ 0.9, forgetting an "
-    "entry of yours) that waits for you: list it, confirm it or reject it.",
+    "entry of yours, its rewrite of one) that waits for you: list it, confirm it or "
+    "reject it.",
     invoke_without_command=True,
 )
 app.add_typer(review_app, name="review")
