@@ -167,19 +167,22 @@ def beyond(entry: Entry, asked: Held) -> Held:
 
 
 def rewritten(
-    entry: Entry, importance: float | None, superseded: str
+    entry: Entry, importance: float | None, superseded: str, wanted: Entry | None = None
 ) -> tuple[str, float | None, Held]:
-    """What an entry keeps when a program rewrites its text (extract's UPDATE) asking for
-    `importance`, its old version archived as `superseded`: (its type, its importance,
-    what waits for a person). The text is now the program's, so nothing lets it lead on
-    the person's word: its correction type, pin and an importance ≥ ELEVATED_IMPORTANCE
-    (its own or the asked one) are held with what it waited for already; meanwhile it
-    keeps the highest importance below that (None: the default). The rewrite itself waits
-    (`rewrite:superseded`) when the person stood behind the old text (what an agent could
-    not forget at once), so that a reject gives it back."""
-    own = entry.importance if "imp" in entry.meta else None
+    """What an entry keeps when a program rewrites it (extract's UPDATE, an agent's edit)
+    asking for `importance`, its old version archived as `superseded`: (its type, its
+    importance, what waits for a person). `wanted`: the program's version of the entry
+    (an agent's edit: the importance and pin it asks for), else the entry's own. The
+    text is now the program's, so nothing lets it lead on the person's word: its
+    correction type, pin and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked
+    one) are held with what it waited for already; meanwhile it keeps the highest
+    importance below that (None: the default). The rewrite itself waits
+    (`rewrite:superseded`) when the person stood behind the old version (what an agent
+    could not forget at once), so that a reject gives it back."""
+    asks = entry if wanted is None else wanted
+    own = asks.importance if "imp" in asks.meta else None
     asked = [x for x in (own, importance) if x is not None]
-    entry_type, _, _, held = hold(entry.type, max(asked, default=None), entry.pinned)
+    entry_type, _, _, held = hold(asks.type, max(asked, default=None), asks.pinned)
     below = [x for x in asked if x < ELEVATED_IMPORTANCE]
     if not agent_may_forget(entry):
         held = replace(held, rewrite=superseded)

@@ -6,8 +6,9 @@ an entry an agent asked to forget; `reject` puts the person's version of an entr
 program rewrote back in its place, archives any other entry a program wrote and drops
 the requests on the person's own (archived entries: `memcli restore`). `agent_forget`:
 an agent's forget, at once for what a program wrote, else a request that waits.
-`rewrite`: an entry a program rewrites (extract's UPDATE) becomes the program's, its
-standing (and the rewrite of the person's text) held for review.
+`rewrite`: an entry a program rewrites (extract's UPDATE, an agent's edit: `agent_edit`)
+becomes the program's, its standing (and the rewrite of the person's entry) held for
+review.
 """
 
 from __future__ import annotations
@@ -17,7 +18,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from memcli.core.errors import NotFoundError, ValidationError
-from memcli.core.models import ARCHIVE_FILE, BY_KEY, Entry, fmt_unit, format_time, utc_now
+from memcli.core.models import (
+    ARCHIVE_FILE,
+    BY_KEY,
+    MACHINE_WRITERS,
+    Entry,
+    fmt_unit,
+    format_time,
+    utc_now,
+)
 from memcli.core.review import (
     REVIEW_KEY,
     Held,
@@ -27,7 +36,9 @@ from memcli.core.review import (
     rewritten,
 )
 from memcli.core.validate import check_meta_value
+from memcli.services import edits
 from memcli.services.archive import archive_superseded, as_it_was, forget
+from memcli.services.edits import Changes
 from memcli.services.entries import find, live_entries
 from memcli.services.runtime import Runtime, operation
 from memcli.store.markdown import Document
@@ -144,23 +155,70 @@ def agent_forget(rt: Runtime, entry_id: str, *, reason: str | None = None) -> Ou
     return Outcome(_rewrite(rt, entry, replace(entry, meta=meta, id_explicit=True)), False)
 
 
+@operation("edit")
+def agent_edit(rt: Runtime, entry_id: str, changes: Changes, *, by: str = "agent") -> Entry:
+    """An agent's edit (`Memory.edit`; `by`: the program). What a program wrote and
+    nobody confirmed changes at once, as the program's (a pin or an importance ≥ 0.9 it
+    asks for waits in `review=`). An entry the person stands behind (hand-written, added,
+    confirmed, pinned: memcli.core.review.agent_may_forget) is rewritten as extract
+    rewrites it (`rewrite`): the new version is the program's and waits in `memcli
+    review`, the person's in archive.md (`reject` puts it back, `confirm` accepts the
+    new one). An edit that only asks for what waits anyway (a pin, an importance ≥ 0.9
+    above the entry's) changes nothing of the person's: the entry stays theirs, with
+    the request in `review=`."""
+    if by not in MACHINE_WRITERS:
+        raise ValidationError(
+            f"by={by!r} is not a program's name ({', '.join(sorted(MACHINE_WRITERS))}); "
+            "nothing was changed",
+            hint='a person\'s edit is by="person" (Memory.edit), as `memcli edit`',
+        )
+    changes = changes.checked()
+    entry = find(rt, entry_id)
+    if agent_may_forget(entry):
+        return edits.edit(rt, entry.id, changes, by=by)
+    now = format_time(utc_now())
+    asked, _ = changes.split(entry)
+    if _same(asked.applied(entry, now), entry):  # a request alone: nothing rewritten
+        return edits.edit(rt, entry.id, changes, by=None)
+    wanted = changes.applied(entry, now)
+    return rewrite(rt, entry, wanted.text, importance=None, source=None, by=by, wanted=wanted)
+
+
+def _same(new: Entry, old: Entry) -> bool:
+    """`new` has `old`'s text and metadata (its stamped id and `updated` aside)."""
+
+    def kept(entry: Entry) -> dict[str, str]:
+        return {k: v for k, v in entry.meta.items() if k not in ("id", "updated")}
+
+    return new.text == old.text and kept(new) == kept(old)
+
+
 def rewrite(
-    rt: Runtime, entry: Entry, text: str, *, importance: float | None, source: str | None, by: str
+    rt: Runtime,
+    entry: Entry,
+    text: str,
+    *,
+    importance: float | None,
+    source: str | None,
+    by: str,
+    wanted: Entry | None = None,
 ) -> Entry:
     """`entry` with the text a program (`by`) wrote for it (extract's UPDATE), asking for
-    `importance`: the old text goes to archive.md first (superseded), the entry is now
+    `importance`, or as the program wants it (`wanted`, an agent's edit: its text and
+    metadata): the old version goes to archive.md first (superseded), the entry is now
     the program's, and its correction type, pin and importance ≥ 0.9 wait for a person
     (memcli.core.review.rewritten) — `confirm` gives them back, `reject` the person's
     version."""
     from memcli.logic.keywords import recomputed_keywords
 
     superseded = archive_superseded(rt, entry)  # first: never in neither place
-    entry_type, kept, held = rewritten(entry, importance, superseded)
-    meta = {k: v for k, v in entry.meta.items() if k not in ("imp", "pin", REVIEW_KEY)}
+    entry_type, kept, held = rewritten(entry, importance, superseded, wanted)
+    base = entry if wanted is None else wanted
+    meta = {k: v for k, v in base.meta.items() if k not in ("imp", "pin", REVIEW_KEY)}
     meta["id"] = entry.id
     if kept is not None:
         meta["imp"] = fmt_unit(kept)
-    kws = recomputed_keywords(entry.keywords, entry.text, text)
+    kws = None if wanted is not None else recomputed_keywords(entry.keywords, entry.text, text)
     if kws:
         meta["kw"] = ",".join(kws)
     elif kws is not None:
@@ -171,7 +229,7 @@ def rewrite(
     meta[BY_KEY] = by
     if held:
         meta[REVIEW_KEY] = held.format()
-    new = replace(entry, text=text, type=entry_type, meta=meta, id_explicit=True)
+    new = replace(base, text=text, type=entry_type, meta=meta, id_explicit=True)
     return _rewrite(rt, entry, new)
 
 

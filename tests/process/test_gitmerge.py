@@ -90,7 +90,7 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
                   and e.file == "memory.md")
     # the desk adds, edits one entry's text and forgets another
     desk_add = desk.add("Desk: the build server is ci.techcorp.io").entry
-    desk.edit(edited.id, text=edited.text + " (checked on the desk)")
+    desk.edit(edited.id, text=edited.text + " (checked on the desk)", by="person")
     desk.forget(victim.id, by="person")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "desk")
@@ -146,7 +146,7 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
     desk.forget(both_forget, by="person")
     lap.forget(both_forget, by="person")
     desk.forget(edited_and_forgotten, by="person")
-    lap.edit(edited_and_forgotten, text="Edited on the laptop while the desk forgot it")
+    lap.edit(edited_and_forgotten, text="Edited on the laptop while the desk forgot it", by="person")
     desk.forget(restored_and_edited, by="person")
     desk_add = desk.add("Desk: the VPN is vpn.techcorp.io").entry
     lap_add = lap.add("Laptop: the VPN needs the hardware key").entry
@@ -171,7 +171,7 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
     desk.restore(restored_and_edited)
     lap.restore(restored_and_edited)
     lap.edit(restored_and_edited, importance=0.9, by="person")
-    desk.edit(plain, text="Edited on the desk while the laptop forgot it")
+    desk.edit(plain, text="Edited on the desk while the laptop forgot it", by="person")
     lap.forget(plain, by="person")
     sync(desk_root, lap_root)
     for clone in (desk_root, lap_root):

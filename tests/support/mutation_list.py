@@ -757,8 +757,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "extract-update-keeps-the-persons-standing",
         "memcli/core/review.py",
-        "    entry_type, _, _, held = hold(entry.type, max(asked, default=None), entry.pinned)",
-        "    entry_type, _, _, held = hold(entry.type, None, False)",
+        "    entry_type, _, _, held = hold(asks.type, max(asked, default=None), asks.pinned)",
+        "    entry_type, _, _, held = hold(asks.type, None, False)",
         f"{UNIT}test_review.py::test_what_a_rewritten_entry_keeps_and_what_waits",
         f"{INTEG}test_agent_rewrites.py::test_extract_update_gives_the_entry_agent_provenance_and_holds_its_standing",
         why="extract's text keeps the pin and high importance the person gave the old one",
@@ -857,9 +857,9 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "agent-edit-not-held",
-        "memcli/services/entries.py",
-        "            held = beyond(block.entry, asked)\n",
-        "            held = None\n",
+        "memcli/services/edits.py",
+        "        return now, beyond(entry, asked)\n",
+        "        return now, Held()\n",
         f"{INTEG}test_poisoning.py::test_an_agents_edit_cannot_pin_or_raise_importance",
         why="an agent's edit asking for a pin drops it instead of holding it for review",
     ),

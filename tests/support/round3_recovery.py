@@ -358,7 +358,7 @@ def undo_after_hand_edit(where: Path) -> dict[str, object]:
     root = fresh(where, "undo-hand")
     mem = Memory(root, notify=lambda m: None)
     added = mem.add("The release train leaves every second Thursday").entry
-    mem.edit(VICTIM, text="Prefers pytest, always with fixtures")
+    mem.edit(VICTIM, text="Prefers pytest, always with fixtures", by="person")
     memory = root / "memory.md"
     text = memory.read_text()
     memory.write_text(text.replace("Prefers pytest, always with fixtures",
@@ -407,7 +407,7 @@ def undo_never_repeats_an_id(where: Path) -> dict[str, object]:
     mem = Memory(root, notify=lambda m: None)
     with operation("import"):  # one operation: an entry added, another edited
         added = mem.add("Imported fact next to the edit").entry
-        mem.edit(VICTIM, text="Prefers pytest, always with fixtures")
+        mem.edit(VICTIM, text="Prefers pytest, always with fixtures", by="person")
 
     def later(doc):  # noqa: ANN001, ANN202
         found = doc.find(VICTIM).entry
