@@ -20,9 +20,9 @@ relevance alone, and the person's own entry keeps the standing the person gave i
 archives it for `forget`), `memcli review reject` archives an entry a program wrote,
 puts the person's version of a rewritten entry back in its place, and drops the requests
 on the person's own. A person's own writes (`memcli add`, `memcli edit`, a hand edit,
-`import --as-mine`) never wait. An entry a program rewrites (extract's UPDATE) is the
-program's: its own correction type, pin and high importance wait in the same way
-(`rewritten`).
+`import --as-mine`) never wait. An entry a program rewrites (extract's UPDATE, an
+agent's `Memory.edit`) is the program's: its own correction type, pin and high
+importance wait in the same way (`rewritten`).
 
 Pure, standard library only.
 """
