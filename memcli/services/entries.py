@@ -20,6 +20,7 @@ from memcli.core.filters import filter_entries
 from memcli.core.models import (
     ARCHIVE_FILE,
     BY_KEY,
+    MACHINE_WRITERS,
     Entry,
     fmt_unit,
     format_time,
@@ -178,6 +179,10 @@ def id_maker(rt: Runtime) -> Callable[[str], str]:
 # ---------------------------------------------------------------------- writing
 
 
+#: who may be named as the writer of an added entry (`AddRequest.by`)
+ADD_WRITERS = frozenset({"person", IMPORT_WRITER, *MACHINE_WRITERS})
+
+
 def add(rt: Runtime, request: AddRequest) -> AddResult:
     """Add an entry, or update the existing entry with the same normalized text
     (`add` as a surface means it, with the automatic reflect / compress, is
@@ -186,6 +191,12 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
     entry_type = check_type(request.type)
     importance, confidence, source = request.importance, request.confidence, request.source
     pin, by = request.pin, request.by
+    if by not in ADD_WRITERS:  # any other name would read back as written by hand
+        raise ValidationError(
+            f"by={by!r} is not a writer memcli knows ({', '.join(sorted(ADD_WRITERS))}); "
+            "nothing was written",
+            hint='a program\'s entry is by="agent" (the default), a person\'s by="person"',
+        )
     check_unit("importance", importance)
     check_unit("confidence", confidence)
     check_meta_value("--source", source)

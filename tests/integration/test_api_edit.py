@@ -215,3 +215,24 @@ def test_an_edit_by_no_known_writer_is_refused_and_nothing_changes(
     with pytest.raises(ValidationError, match="is not a program's name"):
         Memory(root).edit("mone", text="Lives in Leipzig", by=by)  # type: ignore[arg-type]
     assert (root / "memory.md").read_text() == before and archived(root) == []
+
+
+@pytest.mark.parametrize(
+    ("by", "written"),
+    [("bob", False), ("", False), ("reflect", False), ("Person", False), ("agent", True),
+     ("person", True), ("extract", True), ("import", True)],
+)
+def test_add_takes_only_a_writer_memcli_knows(
+    empty_workspace: Path, by: str, written: bool
+) -> None:
+    """Any other `by=` would read back as an entry written by hand (the person's)."""
+    root = empty_workspace
+    workspace_with(root, LINES["hand"])
+    before = (root / "memory.md").read_text()
+    if written:
+        Memory(root).add("Keeps a spare key at the neighbours'", by=by)
+        assert (root / "memory.md").read_text() != before
+        return
+    with pytest.raises(ValidationError, match="is not a writer memcli knows"):
+        Memory(root).add("Keeps a spare key at the neighbours'", by=by)
+    assert (root / "memory.md").read_text() == before
