@@ -407,21 +407,29 @@ def extract(
 
     wanted = user_types(mem)
     theirs = target(mem, None, wanted[0]) if wanted else mem
+    many = layered(mem) is not None  # then each decision names its layer
     if theirs is mem or not _usable(str(theirs.root), quiet=True, notify=mem.runtime.notify):
-        return mem.extract(messages, source=source, dry_run=dry_run)
+        return _named(mem.extract(messages, source=source, dry_run=dry_run), many and HERE)
     check_meta_value("--source", source)
     found = intake.statements(mem.runtime, messages)
     order = {id(c): i for i, c in enumerate(found)}
     decisions = []
-    for where, part in (
-        (theirs, [c for c in found if c.type in wanted]),
-        (mem, [c for c in found if c.type not in wanted]),
+    for where, name, part in (
+        (theirs, USER, [c for c in found if c.type in wanted]),
+        (mem, HERE, [c for c in found if c.type not in wanted]),
     ):
         if part:
-            decisions += intake.extract(
-                where.runtime, messages, source=source, dry_run=dry_run, found=part
-            )
+            kept = dict(source=source, dry_run=dry_run, found=part)
+            done = intake.extract(where.runtime, messages, **kept)
+            decisions += _named(done, many and name)
     return sorted(decisions, key=lambda d: order.get(id(d.candidate), len(order)))
+
+
+def _named(decisions: list[Any], layer: str | bool) -> list[Any]:
+    """`decisions` naming the layer they went to (as they are when `layer` is False)."""
+    from dataclasses import replace
+
+    return [replace(d, layer=layer) for d in decisions] if layer else decisions
 
 
 class Layers:

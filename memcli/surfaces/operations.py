@@ -30,6 +30,16 @@ def _layers(mem: Any) -> Any:
     return layered(mem)
 
 
+def layer_name(mem: Any, dest: Any) -> str | None:
+    """The name of the layer `dest` (a Memory) is among those `mem` reads, when `mem`
+    reads more than itself (what a write's output names), else None."""
+    layers = _layers(mem)
+    if layers is None:
+        return None
+    root = dest.root.resolve()
+    return next((layer.name for layer in layers if layer.memory.root.resolve() == root), None)
+
+
 def inject(mem: Any, r: InjectRequest) -> Any:
     """The inject block of `r` (Packed), of every layer the workspace reads."""
     layers = _layers(mem)
