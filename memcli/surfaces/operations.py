@@ -40,6 +40,15 @@ def layer_name(mem: Any, dest: Any) -> str | None:
     return next((layer.name for layer in layers if layer.memory.root.resolve() == root), None)
 
 
+def doctor(mem: Any, extra: Any = ()) -> dict[str, Any]:
+    """`mem`'s doctor report (the surfaces' `extra` checks among its own), with one per
+    other layer it reads or names (memcli.services.layer_health) when there are any."""
+    from memcli.services.layer_health import doctor as layered
+    from memcli.services.layers import open_layers
+
+    return layered(open_layers(mem), mem.doctor(extra=extra))
+
+
 def inject(mem: Any, r: InjectRequest) -> Any:
     """The inject block of `r` (Packed), of every layer the workspace reads."""
     layers = _layers(mem)
