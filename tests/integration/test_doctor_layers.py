@@ -120,3 +120,33 @@ def test_doctor_checks_each_layer_naming_it(
     report = json.loads(invoke(runner, project, "doctor", "--json").stdout)["data"]
     assert [one["layer"] for one in report.get("layers", [])] == (layers or [])
     assert report["ok"] is (code == 0)
+
+
+def test_another_layers_late_editor_bytes_are_named_not_merged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes an editor wrote into the user layer's memory.md after memcli replaced it
+    (tests/integration/test_history.py's scenario) are named by the project's doctor and
+    left for that layer's own doctor, which merges them back: the project's doctor writes
+    nothing into another layer."""
+    monkeypatch.setenv("MEMCLI_NO_DAEMON", "1")
+    project = make_workspace(tmp_path / "project", "mp1", "Deploys to Fly.io from main")
+    _user_plain(project)
+    memory = _user() / "memory.md"
+    handle = open(memory, "r+b")  # noqa: SIM115 - the editor's open file (old inode)
+    content = handle.read()
+    Memory(_user(), notify=lambda m: None).add("Written by memcli meanwhile", by="person")
+    handle.seek(0)
+    handle.write(content.replace(b"## Facts\n", b"## Facts\n- Typed in the editor\n", 1))
+    handle.truncate()
+    handle.close()
+    before = memory.read_bytes()
+    runner = CliRunner()
+    done = invoke(runner, project, "doctor")
+    user = str(_user().resolve())
+    said = f"(user) an editor wrote bytes late into memory.md: `memcli -w {user} doctor`"
+    assert said in done.stdout and done.exit_code == 0, done.output
+    assert memory.read_bytes() == before and b"Typed in the editor" not in before
+    mine = invoke(runner, _user(), "doctor")
+    assert "merged back bytes an editor wrote late into memory.md" in mine.stdout, mine.output
+    assert b"Typed in the editor" in memory.read_bytes()
