@@ -89,6 +89,12 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
         assert not _user_manager(service).is_current(_user_manager(service).read_manifest())
         assert (user / ".memcli" / "index").stat().st_mtime_ns == before
         assert any("not indexing the user layer" in line for line in said)
+        # writable again: observed again, and the edit made meanwhile is caught up
+        (user / ".memcli").chmod(0o755)
+        wait_for(lambda: "not indexed" not in service.status()["layers"]["user"], timeout=30)
+        manager = _user_manager(service)
+        wait_for(lambda: manager.is_current(manager.read_manifest()), timeout=30)
+        assert service.status()["layers"]["user"]["last_batch"]["added"] == 1
     finally:
         (user / ".memcli").chmod(0o755)
         service.stop()

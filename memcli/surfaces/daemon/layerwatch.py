@@ -87,11 +87,12 @@ class LayerWatch:
         self._failed = ""
 
     def _layers(self) -> dict[Path, Any]:
-        """The layers read now besides the workspace itself (root -> Layer); under the
-        service's lock (open_layers keeps their Memory objects on the workspace's)."""
+        """The layers read now besides the workspace itself (root -> Layer), of the
+        Memory the served requests use (the service's `current`); under the service's
+        lock (open_layers keeps their Memory objects on the workspace's)."""
         from memcli.services.layers import open_layers
 
-        return {Path(layer.memory.root): layer for layer in open_layers(self.service.memory)[1:]}
+        return {Path(layer.memory.root): layer for layer in open_layers(self.service.current())[1:]}
 
     def tick(self) -> None:
         """Observe the layers read now, stop observing those no longer read, and index a
@@ -107,32 +108,31 @@ class LayerWatch:
                     return
                 self._failed = ""
                 gone = [self.observed.pop(r) for r in list(self.observed) if r not in layers]
-                new = [
-                    Observed(layer.name, root)
-                    for root, layer in layers.items()
-                    if root not in self.observed
-                ]
-                for item in new:
-                    item.blocked = read_only(item.root)
-                    self.observed[item.root] = item
-                stale = []
+                for root, layer in layers.items():
+                    if root not in self.observed:
+                        self.observed[root] = Observed(layer.name, root, blocked="")
+                stale, start, stop = [], [], []
                 for root, item in self.observed.items():
                     item.name = layers[root].name
                     with contextlib.suppress(MemcliError, OSError):
                         item.files = layers[root].memory.store.files
+                    was, item.blocked = item.blocked, read_only(root)  # "": not decided yet
+                    if item.blocked and was != item.blocked:
+                        stop.append(item)
+                    elif not item.blocked and item.watcher is None:
+                        start.append(item)
                     if not item.blocked and time.monotonic() >= item.retry_at:
                         manager = layers[root].memory.index_manager
                         with contextlib.suppress(MemcliError, OSError):
                             if not manager.is_current(manager.read_manifest()):
                                 stale.append(item)
             for item in gone:
-                if item.watcher is not None:
-                    item.watcher.stop()
+                self._stop(item)
                 self.log(f"no longer watching the {item.name} layer ({item.root})")
-            for item in new:
-                if item.blocked:
-                    self.log(f"not indexing the {item.name} layer: {item.blocked}")
-                    continue
+            for item in stop:
+                self._stop(item)
+                self.log(f"not indexing the {item.name} layer: {item.blocked}")
+            for item in start:
                 item.watcher = Watcher(
                     item.root,
                     lambda paths, root=item.root: self.on_batch(root, paths),
@@ -143,6 +143,12 @@ class LayerWatch:
             for item in stale:
                 names = [n for n in item.files.names if (item.root / n).is_file()]
                 self.on_batch(item.root, names)
+
+    @staticmethod
+    def _stop(item: Observed) -> None:
+        if item.watcher is not None:
+            item.watcher.stop()
+            item.watcher = None
 
     def on_batch(self, root: Path, paths: list[str]) -> bool:
         """Index what changed in the layer at `root` (`paths` relative to it) into the
@@ -188,6 +194,5 @@ class LayerWatch:
     def stop(self) -> None:
         with self._ticking:
             for item in self.observed.values():
-                if item.watcher is not None:
-                    item.watcher.stop()
+                self._stop(item)
             self.observed.clear()
