@@ -82,7 +82,7 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
         (user / ".memcli").chmod(0o555)
         (project / "memcli.toml").write_text('[layers]\nread = "user"\n')
         wait_for(lambda: "layers" in service.status(), timeout=30)
-        assert "read-only" in service.status()["layers"]["user"]["not indexed"]
+        assert "read-only" in service.status()["layers"]["user"]["not_indexed"]
         before = (user / ".memcli" / "index").stat().st_mtime_ns
         memory.write_text(memory.read_text() + "- Sharpens pencils with a knife\n")
         service.layers.tick()  # what the watcher does once a second: no catch-up here
@@ -91,7 +91,7 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
         assert any("not indexing the user layer" in line for line in said)
         # writable again: observed again, and the edit made meanwhile is caught up
         (user / ".memcli").chmod(0o755)
-        wait_for(lambda: "not indexed" not in service.status()["layers"]["user"], timeout=30)
+        wait_for(lambda: "not_indexed" not in service.status()["layers"]["user"], timeout=30)
         manager = _user_manager(service)
         wait_for(lambda: manager.is_current(manager.read_manifest()), timeout=30)
         assert service.status()["layers"]["user"]["last_batch"]["added"] == 1

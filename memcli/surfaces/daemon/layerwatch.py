@@ -65,7 +65,7 @@ class Observed:
 
     def status(self) -> dict[str, Any]:
         if self.blocked:
-            return {"workspace": str(self.root), "not indexed": self.blocked}
+            return {"workspace": str(self.root), "not_indexed": self.blocked}
         return {
             "workspace": str(self.root),
             "entries": self.entries,
