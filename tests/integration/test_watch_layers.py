@@ -74,6 +74,7 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
         assert service.server.requests > asked  # served by this watcher
         assert hits[0]["entry"]["text"] == NEW and hits[0]["layer"] == "user"
         assert synced == []  # the search found the index current: no sync of its own
+        assert _user_manager(service) is manager  # ...of the index this search read
 
         # the layer list changes while it runs: `[layers] read = ""` stops observing
         (project / "memcli.toml").write_text('[layers]\nread = ""\n')
