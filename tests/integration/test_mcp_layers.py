@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from memcli.store.trust import trust
 from tests.integration.test_layers import _mcp
 from tests.support.env import make_workspace
 
@@ -19,6 +20,9 @@ pytestmark = pytest.mark.slow
 
 OWN = {"memory://memory.md", "memory://learnings.md"}
 USERS = {"memory://layer/user/memory.md", "memory://layer/user/learnings.md"}
+#: a path layer's name, percent-encoded
+TEAM = "memory://layer/..%2Fteam/memory.md"
+TEAMS = {TEAM, "memory://layer/..%2Fteam/learnings.md"}
 
 
 def test_resources_of_every_layer_and_entries_of_any(tmp_path: Path) -> None:
@@ -26,10 +30,15 @@ def test_resources_of_every_layer_and_entries_of_any(tmp_path: Path) -> None:
         Path(os.environ["XDG_DATA_HOME"]) / "memcli", "mu1", "Prefers small pull requests"
     )
     project = make_workspace(tmp_path / "project", "mp1", "Deploys to Fly.io from main")
+    team = make_workspace(tmp_path / "team", "mt1", "The team deploys on Tuesdays")
+    (project / "memcli.toml").write_text('[layers]\nread = "user, ../team"\n')
+    trust(project)  # a path layer is read once the person trusts the setting
 
     async def steps(session):  # noqa: ANN001, ANN202
         listed = {str(r.uri): r for r in (await session.list_resources()).resources}
-        assert set(listed) == OWN | USERS
+        assert set(listed) == OWN | USERS | TEAMS
+        shared = (await session.read_resource(TEAM)).contents[0].text
+        assert shared == (team / "memory.md").read_text() and "mt1" in shared
         assert str(user) in listed["memory://layer/user/memory.md"].description
         templates = (await session.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["memory://entry/{memory_key}"]
