@@ -37,9 +37,10 @@ class Decision:
     entry_id: str | None = None
     reason: str = ""
     stored: str | None = None  # the entry's text after ADD / UPDATE
+    layer: str | None = None  # the layer written to, when the workspace reads several
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "action": self.action,
             "id": self.entry_id,
             "text": self.candidate.text,
@@ -48,6 +49,7 @@ class Decision:
             "reason": self.reason,
             "stored": self.stored,
         }
+        return found if self.layer is None else {**found, "layer": self.layer}
 
 
 #: subject similarity (mean of word overlap and embedding cosine) from which a correction

@@ -207,20 +207,26 @@ def _names(setting: str) -> list[str]:
     return [part.strip() for part in setting.split(",") if part.strip()]
 
 
-def _usable(path: str, *, quiet: bool, notify: Any) -> bool:
-    """Whether the directory can be read as a layer; one notice per directory if not
-    (none for a missing one when `quiet`)."""
+def unreadable(path: str) -> str | None:
+    """Why the directory cannot be read as a layer (NO_WORKSPACE, or the walk up's
+    ownership check), or None."""
     from memcli.core.names import CURATED_BUILTIN
     from memcli.store.workspace import unsafe_dir_problem
 
-    if any(os.path.isfile(os.path.join(path, n)) for n in CURATED_BUILTIN):
-        problem = unsafe_dir_problem(path)
-        if problem is None:
-            return True
-    elif quiet:
-        return False
-    else:
-        problem = "it holds no memcli workspace"
+    if not any(os.path.isfile(os.path.join(path, n)) for n in CURATED_BUILTIN):
+        return NO_WORKSPACE
+    return unsafe_dir_problem(path)
+
+
+NO_WORKSPACE = "it holds no memcli workspace"
+
+
+def _usable(path: str, *, quiet: bool, notify: Any) -> bool:
+    """Whether the directory can be read as a layer; one notice per directory if not
+    (none for a missing one when `quiet`)."""
+    problem = unreadable(path)
+    if problem is None or (quiet and problem == NO_WORKSPACE):
+        return problem is None
     if path not in _told:
         _told.add(path)
         notify(f"not reading the layer {path}: {problem}")
@@ -359,20 +365,16 @@ def get(layers: Sequence[Layer], entry_id: str) -> LayerDetail:
 def list_entries(layers: Sequence[Layer], request: ListRequest) -> list[LayerEntry]:
     """The entries `request` selects in each layer, layer by layer (nearest first); the
     limit applies to the whole list."""
+    from dataclasses import replace
+
     from memcli.services.entries import list_entries as one
 
     every = [
         LayerEntry(layer.name, e)
         for layer in layers
-        for e in one(layer.memory.runtime, _unlimited(request))
+        for e in one(layer.memory.runtime, replace(request, limit=None))
     ]
     return every[: request.limit] if request.limit is not None else every
-
-
-def _unlimited(request: ListRequest) -> ListRequest:
-    from dataclasses import replace
-
-    return replace(request, limit=None)
 
 
 def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
@@ -407,21 +409,29 @@ def extract(
 
     wanted = user_types(mem)
     theirs = target(mem, None, wanted[0]) if wanted else mem
+    many = layered(mem) is not None  # then each decision names its layer
     if theirs is mem or not _usable(str(theirs.root), quiet=True, notify=mem.runtime.notify):
-        return mem.extract(messages, source=source, dry_run=dry_run)
+        return _named(mem.extract(messages, source=source, dry_run=dry_run), many and HERE)
     check_meta_value("--source", source)
     found = intake.statements(mem.runtime, messages)
     order = {id(c): i for i, c in enumerate(found)}
     decisions = []
-    for where, part in (
-        (theirs, [c for c in found if c.type in wanted]),
-        (mem, [c for c in found if c.type not in wanted]),
+    for where, name, part in (
+        (theirs, USER, [c for c in found if c.type in wanted]),
+        (mem, HERE, [c for c in found if c.type not in wanted]),
     ):
         if part:
-            decisions += intake.extract(
-                where.runtime, messages, source=source, dry_run=dry_run, found=part
-            )
+            kept = dict(source=source, dry_run=dry_run, found=part)
+            done = intake.extract(where.runtime, messages, **kept)
+            decisions += _named(done, many and name)
     return sorted(decisions, key=lambda d: order.get(id(d.candidate), len(order)))
+
+
+def _named(decisions: list[Any], layer: str | bool) -> list[Any]:
+    """`decisions` naming the layer they went to (as they are when `layer` is False)."""
+    from dataclasses import replace
+
+    return [replace(d, layer=layer) for d in decisions] if layer else decisions
 
 
 class Layers:

@@ -92,13 +92,14 @@ def versions(
 # ------------------------------------------------------------------------ doctor
 
 
-def diagnose(store: Store) -> dict[str, Any]:
+def diagnose(store: Store, merge: bool = True) -> dict[str, Any]:
     """What needs a person's attention: parse problems, duplicate ids, entries that are
     in no file but the history (a stale editor save, a move between files cut short),
     entries in a live file and archive.md at once (a forget, restore or undo cut short),
     history log lines naming files outside the workspace. Entries deleted by hand are
     listed, not a problem. Bytes an editor wrote into a file memcli had replaced are
-    merged back on the way (and reported)."""
+    merged back on the way (and reported), unless `merge` is False (another layer's
+    files: then only listed, `late_writes`)."""
     from memcli.store.gitmerge import conflict_entries
     from memcli.store.history_log import own_file
     from memcli.store.store import duplicate_ids
@@ -145,11 +146,12 @@ def diagnose(store: Store) -> dict[str, Any]:
         for e in entries
         if e.id in archived and archived[e.id].text == e.text
     ]
-    merged = []
+    merged, late = [], []
     for name in store.entry_files(include_archived=True):
         if name not in unreadable and store.history.late_writes(name) and not problems:
-            store.update(name, lambda doc: None)  # a write merges them back
-            merged.append(name)
+            if merge:
+                store.update(name, lambda doc: None)  # a write merges them back
+            (merged if merge else late).append(name)
     gone = removed_entries(store)
     removed = [item for item in gone if item["kind"] in NEEDS_ATTENTION]
     conflicts = [
@@ -165,6 +167,7 @@ def diagnose(store: Store) -> dict[str, Any]:
         "removed_entries": removed,
         "deleted_entries": [item for item in gone if item["kind"] not in NEEDS_ATTENTION],
         "merged_late_writes": merged,
+        **({} if merge else {"late_writes": late}),
         "merge_conflicts": conflicts,
         "ok": not (problems or duplicates or removed or conflicts or in_both),
     }

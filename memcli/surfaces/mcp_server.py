@@ -5,7 +5,9 @@ DESIGN §9; each is a thin call into the same Memory the CLI uses. Every paramet
 description, modes and types are enums and numbers have ranges in the tools' JSON
 schemas, so a host validates before calling (the types a workspace's `[files]` declares
 are in the enums too). Resources: each curated file (`memory://memory.md`,
-`memory://learnings.md`, …: the workspace's registry) and `memory://entry/{id}`; the
+`memory://learnings.md`, …: the workspace's registry), those of the other layers it
+reads (`memory://layer/user/memory.md`: memcli.surfaces.mcp_layers) and
+`memory://entry/{id}` (an id of any layer); the
 prompt `memory_context` hands an agent the inject block. The server reports memcli's
 version. Bad arguments and domain errors become MCP errors, never crashes; nothing is
 printed on stdout, which belongs to the protocol, and logs are plain lines on stderr,
@@ -140,6 +142,8 @@ def plain_logging() -> None:
 def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    from memcli.surfaces.mcp_layers import add_layer_resources
 
     def memory() -> Memory:
         return shared_memory(workspace)
@@ -384,6 +388,8 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             "(Markdown; metadata in trailing comments).",
             mime_type="text/markdown",
         )(functools.partial(read_file, spec.name))
+
+    add_layer_resources(server, memory)  # memory://layer/user/memory.md, …
 
     @server.resource(
         "memory://entry/{memory_key}",

@@ -30,6 +30,25 @@ def _layers(mem: Any) -> Any:
     return layered(mem)
 
 
+def layer_name(mem: Any, dest: Any) -> str | None:
+    """The name of the layer `dest` (a Memory) is among those `mem` reads, when `mem`
+    reads more than itself (what a write's output names), else None."""
+    layers = _layers(mem)
+    if layers is None:
+        return None
+    root = dest.root.resolve()
+    return next((layer.name for layer in layers if layer.memory.root.resolve() == root), None)
+
+
+def doctor(mem: Any, extra: Any = ()) -> dict[str, Any]:
+    """`mem`'s doctor report (the surfaces' `extra` checks among its own), with one per
+    other layer it reads or names (memcli.services.layer_health) when there are any."""
+    from memcli.services.layer_health import doctor as layered
+    from memcli.services.layers import open_layers
+
+    return layered(open_layers(mem), mem.doctor(extra=extra))
+
+
 def inject(mem: Any, r: InjectRequest) -> Any:
     """The inject block of `r` (Packed), of every layer the workspace reads."""
     layers = _layers(mem)

@@ -501,6 +501,10 @@ def test_extraction_sends_each_statement_where_its_type_goes(
     assert [d.action for d in decisions] == [
         "NOOP" if place == "held" else "ADD" for place in where
     ]
+    # each decision names the layer it went to while two are read, none with one
+    named = [("user" if place == "held" else place) if has_user else None for place in where]
+    assert [d.layer for d in decisions] == [d.layer for d in planned] == named
+    assert all(("layer" in d.to_dict()) == has_user for d in decisions)
     texts = {"project": [e.text for e in fake_memory(project).entries()], "user": []}
     if has_user:
         texts["user"] = [e.text for e in fake_memory(_user_dir()).entries() if e.text != HELD]

@@ -480,7 +480,8 @@ def decisions(found: Sequence[Any], dry_run: bool) -> None:
     if not found:
         info("no explicit statements to remember")
     for d in found:
-        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {d.candidate.text}"
+        layer = f"({d.layer}) " if getattr(d, "layer", None) else ""  # several layers read
+        line = f"{d.action:6} {d.entry_id or '-':9} [{d.candidate.type}] {layer}{d.candidate.text}"
         info(line + (f"  ({d.reason})" if d.action == "SKIP" else ""))
     if dry_run:
         note("dry run: nothing was written")

@@ -1,7 +1,8 @@
 """`memcli watch`: keep the index current as files change, and serve the fast path.
 
 Wires a Watcher (debounced file events) and a DaemonServer (socket requests) to one warm
-Memory. Batches and requests take turns under one lock.
+Memory, and a LayerWatch to the other layers it reads (memcli.surfaces.daemon.
+layerwatch). Batches and requests take turns under one lock.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memcli.core.registry import BUILTIN, Registry
 from memcli.index.embedder import EmbeddingCache
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
+from memcli.surfaces.daemon.layerwatch import LayerWatch
 from memcli.surfaces.daemon.server import DaemonServer, Lease, RequestHandler
 from memcli.surfaces.daemon.watch import Watcher
 
@@ -57,6 +59,7 @@ class WatchService:
             target=self._flush_when_idle, name="memcli-access", daemon=True
         )
         self.watcher = Watcher(self.root, self.on_batch, files=self._files)
+        self.layers = LayerWatch(self, log)  # the other layers the workspace reads
         self.cache_reader = threading.Thread(
             target=self._read_embedding_cache, name="memcli-cache", daemon=True
         )
@@ -103,6 +106,7 @@ class WatchService:
             if ticks % 20 == 0:
                 self._merge_late_writes()
                 self._catch_up()
+                self.layers.tick()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -136,6 +140,7 @@ class WatchService:
         )
         self.server.start()
         self.watcher.start()
+        self.layers.tick()
         self._flusher.start()
         self.cache_reader.start()
         self.log(f"serving search, inject and get on {self.server.path}")
@@ -252,6 +257,7 @@ class WatchService:
             "batches": self.batches,
             "requests": self.server.requests,
             "last_batch": self.last_batch,
+            **self.layers.status(),
         }
 
     def stop(self) -> None:
@@ -260,6 +266,7 @@ class WatchService:
         self._stopping.set()
         if self._flusher.is_alive():
             self._flusher.join(timeout=5)
+        self.layers.stop()
         with self.lock:
             self.memory.access.flush()
             self.memory.index_manager.flush()

@@ -121,11 +121,14 @@ def add(
     dest = operations.write_target(mem, to, request.type)
     result = dest.add(request)
     where = result.entry.file if dest.root == mem.root else f"{result.entry.file} of {dest.root}"
+    layer = operations.layer_name(mem, dest)  # named when the workspace reads several
     if json_out:
-        render.emit_json(result.to_dict())
+        render.emit_json({**result.to_dict(), **({"layer": layer} if layer else {})})
     elif result.action == "added":
-        render.info(f"added {result.entry.id} to {where} ({result.entry.type})")
+        named = f", {layer} layer" if layer else ""
+        render.info(f"added {result.entry.id} to {where} ({result.entry.type}{named})")
     else:
+        where += f" ({layer} layer)" if layer else ""
         render.info(f"updated {result.entry.id} in {where}: the same text was already there")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import typer
 
 from memcli.core.errors import ExitCode
+from memcli.surfaces import operations
 from memcli.surfaces.cli import complete, render
 from memcli.surfaces.cli.base import (
     JsonOpt,
@@ -62,6 +63,42 @@ def _removed_lines(items: list[dict[str, Any]]) -> None:
         render.info(f"{item['id']}  {item['file']}  {what} {when(item['t'])}: {item['text']}")
     if items:
         render.note("`memcli restore ID` brings one back")
+
+
+def _show(report: dict[str, Any], tag: str, own: bool) -> None:
+    """The lines of one layer's doctor report, each starting with `tag`."""
+    cli = "memcli" if own else f"memcli -w {report['workspace']}"  # its hints run there
+    for check in report["checks"]:
+        render.info(f"{tag}{check['name']}: {check['detail']}")
+    for problem in report["problems"]:
+        render.info(f"{tag}problem: {problem}")
+    for dup in report["duplicate_ids"]:
+        render.info(f"{tag}duplicate: {dup}")
+    for both in report["in_both"]:
+        render.info(f"{tag}in two places: {both}")
+    for item in report["removed_entries"]:
+        render.info(
+            f"{tag}{_HOW.get(item['kind'], 'removed')}: {item['id']} ({item['file']}): "
+            f"{item['text']} — `{cli} restore {item['id']}` brings it back"
+        )
+    if report["deleted_entries"]:
+        render.info(
+            f"{tag}{len(report['deleted_entries'])} entries deleted by hand or undone are "
+            f"kept in the history: `{cli} history --removed` lists them"
+        )
+    for conflict in report["merge_conflicts"]:
+        render.info(f"{tag}merge conflict: {conflict}")
+    for item in report["merged_late_writes"]:
+        render.info(f"{tag}merged back bytes an editor wrote late into {item}")
+    for item in report.get("late_writes", ()):
+        render.info(
+            f"{tag}an editor wrote bytes late into {item}: "
+            f"`{cli} doctor` merges them back"
+        )
+    if report["ok"]:
+        render.info(f"{tag}{report['workspace']}: ok")
+    else:
+        render.error(f"{tag}{report['workspace']}: needs attention (the problems above)")
 
 
 _HOW = {
@@ -145,43 +182,19 @@ def undo(
 def doctor(json_out: bool = JsonOpt) -> None:
     """Check the workspace: damaged entries, duplicate ids, entries an editor's save
     removed, merge conflicts, editor bytes to merge back; the model, its ONNX export, the
-    index, the watcher's socket, the git merge driver. Exit 1 when something needs
-    attention."""
+    index, the watcher's socket, the git merge driver; and each other layer it reads
+    (its files, index, trust), naming the layer. Exit 1 when something needs attention."""
     from memcli.surfaces.daemon.service import watcher_check
 
     mem = memory()
-    report = mem.doctor(extra=[watcher_check(mem.root)])
+    report = operations.doctor(mem, extra=[watcher_check(mem.root)])
     if json_out and report["ok"]:
         render.emit_json(report)
     elif json_out:
         message = "the workspace needs attention: see the report's problems"
         render.emit_failure({"code": "unhealthy", "message": message}, report)
-    else:
-        for check in report["checks"]:
-            render.info(f"{check['name']}: {check['detail']}")
-        for problem in report["problems"]:
-            render.info(f"problem: {problem}")
-        for dup in report["duplicate_ids"]:
-            render.info(f"duplicate: {dup}")
-        for both in report["in_both"]:
-            render.info(f"in two places: {both}")
-        for item in report["removed_entries"]:
-            render.info(
-                f"{_HOW.get(item['kind'], 'removed')}: {item['id']} ({item['file']}): "
-                f"{item['text']} — `memcli restore {item['id']}` brings it back"
-            )
-        if report["deleted_entries"]:
-            render.info(
-                f"{len(report['deleted_entries'])} entries deleted by hand or undone are "
-                "kept in the history: `memcli history --removed` lists them"
-            )
-        for conflict in report["merge_conflicts"]:
-            render.info(f"merge conflict: {conflict}")
-        for item in report["merged_late_writes"]:
-            render.info(f"merged back bytes an editor wrote late into {item}")
-        if report["ok"]:
-            render.info(f"{report['workspace']}: ok")
-        else:
-            render.error(f"{report['workspace']}: needs attention (the problems above)")
+    else:  # while several layers are read, each line names its layer
+        for one in [report, *report.get("layers", ())]:
+            _show(one, f"({one['layer']}) " if "layer" in one else "", one is report)
     if not report["ok"]:
         raise typer.Exit(ExitCode.ERROR)

@@ -64,14 +64,16 @@ def compress(
     terminal. Everything removed goes to archive.md (`memcli restore ID`)."""
     mem = memory()
     plan = mem.plan_compress(target_tokens=target_tokens)
-    _show_plan(mem, plan, json_out, "compress")
+    layer = operations.layer_name(mem, mem)  # named when the workspace reads several
+    what = f"compress of the {layer} layer" if layer else "compress"
+    _show_plan(mem, plan, json_out, what, layer)
     if plan.is_empty or dry_run:
         if json_out:
             render.emit_json({**plan.to_dict(), "diff": mem.diff(plan), "applied": None})
         elif dry_run:
             render.note("dry run: nothing was written")
         return
-    _confirm_and_apply(mem, plan, yes, json_out, "compress")
+    _confirm_and_apply(mem, plan, yes, json_out, what)
 
 
 @app.command()
@@ -121,15 +123,18 @@ def log(
         render.info(f"logged {entry.id} in {entry.file}")
 
 
-def _show_plan(mem: Any, plan: Any, json_out: bool, what: str) -> None:
+def _show_plan(mem: Any, plan: Any, json_out: bool, what: str, layer: str | None) -> None:
+    """The plan's diff and one line per action, naming `layer` when it is not None (a
+    workspace that reads several: compress works within its own)."""
     if json_out:
         return
+    tag = f"({layer}) " if layer else ""
     if plan.is_empty:
         render.info(f"{what}: nothing to do")
     else:
         render.diff(mem.diff(plan))
         for action in plan.actions:
-            render.info(f"{action.kind:12} {action.summary}")
+            render.info(f"{action.kind:12} {tag}{action.summary}")
     for note in plan.notes:
         render.note(note)
 
