@@ -1,9 +1,11 @@
-"""What a watcher daemon spends per served request, in one process: the daemon's own
-request handler (memcli.surfaces.daemon.server.RequestHandler, as `memcli watch` builds
-it, on a warm long-lived Memory) called with search and inject requests, with a pause
+"""What a watcher daemon spends per served request: a `memcli watch` service started in
+this process as the command starts it (memcli.surfaces.daemon.service.WatchService: index,
+warm-up, socket, file watcher, access flusher), its socket's request handler called
+directly with search and inject requests as a client in a pipe sends them, with a pause
 between requests as a real daemon sees them (its caches go cold meanwhile). Each
 request's time is split into the ONNX run that embeds the query and everything else
-(the "rest": what this benchmark is for).
+(the "rest": what this benchmark is for), as wall time and as the handler thread's CPU
+time (less noisy on a busy machine).
 
     python bench/daemon_request.py [--size 1000] [--runs 200] [--pause-ms 20]
         [--command search|inject|both] [--profile N [--sort tottime]] [--json]
@@ -41,22 +43,15 @@ def message(root: Path, command: str, query: str, env: dict[str, str]) -> dict:
     return {"request": request, "workspace": str(root), "env": env, "view": {"command": command}}
 
 
-def handler_for(root: Path):  # noqa: ANN201 - the daemon's handler, whatever its type
-    """The request handler `memcli watch` serves with, on a warm long-lived Memory."""
-    from memcli.services.memory import shared_memory
-    from memcli.surfaces.daemon.server import RequestHandler
+def started_service(root: Path):  # noqa: ANN201 - memcli.surfaces.daemon.service.WatchService
+    """A `memcli watch` of `root`, started as the command starts it (index, warm-up,
+    socket, file watcher, access flusher); requests are handed to its handler here, in
+    this process, without the socket."""
+    from memcli.surfaces.daemon.service import WatchService
 
-    mem = shared_memory(root)
-    mem.index()
-    mem.long_lived()
-
-    def current():  # noqa: ANN202 - WatchService.current: the Memory of the settings now
-        fresh = shared_memory(root)
-        if fresh is not mem:
-            fresh.long_lived()
-        return fresh
-
-    return RequestHandler(root, status=lambda: {}, memory=current), mem
+    service = WatchService(root, log=lambda message: None)
+    service.start()
+    return service
 
 
 def measure(
@@ -64,7 +59,8 @@ def measure(
 ) -> dict:
     from memcli.surfaces.daemon.protocol import settings_env
 
-    handler, mem = handler_for(root)
+    service = started_service(root)
+    handler, mem = service.server.handler, service.memory
     embedder = mem.index_manager.query_embedder
     plain_embed = embedder.embed
     spent: list[tuple[float, float]] = []  # (wall, this thread's CPU) of each embed call
@@ -96,13 +92,14 @@ def measure(
         started, cpu = time.perf_counter(), time.thread_time()
         _check(handler(msg))
         total, total_cpu = time.perf_counter() - started, time.thread_time() - cpu
+        service._answered()  # what the socket server calls after each reply
         if profiler is not None:
             profiler.disable()
         totals.append(total * 1000)
         embeds.append(sum(wall for wall, _ in spent) * 1000)
         rest_cpu.append((total_cpu - sum(c for _, c in spent)) * 1000)
-        _flush_as_the_daemon_does(mem)
     embedder.embed = plain_embed  # type: ignore[method-assign]
+    service.stop()
     if profiler is not None:
         import pstats
 
@@ -118,17 +115,6 @@ def measure(
         # the handler thread's CPU time besides the embedding (less noisy on a busy machine)
         "rest_cpu_p50_ms": round(statistics.median(rest_cpu), 2),
     }
-
-
-def _flush_as_the_daemon_does(mem) -> None:  # noqa: ANN001
-    """The access counts inject records are written by the watcher once requests pause
-    or at the latest after ACCESS_MAX_DELAY_S (WatchService._flush_when_idle); the pauses
-    here are shorter than its idle wait, so only the latter applies."""
-    from memcli.surfaces.daemon.service import ACCESS_MAX_DELAY_S
-
-    since = mem.access.pending_since
-    if since is not None and time.monotonic() - since >= ACCESS_MAX_DELAY_S:
-        mem.access.flush()
 
 
 def _check(answer: dict) -> None:

@@ -57,6 +57,7 @@ class LocalBackend:
         **_: Any,
     ) -> None:
         self.dir = Path(directory)
+        self._manifest_file = str(self.dir / files.MANIFEST)  # stat on every read
         self.settings = settings
         self.k1, self.b = bm25
         self._stamp: tuple[int, int, int] | None = None  # manifest stat when read
@@ -85,7 +86,7 @@ class LocalBackend:
     def _read_manifest(self) -> tuple[files.Stamp | None, dict | None]:
         """(stamp, manifest), read again only when the file's stamp changed."""
         try:
-            stamp = files.stamp_of(self.dir / files.MANIFEST)
+            stamp = files.stamp_of(self._manifest_file)
         except FileNotFoundError:
             return None, None
         except OSError:

@@ -183,16 +183,18 @@ def settings_stamp(root: Path, with_env: bool = True) -> tuple[tuple[object, ...
     found already."""
     from memcli.store.trust import trust_file, user_config_file
 
-    stamps = tuple(_mtime(p) for p in (root / CONFIG_FILE, user_config_file(), trust_file()))
+    paths = (os.path.join(root, CONFIG_FILE), user_config_file(), trust_file())
+    stamps = tuple(_mtime(p) for p in paths)
     if not with_env:
         return stamps, ()
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
+    environ = os.environ  # names first: only the few values kept are decoded
+    env = tuple(sorted((k, environ[k]) for k in environ if k.startswith("MEMCLI_")))
     return stamps, env
 
 
-def _mtime(path: Path) -> object:
+def _mtime(path: str | Path) -> object:
     try:
-        return path.stat().st_mtime_ns
+        return os.stat(path).st_mtime_ns
     except OSError:
         return None
 
