@@ -272,7 +272,8 @@ class LocalBackend:
         params = (query, self.k1, self.b)
         if memo is not None and memo[0] == params and memo[1] == self.version:
             return memo[2]
-        result = self.postings.scores(tokenize(query), self.n, self.alive, len(self.row_of))
+        live = len(self.row_of)
+        result = self.postings.scores(tokenize(query), self.n, self.alive, live, self.version)
         self._memo["keyword"] = (params, self.version, result)
         return result
 
