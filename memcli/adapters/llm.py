@@ -1,4 +1,4 @@
-"""The optional LLM, asked for JSON answers (DESIGN §10), from one of ([llm] provider):
+"""The optional LLM, asked for JSON answers (docs/configuration.md), from one of ([llm] provider):
 
 - `openai`: an OpenAI-compatible chat-completions endpoint (`base_url`, `model`, the key
   in the variable `api_key_env`): OpenAI, DeepSeek, Qwen, vLLM…;

@@ -1,5 +1,5 @@
 """Chat transcripts: reading OpenAI-style JSON / JSONL or plain text (`user: …` /
-`assistant: …` lines), and the recent-context rule of seed 000 (last 3 user turns plus
+`assistant: …` lines), and the recent-context rule (last 3 user turns plus
 final assistant replies; tool traffic skipped)."""
 
 from __future__ import annotations

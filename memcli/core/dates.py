@@ -1,4 +1,4 @@
-"""Dates in search (DESIGN §3): how an entry's date is spelled for the keyword side, and
+"""Dates in search: how an entry's date is spelled for the keyword side, and
 which periods a query names ("on 14 August 2023", "in August 2023", "in 2022", "last
 May", "yesterday", "2023年8月") relative to now.
 

@@ -48,9 +48,10 @@ HEADING_TYPES: dict[str, str] = {
 }
 
 
-#: metadata key naming who wrote an entry (DESIGN §5.1): `by=person` (`memcli add` or
-#: `memcli edit` on the command line), `by=extract`, `by=agent` (MCP or the Python API),
-#: `by=compress` (a merged or consolidated entry), `by=reflect`
+#: metadata key naming who wrote an entry (docs/maintenance.md, Who wrote what):
+#: `by=person` (`memcli add` or `memcli edit` on the command line), `by=extract`,
+#: `by=agent` (MCP or the Python API), `by=compress` (a merged or consolidated entry),
+#: `by=reflect`
 BY_KEY = "by"
 #: `by=` values of entries a program wrote
 MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
@@ -60,7 +61,7 @@ def is_sequence_file(name: str) -> bool:
     """True for a workspace-relative file that is an ordered log (an episode file or an
     imported conversation): its entries follow each other in time, so a search may let
     an entry borrow relevance from the ones next to it. The curated files and
-    archive.md are not: adjacency there means nothing (DESIGN §3)."""
+    archive.md are not: adjacency there means nothing."""
     head, _, rest = name.replace("\\", "/").partition("/")
     return bool(rest) and head in SEQUENCE_DIRS
 

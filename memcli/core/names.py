@@ -11,7 +11,7 @@ STATE_DIR = ".memcli"
 EPISODES_DIR = "episodes"
 #: imported conversations, one file per conversation (memcli import --conversation)
 CONVERSATIONS_DIR = "conversations"
-#: folders of ordered logs: there adjacent entries follow each other in time (DESIGN §3)
+#: folders of ordered logs: there adjacent entries follow each other in time
 SEQUENCE_DIRS = (EPISODES_DIR, CONVERSATIONS_DIR)
 
 #: the curated files of every workspace, in order (the first is the primary one: `open`

@@ -4,7 +4,7 @@
   projects.md): the types written to each, the type of its items before the first
   `##` heading, the section heading memcli writes for each type, the title of a new one;
 - ordered logs (episodes/YYYY-MM-DD.md, conversations/*.md): entries follow each other
-  in time (DESIGN §3);
+  in time;
 - archive.md: what forget/compress removed, restorable;
 - memcli.toml: the settings.
 
@@ -146,7 +146,7 @@ class Registry:
     def is_log(self, name: str) -> bool:
         """True for a file of an ordered log (episodes/…, conversations/…): its entries
         follow each other in time, so a search lets one borrow relevance from the ones
-        next to it; curated files and archive.md are not sequences (DESIGN §3)."""
+        next to it; curated files and archive.md are not sequences."""
         head, _, rest = name.replace("\\", "/").partition("/")
         return bool(rest) and head in SEQUENCE_DIRS and "/" not in rest
 

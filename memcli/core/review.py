@@ -1,4 +1,4 @@
-"""What an agent wrote waits for a person before it may lead (DESIGN §4, issue 26).
+"""What an agent wrote waits for a person before it may lead (docs/maintenance.md, Who wrote what).
 
 An agent (MCP, the API, hooks, extract, an import the person did not mark as theirs)
 may not make an entry a correction, pin it, or give it an importance of
@@ -10,10 +10,16 @@ Markdown stays the one truth):
 
 `review=` lists what the agent asked for and the person has not confirmed yet:
 `type:T` (the entry sits under its fallback type meanwhile, `fact` for a correction),
-`imp:X` (the entry keeps its lower importance meanwhile) and `pin`. Until then the
-entry competes on relevance alone; `memcli review confirm` applies the list (and marks
-the entry as the person's), `memcli review reject` archives the entry. A person's own
-writes (`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait.
+`imp:X` (the entry keeps its lower importance meanwhile), `pin`, and `forget` (an agent
+asked to forget an entry the person stands behind: it stays, as it was, until the person
+confirms; what a program wrote an agent archives at once, `agent_may_forget`). Until
+then an agent's entry competes on relevance alone, and the person's own entry keeps the
+standing the person gave it; `memcli review confirm` applies the list (and marks the
+entry as the person's, or archives it for `forget`), `memcli review reject` archives an
+entry a program wrote and drops the requests on the person's own. A person's own writes
+(`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait. An
+entry a program rewrites (extract's UPDATE) is the program's: its own correction type,
+pin and high importance wait in the same way (`rewritten`).
 
 Pure, standard library only.
 """
@@ -42,9 +48,10 @@ class Held:
     type: str | None = None
     importance: float | None = None
     pin: bool = False
+    forget: bool = False
 
     def __bool__(self) -> bool:
-        return self.type is not None or self.importance is not None or self.pin
+        return self.type is not None or self.importance is not None or self.pin or self.forget
 
     def format(self) -> str:
         """The `review=` value."""
@@ -55,6 +62,8 @@ class Held:
             parts.append(f"imp:{fmt_unit(self.importance)}")
         if self.pin:
             parts.append("pin")
+        if self.forget:
+            parts.append("forget")
         return ",".join(parts)
 
     def describe(self) -> str:
@@ -66,13 +75,19 @@ class Held:
             parts.append(f"importance {fmt_unit(self.importance)}")
         if self.pin:
             parts.append("pinned")
+        if self.forget:
+            parts.append("forgetting")
         return ", ".join(parts) or "nothing"
 
     def union(self, other: Held) -> Held:
-        """Both requests: the later type, the higher importance, a pin from either."""
+        """Both requests: the later type, the higher importance, a pin or a forget from
+        either."""
         importance = [x for x in (self.importance, other.importance) if x is not None]
         return Held(
-            other.type or self.type, max(importance) if importance else None, self.pin or other.pin
+            other.type or self.type,
+            max(importance) if importance else None,
+            self.pin or other.pin,
+            self.forget or other.forget,
         )
 
 
@@ -80,7 +95,7 @@ def parse_held(value: str) -> Held:
     """A `review=` value read back (parts memcli cannot read are left out)."""
     kind: str | None = None
     importance: float | None = None
-    pin = False
+    pin = forget = False
     for part in value.split(","):
         key, _, raw = part.strip().partition(":")
         if key == "type" and raw:
@@ -90,7 +105,9 @@ def parse_held(value: str) -> Held:
             importance = number if number >= 0 else None
         elif key == "pin":
             pin = True
-    return Held(kind, importance, pin)
+        elif key == "forget":
+            forget = True
+    return Held(kind, importance, pin, forget)
 
 
 def is_pending(entry: Entry) -> bool:
@@ -132,8 +149,32 @@ def beyond(entry: Entry, asked: Held) -> Held:
     )
 
 
+def rewritten(entry: Entry, importance: float | None) -> tuple[str, float | None, Held]:
+    """What an entry keeps when a program rewrites its text (extract's UPDATE) asking for
+    `importance`: (its type, its importance, what waits for a person). The text is now
+    the program's, so nothing lets it lead on the person's word: its correction type, pin
+    and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked one) are held with what
+    it waited for already; meanwhile it keeps the highest importance below that (None:
+    the default)."""
+    own = entry.importance if "imp" in entry.meta else None
+    asked = [x for x in (own, importance) if x is not None]
+    entry_type, _, _, held = hold(entry.type, max(asked, default=None), entry.pinned)
+    below = [x for x in asked if x < ELEVATED_IMPORTANCE]
+    return entry_type, max(below, default=None), held_of(entry).union(held)
+
+
+def agent_may_forget(entry: Entry) -> bool:
+    """An agent may archive the entry at once: a program wrote it (extract, an agent,
+    compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
+    or by the person, confirmed, pinned, an episode note, an imported conversation —
+    waits for the person (`forget` in `review=`)."""
+    return entry.provenance in ("machine", "reflection") and not entry.confirmed
+
+
 def vouched(entry: Entry) -> bool:
-    """A person stands behind the entry's place: nothing of it waits for review and it
-    was not written by a program (a hand edit, a person's add or edit, or a confirmed
-    review). Only such entries may lead an inject block or be in every one."""
-    return not is_pending(entry) and entry.provenance != "machine"
+    """A person stands behind the entry's place: it was not written by a program (a hand
+    edit, a person's add or edit, or a confirmed review). Only such entries may lead an
+    inject block or be in every one. What an agent asked of such an entry and the person
+    has not confirmed (`review=`) was not applied, so it takes none of that place away: an
+    agent cannot push the person's pinned correction down by asking for something."""
+    return entry.provenance != "machine"

@@ -1,11 +1,11 @@
-"""Text that leaves memcli: control characters made visible, and the one JSON writer
-and reader (--json output, the daemon's wire, hook answers).
+"""Text that leaves memcli: control characters made visible, and the readable JSON
+writer of --json output.
 
-Builtin modules only (no json, no re): the daemon client and the hooks import this on
-every served command. `dumps` writes exactly what
+Builtin modules only (no json, no re). `dumps` writes exactly what
 `json.dumps(data, ensure_ascii=False, indent=2, default=str)` writes, with DEL, C1
-controls and lone surrogates as `\\u` escapes (a test compares the two); `dumps_wire`
-is compact ASCII JSON; `loads` is json.loads by way of `_json`'s scanner.
+controls and lone surrogates as `\\u` escapes (a test compares the two). The compact
+wire form and its reader (the daemon's requests and answers, hook answers) are
+memcli.surfaces.protocol's `dumps_wire` and `loads`.
 """
 
 from __future__ import annotations
@@ -132,52 +132,3 @@ def dumps(data: Any) -> str:
     out: list[str] = []
     _write(data, out, _readable, "  ", 0)
     return "".join(out)
-
-
-def dumps_wire(data: Any) -> str:
-    """One line of ASCII JSON (the daemon's requests and answers, hook answers):
-    json.dumps(data, default=str), by `_json`'s encoder where there is one."""
-    try:
-        from _json import make_encoder
-    except ImportError:  # an interpreter without the C accelerator
-        out: list[str] = []
-        _write(data, out, _encoders()[1], None, 0)
-        return "".join(out)
-    encode = make_encoder({}, str, _encoders()[1], None, ": ", ", ", False, False, True)
-    return "".join(encode(data, 0))
-
-
-class _ScannerContext:
-    """What `_json.make_scanner` reads from a JSONDecoder."""
-
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    memo: dict = {}
-
-    @staticmethod
-    def parse_constant(name: str) -> float:
-        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
-
-
-def loads(text: str) -> Any:
-    """json.loads without importing json (and re, ≈ 10 ms) on the way: `_json`'s scanner,
-    which json.loads itself uses. ValueError when `text` is not one JSON value."""
-    try:
-        from _json import make_scanner
-    except ImportError:
-        import json
-
-        return json.loads(text)
-    start = len(text) - len(text.lstrip())
-    try:
-        value, end = make_scanner(_ScannerContext)(text, start)
-    except Exception:  # noqa: BLE001 - StopIteration, or an error json would explain
-        end = -1
-    if end < 0 or text[end:].strip():
-        import json
-
-        return json.loads(text)  # raises JSONDecodeError (a ValueError) saying where
-    return value

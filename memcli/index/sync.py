@@ -29,7 +29,7 @@ def embed_text(entry: Entry) -> str:
 def keyword_text(entry: Entry) -> str:
     """What the keyword index sees for an entry: its text, its keywords and the day it
     was created in three spellings ("2023-08-14 14 August 2023 August 2023"), so that
-    "what happened in August 2023" finds it (DESIGN §3)."""
+    "what happened in August 2023" finds it."""
     return _keyword_text(entry.text, entry.meta.get("kw", ""), _created_day(entry))
 
 

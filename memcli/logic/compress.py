@@ -1,4 +1,4 @@
-"""Planning `compress` (DESIGN §5): the steps in order — duplicates merged, contradictions
+"""Planning `compress` (docs/maintenance.md): the steps in order — duplicates merged, contradictions
 superseded, old similar entries and old episode notes consolidated
 (memcli.logic.consolidation), faded entries forgotten and, with --target-tokens, more
 archived until the files fit (memcli.logic.forgetting). Pure: entries, their vectors and
@@ -271,7 +271,7 @@ def merges(
     never absorbs one ranked earlier, which would have had to be absorbed first, or is a
     person's): a second compress finds nothing to merge.
 
-    A person's wording stays (DESIGN §5.2): entries a person stands behind (hand-written,
+    A person's wording stays: entries a person stands behind (hand-written,
     added, pinned) are kept before a program's, and never go into a program's entry — if
     the program's says more, both stay."""
     bags = {e.id: units(e.text) for e in members}

@@ -1,4 +1,4 @@
-"""Consolidation (DESIGN §5.4, seed 004: many → one): groups of old, similar entries
+"""Consolidation (many → one, docs/maintenance.md): groups of old, similar entries
 that may fade, and old episode notes, become one entry — extractive (the most central
 entry plus the distinct details of the others) or abstractive (an LLM's merge). The
 groups are stars around one central entry (no chains of loosely related entries), taken
@@ -101,7 +101,7 @@ def central(members: Sequence[Entry], vectors: np.ndarray) -> int:
 
 def extractive_summary(members: Sequence[Entry], vectors: np.ndarray) -> str:
     """The most central entry, then the other entries that add words it lacks, as
-    nested points (seed 004: many facts → one)."""
+    nested points (many facts → one)."""
     first = central(members, vectors)
     head = members[first]
     seen = set(tokenize(head.text))

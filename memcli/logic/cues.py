@@ -1,4 +1,4 @@
-"""The cue rules of extract (DESIGN §7): what one clause says. Each Rule is a cue at the
+"""The cue rules of extract: what one clause says. Each Rule is a cue at the
 start of a clause ("I prefer …", "my … is …", "remember that …", "actually, …", "我喜欢…",
 "记住…", "不对，应该是…") with the entry type, importance and stored text it gives;
 `match` applies the first that fits, cuts the value where the next statement starts,

@@ -1,4 +1,4 @@
-"""What may leave memory for age, and when (DESIGN §5.1, §5.5): the seed 002 retention
+"""What may leave memory for age, and when (docs/maintenance.md): the retention
 curve, who may fade under `[forget] scope` (Entry.provenance: by default only entries a
 program wrote that nobody confirmed, and episodes) and what (only the transient: episodes,
 dated events, task notes, never a lasting fact about the person), the compress steps that archive
@@ -106,7 +106,7 @@ _LASTING = re.compile(r"\b(?:birthday|born|anniversary)\b|生日|出生|纪念�
 
 
 def transient(entry: Entry) -> bool:
-    """The entry holds something that passes (DESIGN §5.1): an episode, a dated event,
+    """The entry holds something that passes: an episode, a dated event,
     a task note, an entry that expires, a one-off happening — never a lasting fact about
     the person ("Has a cat named Miso")."""
     if entry.provenance == "episode" or entry.type in TRANSIENT_TYPES or "expires" in entry.meta:
@@ -144,8 +144,8 @@ def forget(
     now: dt.datetime,
     scope: str,
 ) -> None:
-    """Archive entries that may fade (may_fade) whose retention fell below the threshold
-    (seed 002)."""
+    """Archive entries that may fade (may_fade) whose retention fell below the
+    threshold."""
     for entry in entries:
         if entry.id in taken or not may_fade(entry, scope):
             continue

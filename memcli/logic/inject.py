@@ -107,7 +107,7 @@ class Packed:
         }
 
 
-#: types of the profile entries that apply to every conversation (DESIGN §4)
+#: types of the profile entries that apply to every conversation
 PROFILE_TYPES = frozenset({"preference", "correction"})
 
 
@@ -224,7 +224,7 @@ def recall_candidates(
     entries: Sequence[Entry], now: dt.datetime, settings: SearchSettings
 ) -> list[Candidate]:
     """The candidates of a block without a context: every entry not expired, scored by
-    importance × confidence × recency (seed 003). The importance a program gave an entry
+    importance × confidence × recency. The importance a program gave an entry
     counts up to the default only until a person stands behind it (vouched): an agent
     cannot put its own writes at the top of every session's first block."""
     from memcli.logic.search import EntryValues, recency

@@ -1,4 +1,4 @@
-"""Local keyword extraction for entries added without keywords (seed 001 §3.2, offline).
+"""Local keyword extraction for entries added without keywords (offline).
 
 Picks up to `limit` distinctive words in order of appearance: technical tokens first
 (with digits, dots, capitals), then other words of four letters or more; stop words are

@@ -1,4 +1,4 @@
-"""Planning `reflect` (DESIGN §6, seed 002 phase four): when enough important entries
+"""Planning `reflect` (docs/maintenance.md): when enough important entries
 accumulated since the last reflection, find their themes and write insights citing
 their evidence. Offline an insight states the pattern across a cohesive cluster of
 entries (what they share and what each adds); with an LLM, Generative-Agents style
@@ -189,7 +189,7 @@ def extractive_insights(
     cfg: ReflectSettings,
     embed: Embed | None = None,
 ) -> tuple[list[Insight], list[str]]:
-    """Offline insights (DESIGN §6) and, when there are none, why: cohesive clusters of
+    """Offline insights and, when there are none, why: cohesive clusters of
     the pool's evidence (`theme_similarity` for English texts, THEME_OVERLAP_CJK of
     shared words for Chinese ones; at least `min_evidence` entries), each stated as a
     theme summary of its evidence (memcli.logic.themes) — only where the theme has a

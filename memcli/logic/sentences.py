@@ -1,4 +1,4 @@
-"""Sentences of a chat turn (DESIGN §7), English and Chinese: pysbd's rules (a well-kept,
+"""Sentences of a chat turn (for extract), English and Chinese: pysbd's rules (a well-kept,
 rule-based splitter: abbreviations such as e.g., i.e., Dr., U.S.; decimals; 。！？), with
 no boundary inside a URL, e-mail address, path, host name or version
 ("staging.techcorp.io", "3.12.1"), and a line break always ending a sentence.

@@ -1,5 +1,6 @@
 """Whether two memory entries say the same thing, contradict each other or are distinct
-(DESIGN §5.2-5.3). Pure: two texts and the cosine of their embeddings in, a verdict out.
+(compress, docs/maintenance.md). Pure: two texts and the cosine of their embeddings in,
+a verdict out.
 
 Signals that generalise beyond the examples: the embedding cosine (topic and meaning),
 lexical overlap of content words (Snowball stems; CJK character bigrams), and structure:

@@ -1,4 +1,4 @@
-"""The statements of a conversation worth remembering (DESIGN §7, seed 002 phase two):
+"""The statements of a conversation worth remembering (extract, docs/maintenance.md):
 the user's turns split into sentences (memcli.logic.sentences), a cue at the start of
 any clause of a sentence (memcli.logic.cues: "…, and also remember that …", "btw my …
 is …", "对了，记住…"), each scored for importance and kept at ≥ KEEP_AT. Questions,

@@ -1,9 +1,10 @@
-"""What a theme of entries is about, and how to say it offline (DESIGN §6): the content
-words of a text (Chinese segmented with jieba's dictionary, never character n-grams), how
-close two entries are (the embedding cosine of two English texts; the overlap of their
-content words when either is Chinese — the bundled model is English-only, its cosines of
-Chinese texts are noise), a theme's label and the sentence that states it in its
-evidence's language. Pure apart from the embedding callable it is given.
+"""What a theme of entries is about, and how to say it offline (reflect,
+docs/maintenance.md): the content words of a text (Chinese segmented with jieba's
+dictionary, never character n-grams), how close two entries are (the embedding cosine of
+two English texts; the overlap of their content words when either is Chinese — the
+bundled model is English-only, its cosines of Chinese texts are noise), a theme's label
+and the sentence that states it in its evidence's language. Pure apart from the
+embedding callable it is given.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ not the person's memories). `extract_conversations` is the other way in (`memcli
 conversations.json`): the user's messages go through the same extract decisions as a
 transcript, and nothing of the assistant's is read.
 
-An ordered log is a sequence (DESIGN §3): a search lets a turn borrow relevance from the
+An ordered log is a sequence (docs/search.md): a search lets a turn borrow relevance from the
 turns next to it, which a curated memory.md never does. A conversation is a record, so
 compress never merges, supersedes or fades its turns (provenance "conversation");
 `memcli forget ID` or removing the file does. A file that already exists is never

@@ -58,7 +58,7 @@ class AddResult:
 
 @dataclass(frozen=True)
 class EntryDetail:
-    """An entry with its access statistics (seed 001 get_memory_detail)."""
+    """An entry with its access statistics (MCP get_memory_detail)."""
 
     entry: Entry
     access: Access
@@ -274,7 +274,7 @@ def repeat_meta(
 ) -> dict[str, str]:
     """Metadata of an entry that `add` of the same text repeats. A repeat never changes
     who wrote the entry: an agent's `source` is not stamped on an entry written by hand
-    (`src=` alone would make it a program's, DESIGN §5.1), and what an agent asks for
+    (`src=` alone would make it a program's, docs/maintenance.md), and what an agent asks for
     that needs a person (memcli.core.review) is held in `review=`. A person saying it
     again confirms it (`by=person`)."""
     entry_type, importance, pin = asked

@@ -1,4 +1,4 @@
-"""The inject block: a token-budgeted memory block for a prompt (DESIGN §4).
+"""The inject block: a token-budgeted memory block for a prompt (docs/search.md, Inject).
 
 This module gathers the candidates (through search for a context, every entry without
 one) and hands them to the pure choice and packing of memcli.logic.inject. Search is

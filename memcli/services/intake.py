@@ -18,6 +18,7 @@ from memcli.core.validate import check_meta_value, clean_text
 from memcli.services import entries
 from memcli.services.archive import archive_superseded
 from memcli.services.maintain import after_write
+from memcli.services.review import rewrite
 from memcli.services.runtime import Runtime, operation
 
 if TYPE_CHECKING:
@@ -82,20 +83,19 @@ def extract(
             applied.append(replace(decision, entry_id=entry.id))
         elif decision.action == "UPDATE" and decision.entry_id:
             current = entries.find(rt, decision.entry_id)
-            if normalize_text(text) != normalize_text(current.text):
+            if normalize_text(text) == normalize_text(current.text):  # a repeat: no new text
+                request = AddRequest(
+                    current.text, type=c.type, importance=c.importance, source=source, by="extract"
+                )
+                entry = entries.add(rt, request).entry
+            else:
                 archive_superseded(rt, current)  # first: never in neither place
-            sources = ",".join(s for s in [current.source, source] if s) or None
-            # an entry a person stands behind stays theirs: src= alone would make it a
-            # program's, free to fade for age (DESIGN §5.1)
-            by = "person" if current.provenance in ("hand", "person") else None
-            entry = entries.edit(
-                rt,
-                decision.entry_id,
-                text=text,
-                importance=max(current.importance, c.importance),
-                source=sources,
-                by=by,
-            )
+                sources = ",".join(s for s in [current.source, source] if s) or None
+                # the text is now extract's: what let the person's entry lead (a
+                # correction, a pin, importance >= 0.9) waits for them (DESIGN §4)
+                entry = rewrite(
+                    rt, current, text, importance=c.importance, source=sources, by="extract"
+                )
             applied.append(replace(decision, entry_id=entry.id))
         else:
             applied.append(decision)

@@ -1,4 +1,4 @@
-"""Layered memory (DESIGN §1.0): a workspace reads its own entries and those of the
+"""Layered memory (docs/layers.md): a workspace reads its own entries and those of the
 layers its `[layers] read` setting names (the per-user workspace by default), ranked
 in one list, each result naming its layer.
 

@@ -1,4 +1,4 @@
-"""Maintenance: compress (DESIGN §5) and reflect (DESIGN §6) as plans, their diff and
+"""Maintenance: compress and reflect (docs/maintenance.md) as plans, their diff and
 their application, and the automatic reflect / compress after a write.
 
 Planning gathers the entries, their vectors, the access statistics and the LLM, and

@@ -193,7 +193,8 @@ class Memory(Upkeep):
     ) -> list[Hit]:
         """Ranked entries for a SearchQuery, or for `query` text and the keyword
         arguments (see memcli.logic.search for the formula); hits whose relevance is
-        below `floor` (default: search.relevance_floor) are left out."""
+        below `floor` are left out (default: search.relevance_floor, or none when
+        `min_score` is given: the person's own threshold replaces the floor)."""
         if isinstance(query, SearchQuery):
             q = query
         else:
@@ -214,6 +215,8 @@ class Memory(Upkeep):
     def _search(self, q: SearchQuery, progress: Progress | None, floor: float | None) -> list[Hit]:
         from memcli.services.search import checked_hits
 
+        if floor is None and q.min_score is not None:  # asked for: replaces the floor
+            floor = 0.0
         hits = checked_hits(self.searcher, q, self._ready, self.access.load, progress, floor)
         if q.touch and hits:
             self.access.touch(h.entry.id for h in hits)

@@ -15,6 +15,7 @@ from memcli.services.runtime import Runtime
 
 if TYPE_CHECKING:
     from memcli.logic.reflect import Trigger
+    from memcli.services.review import Outcome
     from memcli.store.changes import Applied, Plan
 
 
@@ -64,6 +65,14 @@ class Upkeep:
         """Move an entry to archive.md (restorable). Archive first, then remove: a crash
         in between leaves a copy in both places, never in neither."""
         return archive.forget(self.runtime, entry_id, reason=reason, replaced_by=replaced_by)
+
+    def agent_forget(self, entry_id: str) -> Outcome:
+        """An agent's forget (MCP forget_memory; `.archived` says which it was): what a
+        program wrote is archived at once, an entry the person stands behind waits for
+        them in `memcli review` and stays as it is meanwhile."""
+        from memcli.services.review import agent_forget
+
+        return agent_forget(self.runtime, entry_id)
 
     def restore(self, entry_id: str) -> Entry:
         """Bring an archived entry back to the file and section it came from."""

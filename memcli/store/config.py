@@ -37,7 +37,7 @@ class SearchSettings:
     confidence_weight: float = 0.02
     half_life_days: float = 30.0
     episode_half_life_days: float = 7.0  # episodic notes fade faster
-    #: no longer used (evidence of a reflection keeps its rank, DESIGN §3); accepted so a
+    #: no longer used (evidence of a reflection keeps its rank); accepted so a
     #: memcli.toml that sets it still loads
     reflected_penalty: float = 0.0
     #: share of an adjacent entry's relevance an entry of an ordered log borrows
@@ -116,7 +116,7 @@ class LLMSettings:
 
 @dataclass(frozen=True)
 class CompressSettings:
-    """`compress`: duplicates, contradictions, forgetting (seed 002), consolidation."""
+    """`compress`: duplicates, contradictions, forgetting, consolidation."""
 
     #: a pair is one fact when 0.7·cosine + 0.3·word overlap (0.3/0.7 in Chinese) reaches
     #: this and nothing structural tells them apart (memcli.logic.similarity); a contradiction
@@ -141,7 +141,7 @@ FORGET_SCOPES = ("machine", "all", "none")
 
 @dataclass(frozen=True)
 class ForgetSettings:
-    """What age-based forgetting and consolidation may touch (DESIGN §5.1): "machine"
+    """What age-based forgetting and consolidation may touch (docs/maintenance.md): "machine"
     (entries a program wrote and nobody confirmed, and episodes), "all" (every entry not
     pinned, not a reflection, importance < 0.9) or "none"."""
 
@@ -150,7 +150,7 @@ class ForgetSettings:
 
 @dataclass(frozen=True)
 class ReflectSettings:
-    """`reflect`: when it triggers and how it finds themes (DESIGN §6)."""
+    """`reflect`: when it triggers and how it finds themes (docs/maintenance.md)."""
 
     importance_sum: float = 4.0
     min_entries: int = 2
@@ -167,7 +167,7 @@ class ReflectSettings:
 
 @dataclass(frozen=True)
 class LayersSettings:
-    """The other layers this workspace reads (DESIGN §1.0, memcli.services.layers):
+    """The other layers this workspace reads (docs/layers.md, memcli.services.layers):
     `read` names them, comma-separated: "user" (the per-user workspace) and paths
     (relative to the workspace; a trusted-only setting); "" reads no other layer.
     `user_types`: comma-separated entry types whose writes go to the user layer unless

@@ -1,4 +1,4 @@
-"""A file's YAML front matter (DESIGN §1.1): the file-level settings memcli reads from the
+"""A file's YAML front matter (docs/file-format.md): the file-level settings memcli reads from the
 block between the `---` lines at the top (its format version and the type of items
 outside a `##` section). Pure, no I/O."""
 
@@ -15,7 +15,7 @@ FRONT_MATTER_MAX = 16_384  # bytes of front matter memcli reads; a bigger one is
 def read_front_matter(
     block: list[str], filename: str, problems: list[ParseError]
 ) -> dict[str, Any]:
-    """File-level settings from the YAML front matter (DESIGN §1.1), read with
+    """File-level settings from the YAML front matter (docs/file-format.md), read with
     python-frontmatter's safe loader; the block itself is kept byte for byte. Known keys:
     `memcli` (the format version: a file written for a newer memcli is read but not
     written) and `type` (the type of items outside a `##` section, e.g. `type: lesson`).

@@ -20,9 +20,9 @@ from memcli.store.files import file_lock, guarded_update, read_text
 
 if TYPE_CHECKING:
     from memcli.store.history import History
+from memcli.core.names import STATE_DIR
 from memcli.store.markdown import Document, Parsed, parse, parse_file
 from memcli.store.reparse import reparse
-from memcli.store.workspace import STATE_DIR
 
 T = TypeVar("T")
 MAX_FILE_MB = 32  # a 100k-entry workspace is ~9 MB of memory.md

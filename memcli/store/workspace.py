@@ -1,4 +1,4 @@
-"""Finding and creating workspaces (DESIGN §1).
+"""Finding and creating workspaces (docs/getting-started.md, Workspaces).
 
 The walk up from the current directory takes the nearest directory holding memory.md or
 memcli.toml, but never one the user does not own or that others can write (git's
@@ -10,7 +10,9 @@ This is the one resolver: the CLI's environment (memcli.surfaces.cli.env) resolv
 command's workspace with it once and passes the answer down as `Resolved`, which it
 then takes as is; the hooks use `existing_root`. Builtin modules only up to the answer
 (`find_root`, `existing_root`): the hooks resolve the workspace with it on every
-prompt before handing the prompt to the daemon.
+prompt before handing the prompt to the daemon, and a served command before asking the
+daemon. A workspace named by --workspace or MEMCLI_WORKSPACE imports nothing more (the
+file names, memcli.core.names, only where a directory is examined).
 """
 
 from __future__ import annotations
@@ -18,16 +20,12 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.core.names import CURATED_BUILTIN, MARKERS, STATE_DIR
-
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
 __all__ = [
-    "MARKERS",
-    "STATE_DIR",
     "Resolved",
     "default_workspace",
     "existing_root",
@@ -101,6 +99,8 @@ def find_root(
 def is_workspace(root: str | os.PathLike[str]) -> bool:
     """Whether the directory holds a workspace (a built-in curated file is there:
     memory.md or learnings.md)."""
+    from memcli.core.names import CURATED_BUILTIN
+
     return any(os.path.exists(os.path.join(root, name)) for name in CURATED_BUILTIN)
 
 
@@ -120,6 +120,8 @@ def discover(start: str) -> tuple[str | None, tuple[str, str, str] | None]:
     or (None, (a workspace directory it did not take, the directory it stopped at, why))
     when the walk stopped at a directory that is not the user's alone before reaching
     it, or (None, None) when there is no workspace above `start`."""
+    from memcli.core.names import MARKERS
+
     here = os.path.realpath(start)
     stop: tuple[str, str] | None = None
     while True:
@@ -212,6 +214,7 @@ def init_hint(path: Path | str) -> str:
 def require_workspace(path: Path) -> Path:
     """Fail with a hint when `path` is not an initialised workspace."""
     from memcli.core.errors import WorkspaceError
+    from memcli.core.names import CURATED_BUILTIN
 
     if not path.is_dir():
         raise WorkspaceError(
@@ -230,6 +233,7 @@ def init_workspace(path: Path) -> list[Path]:
     """Create a workspace (idempotent): the built-in curated files and a .gitignore;
     returns the files it created."""
     from memcli.core.errors import WorkspaceError
+    from memcli.core.names import STATE_DIR
     from memcli.core.registry import BUILTIN
 
     if path.exists() and not path.is_dir():

@@ -18,7 +18,7 @@ A hook must never hold up or block a person's prompt: whatever goes wrong (no wo
 a broken file, a dead daemon, the time limit) ends with exit 0, nothing on stdout and one
 line on stderr. Exit code 2 would block the prompt in Claude Code, so it is never used.
 
-Builtin modules only up to the daemon hand-off (memcli.surfaces.daemon.protocol.ask): the host
+Builtin modules only up to the daemon hand-off (memcli.surfaces.protocol.ask): the host
 waits for this process on every prompt. Exit codes and error lines come from
 memcli.surfaces.guard, imported only when something went wrong.
 """
@@ -288,7 +288,7 @@ def inject_block(
     wire = {"kind": "InjectRequest", "context": context, "max_tokens": max_tokens}
     answer = None
     if not os.environ.get("MEMCLI_NO_DAEMON"):
-        from memcli.surfaces.daemon.protocol import ask
+        from memcli.surfaces.protocol import ask
 
         answer = ask(root, lambda: wire, timeout)
     if answer is None:  # no watcher: the same inject in this process
@@ -392,14 +392,14 @@ def fitted_output(event_name: str, block: str, limit: int) -> tuple[str, int]:
 
 def hook_output(event_name: str, block: str) -> str:
     """Claude Code's JSON answer adding `block` to the context."""
-    from memcli.core.text import dumps_wire
+    from memcli.surfaces.protocol import dumps_wire
 
     answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": block}}
     return dumps_wire(answer) + "\n"
 
 
 def loads(text: str) -> Any:
-    """json.loads without importing json (memcli.core.text.loads)."""
-    from memcli.core.text import loads
+    """json.loads without importing json (memcli.surfaces.protocol.loads)."""
+    from memcli.surfaces.protocol import loads
 
     return loads(text)

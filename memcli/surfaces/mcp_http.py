@@ -294,17 +294,14 @@ def build_gate(grants: list[Grant], host: str, max_body: int | None = None) -> G
 def serve_http(workspace: Path, bind: str, token_file: Path | None) -> None:
     """Serve until interrupted; refuses to start without a token."""
     from memcli.surfaces import http_limits as guard
+    from memcli.surfaces.mcp_server import plain_logging
 
     host, port = parse_bind(bind)
     grants = load_grants(workspace, token_file)
     limits = guard.load_limits()
+    plain_logging()  # before build_gate: building an MCP server would import Rich
     gate = build_gate(grants, host, limits.max_body)
-    import logging
-
     import uvicorn
-
-    guard.plain_logging()  # after build_gate: building an MCP server installs Rich's handler
-    logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are not for people
     names = sorted({name for grant in grants for name in grant.workspaces})
     sys.stderr.write(
         f"memcli: serving MCP for {', '.join(names)} at http://{host}:{port}{PATH} "

@@ -8,7 +8,8 @@ are in the enums too). Resources: each curated file (`memory://memory.md`,
 `memory://learnings.md`, …: the workspace's registry) and `memory://entry/{id}`; the
 prompt `memory_context` hands an agent the inject block. The server reports memcli's
 version. Bad arguments and domain errors become MCP errors, never crashes; nothing is
-printed on stdout, which belongs to the protocol.
+printed on stdout, which belongs to the protocol, and logs are plain lines on stderr,
+never Rich's (`plain_logging`).
 
 One vocabulary (issue 29): what to look for is `query` in every tool (`inject_memory`
 still takes its old name `context`), an entry is a `memory_key`. An argument a tool
@@ -119,6 +120,23 @@ def retyped(**hints: Any) -> Any:
     return wrap
 
 
+def plain_logging() -> None:
+    """Log plain lines to stderr (memcli.surfaces.http_limits.plain_logging, warnings and
+    worse), for stdio as for HTTP, and never through Rich: the mcp package's
+    `configure_logging`, which every MCPServer calls when it is built, imports Rich and
+    installs its handler (wrapped, boxed lines with a clock; Rich's tracebacks). It is
+    replaced by this before a server is built, so Rich is never imported."""
+    import logging
+
+    from mcp.server.mcpserver import server as sdk
+
+    from memcli.surfaces.http_limits import plain_logging as plain
+
+    sdk.configure_logging = lambda *args, **kwargs: None  # type: ignore[assignment]
+    plain()
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are not for people
+
+
 def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
@@ -193,8 +211,14 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         ] = None,
         limit: Annotated[int, Field(ge=1, le=20, description="At most this many results.")] = 10,
         min_relevance_score: Annotated[
-            float, Field(ge=0.0, description="Drop results scoring less than this.")
-        ] = 0.0,
+            float | None,
+            Field(
+                ge=0.0,
+                description="Drop results scoring less than this. Left out, results less "
+                "relevant than the memory's relevance floor are dropped instead; given (0 "
+                "too), it replaces that floor.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         span = time_range or {}
         request = SearchQuery(
@@ -323,14 +347,24 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
 
     @server.tool(
         description=(
-            "Forget a memory that is wrong or no longer true: it moves to archive.md "
-            "(restorable with `memcli restore`)."
+            "Forget a memory that is wrong or no longer true. A memory an agent or "
+            "extraction wrote moves to archive.md at once (restorable with `memcli "
+            "restore`); one the user wrote or confirmed stays until the user confirms "
+            "forgetting it (`memcli review`): the answer then says waits_for_review."
         ),
         annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
-        entry = call(lambda: operations.holder(memory(), memory_key).forget(memory_key))
-        return {"forgotten": entry.id, "text": entry.text}
+        done = call(lambda: operations.holder(memory(), memory_key).agent_forget(memory_key))
+        text = strip_invisible(done.entry.text)
+        if done.archived:
+            return {"forgotten": done.entry.id, "text": text}
+        return {
+            "memory_key": done.entry.id,
+            "text": text,
+            "waits_for_review": "the user wrote this memory: it is archived once they "
+            "confirm it (memcli review); until then it stays as it is",
+        }
 
     def read_file(name: str) -> str:
         """A file as a model reads it: without invisible characters a hand edit left."""
@@ -411,6 +445,7 @@ def _result(hit: Any) -> dict[str, Any]:
 
 def serve(workspace: str | Path | None) -> None:
     """Run the MCP server on stdio until the client disconnects."""
+    plain_logging()
     memory = shared_memory(workspace)
     memory.ready()
     build_server(workspace).run("stdio")

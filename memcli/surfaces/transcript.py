@@ -304,7 +304,7 @@ def _without_memory_blocks(text: str) -> str:
 
 
 def _loads(text: str) -> Any:
-    """json.loads without importing json (memcli.core.text.loads)."""
-    from memcli.core.text import loads
+    """json.loads without importing json (memcli.surfaces.protocol.loads)."""
+    from memcli.surfaces.protocol import loads
 
     return loads(text)

@@ -19,12 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from memcli.surfaces.cli import argv as cli_argv
+from memcli.surfaces import protocol as daemon_protocol
 from memcli.surfaces.cli import fastpath
-from memcli.surfaces.cli.env import Env
-from memcli.surfaces.daemon import protocol as daemon_protocol
-from memcli.surfaces.daemon.protocol import socket_file
+from memcli.surfaces.cli.env import Env, served_call
 from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
+from memcli.surfaces.protocol import socket_file
 from tests.support.env import make_workspace
 
 
@@ -262,7 +261,7 @@ def test_daemon_never_opens_what_is_not_a_regular_file(tmp_path: Path, args: lis
     assert "unknown field" in answer["refused"]
     assert opened == []
     # the client does not even ask: only it can read its own stdin or pipe
-    _kind, fields, _view = cli_argv.served_call(Env(["inject", *args[1:]]))
+    _kind, fields, _view = served_call(Env(["inject", *args[1:]]))
     files = [fields[k] for k in ("context_file", "messages") if k in fields]
     assert files
     assert any(daemon_protocol.plain_file_problem(f, str(ws)) for f in files)

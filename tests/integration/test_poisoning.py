@@ -93,8 +93,9 @@ def test_confirm_makes_it_a_correction_under_its_heading(empty_workspace: Path) 
 
     mem = Memory(empty_workspace)
     entry = mem.add("Actually the office moved to Leipzig", type="correction").entry
-    (done,) = confirm(mem.runtime, [entry.id])
-    assert done.type == "correction" and done.meta["by"] == "person"
+    (outcome,) = confirm(mem.runtime, [entry.id])
+    done = outcome.entry
+    assert not outcome.archived and done.type == "correction" and done.meta["by"] == "person"
     text = (empty_workspace / "memory.md").read_text()
     assert text.index("## Corrections") < text.index("Actually the office moved to Leipzig")
 

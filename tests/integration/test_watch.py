@@ -20,7 +20,7 @@ import pytest
 from memcli.index import onnx_embedder
 from memcli.index.embedder import BUNDLED_MODEL_ID, SentenceTransformerEmbedder
 from memcli.services.memory import Memory
-from memcli.surfaces.daemon.protocol import socket_path
+from memcli.surfaces.protocol import socket_path
 from tests.support.env import SAMPLE, isolate
 from tests.support.processes import (
     imports_of,

@@ -29,14 +29,15 @@ def test_the_sentence_splitter_is_not_imported_by_help_or_store_commands(workspa
 
 
 def test_the_served_path_imports_no_library(tmp_path: Path) -> None:
-    """The client side of a served command: argv, the daemon client, the printer."""
+    """The client side of a served command: the command line, the daemon client, the
+    printer."""
     import subprocess
     import sys
 
     code = (
         "import sys\n"
-        "from memcli.surfaces.cli import argv, fastpath, served\n"
-        "from memcli.surfaces.daemon import protocol\n"
+        "from memcli.surfaces.cli import env, fastpath, served\n"
+        "from memcli.surfaces import protocol\n"
         "print(sorted({m.split('.')[0] for m in sys.modules}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.surfaces.daemon import protocol as daemon_protocol
+from memcli.surfaces import protocol as daemon_protocol
 from memcli.surfaces.daemon.server import DaemonServer, RequestHandler
 from tests.support.env import make_workspace
 

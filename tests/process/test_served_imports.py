@@ -20,24 +20,23 @@ from memcli.logic.search import Hit
 from memcli.surfaces.cli.render import hit_row
 from memcli.surfaces.daemon.server import DaemonServer, printed
 
-#: every memcli module a served command may import
+#: every memcli module a served command naming its workspace (-w) may import
 SERVED_MODULES = {
     "memcli",
-    "memcli.core",
-    "memcli.core.text",
     "memcli.surfaces",
     "memcli.surfaces.cli",
-    "memcli.surfaces.cli.argv",
     "memcli.surfaces.cli.fastpath",
-    "memcli.surfaces.daemon",
-    "memcli.surfaces.daemon.protocol",
-    # the command's Env resolves the workspace once, also for a served command (issue 27
-    # item 3): the resolution rules, their file names
+    # the command line read once (its Env) and the served command's arguments
     "memcli.surfaces.cli.env",
+    # the socket, the trust checks and the wire
+    "memcli.surfaces.protocol",
+    # the command's Env resolves the workspace once, also for a served command (issue 27
+    # item 3): the resolution rules
     "memcli.store",
     "memcli.store.workspace",
-    "memcli.core.names",
 }
+#: and what the walk up from the current directory adds: the file names it looks for
+WALK_MODULES = {"memcli.core", "memcli.core.names"}
 #: never on the served path: libraries, and standard modules that cost milliseconds
 NEVER = {
     "rich",
@@ -105,30 +104,52 @@ def served(workspace: Path):  # noqa: ANN201 - (workspace, the requests it got)
     server.stop()
 
 
-@pytest.mark.parametrize(("args", "shown"), CASES)
-def test_a_served_command_imports_only_the_served_path(served, args: list[str], shown: str) -> None:
-    workspace, asked = served
+def run_served(
+    workspace: Path, args: list[str], named: bool
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """`python -X importtime -m memcli ARGS`, the workspace named with -w or found by the
+    walk up from it (the current directory); the run and the modules it imported."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_WORKSPACE"}
+    here = str(Path(__file__).resolve().parents[2])  # this checkout, run from elsewhere
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    flag = ["-w", str(workspace)] if named else []
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(workspace), *args],
+        [sys.executable, "-X", "importtime", "-m", "memcli", *flag, *args],
         capture_output=True,
         text=True,
         timeout=60,
-        env=dict(os.environ),
+        env=env,
+        cwd=workspace,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    return done, imported(done.stderr)
+
+
+@pytest.mark.parametrize(("args", "shown"), CASES)
+def test_a_served_command_imports_only_the_served_path(served, args: list[str], shown: str) -> None:
+    workspace, asked = served
+    done, modules = run_served(workspace, args, named=True)
     assert shown in done.stdout
     assert len(asked) == 1  # the daemon answered it, not an in-process run
-    modules = imported(done.stderr)
     ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
     assert ours <= SERVED_MODULES, sorted(ours - SERVED_MODULES)
     tops = {m.split(".")[0] for m in modules}
     assert not tops & NEVER, sorted(tops & NEVER)
 
 
+def test_the_walk_up_adds_only_the_file_names(served) -> None:
+    workspace, asked = served
+    done, modules = run_served(workspace, CASES[0][0], named=False)
+    assert CASES[0][1] in done.stdout
+    assert asked == ["SearchQuery"]
+    ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
+    assert WALK_MODULES <= ours <= SERVED_MODULES | WALK_MODULES, sorted(ours)
+
+
 def test_importtime_lines_are_read() -> None:
     stderr = (
         "import time: self [us] | cumulative | imported package\n"
-        "import time:       120 |        120 |   memcli.surfaces.cli.argv\n"
+        "import time:       120 |        120 |   memcli.surfaces.cli.env\n"
         "Error: something else | with a bar\n"
     )
-    assert imported(stderr) == {"memcli.surfaces.cli.argv"}
+    assert imported(stderr) == {"memcli.surfaces.cli.env"}

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcli.services.memory import Memory
-from memcli.surfaces.daemon.protocol import socket_path
+from memcli.surfaces.protocol import socket_path
 from tests.support.processes import imports_of, memcli, start_watch
 
 pytestmark = pytest.mark.slow

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.surfaces.daemon import protocol
+from memcli.surfaces import protocol
 from memcli.surfaces.daemon.server import Lease, RequestHandler
 from tests.support.env import make_workspace
 from tests.support.processes import memcli, start_watch, stop_watch

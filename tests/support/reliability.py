@@ -327,7 +327,7 @@ def concurrency(work: Path, ops: int = 40, hand: int = 30) -> ConcurrencyResult:
 
 
 def _wait_for_socket(root: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
-    from memcli.surfaces.daemon.protocol import socket_path
+    from memcli.surfaces.protocol import socket_path
 
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -860,7 +860,7 @@ def fuzz(examples: int = 2000) -> dict[str, int]:
 def security(work: Path) -> dict[str, object]:
     """Socket permissions, the daemon's workspace boundary, ids that try to leave the
     workspace, and text that tries to break out of the inject block."""
-    from memcli.surfaces.daemon.protocol import read_line, socket_path
+    from memcli.surfaces.protocol import read_line, socket_path
 
     root = fresh_workspace(work, with_index=True)
     other = fresh_workspace(work / "other")
@@ -878,7 +878,7 @@ def security(work: Path) -> dict[str, object]:
                 sock.sendall(json.dumps(request).encode() + b"\n")
                 return json.loads(read_line(sock))
 
-        from memcli.surfaces.daemon.protocol import settings_env
+        from memcli.surfaces.protocol import settings_env
 
         def request(workspace: Path | str, **wire: object) -> dict:
             return {"workspace": str(workspace), "env": settings_env(os.environ), "request": wire}
@@ -1170,7 +1170,7 @@ def _daemon_requests(root: Path) -> int:
     """Requests the watcher of `root` has answered (its status, asked over the socket)."""
     import socket
 
-    from memcli.surfaces.daemon.protocol import read_line, socket_path
+    from memcli.surfaces.protocol import read_line, socket_path
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
@@ -1412,7 +1412,7 @@ def _attack_workspaces(case, run, served: Path, other: Path) -> None:  # noqa: A
     def raw_request() -> str:
         import socket
 
-        from memcli.surfaces.daemon.protocol import read_line, socket_path
+        from memcli.surfaces.protocol import read_line, socket_path
 
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(10)
@@ -1621,7 +1621,7 @@ def _attack_trust(case, run, work: Path) -> None:  # noqa: ANN001
 
 
 def _long_workspace(work: Path, name: str) -> Path:
-    from memcli.surfaces.daemon.protocol import socket_file
+    from memcli.surfaces.protocol import socket_file
 
     root = fresh_workspace(work / name / ("d" * 60) / ("e" * 40))
     if socket_file(str(root)).startswith(str(root)):
@@ -1654,7 +1654,7 @@ def _recorded(proc: subprocess.Popen) -> int:
 def _attack_socket_directories(case, skip, run, work: Path) -> None:  # noqa: ANN001
     """The per-user fallback directory $TMPDIR/memcli-<uid>/ made first by someone else:
     the watcher will not serve there, and a client sends nothing to a socket in it."""
-    from memcli.surfaces.daemon.protocol import socket_file
+    from memcli.surfaces.protocol import socket_file
 
     root = _long_workspace(work, "long")
     entry_id = _ids(root)[0][0]
@@ -1715,7 +1715,7 @@ def _attack_server_of_another_uid(case, skip, run, work: Path) -> None:  # noqa:
     if os.geteuid() != 0:
         skip(name, "needs root to listen as another uid")
         return
-    from memcli.surfaces.daemon.protocol import socket_path
+    from memcli.surfaces.protocol import socket_path
 
     twin = fresh_workspace(work / "twin")  # no watcher: a stranger's socket in its place
     path = socket_path(twin)

@@ -263,12 +263,12 @@ def test_an_update_archives_the_old_text_as_superseded(empty_workspace: Path) ->
     assert len([e for e in mem.entries(include_archived=True) if e.file == "archive.md"]) == 1
 
 
-def test_an_update_keeps_a_hand_kept_entry_a_persons(
+def test_an_updated_hand_kept_entry_is_extracts_and_a_lasting_fact_still_stays(
     empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A hand-written entry updated by extract is still one a person stands behind: it
-    never fades for age (src= alone would make it a program's); an entry a program wrote
-    stays a program's."""
+    """A hand-written entry updated by extract now holds extract's text: it is the
+    program's (DESIGN §4; what waits for review: tests/integration/test_agent_rewrites.py),
+    yet a lasting fact about the person never fades for age (DESIGN §5.1)."""
     import datetime as dt
 
     from memcli.core.models import format_time, utc_now
@@ -287,7 +287,8 @@ def test_an_update_keeps_a_hand_kept_entry_a_persons(
         ("UPDATE", "mhand"),
         ("UPDATE", "mbot"),
     ]
-    assert mem.get("mhand").entry.provenance == "person"
+    assert mem.get("mhand").entry.provenance == "machine"
+    assert mem.get("mhand").entry.meta["by"] == "extract"
     assert mem.get("mbot").entry.provenance == "machine"
     assert mem.get("mhand").entry.importance < 0.9  # not kept for importance alone
     later = utc_now() + dt.timedelta(days=120)

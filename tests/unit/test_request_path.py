@@ -173,7 +173,7 @@ def test_a_command_reads_argv_once_and_resolves_its_workspace_once(
     """No --workspace: the walk up from the current directory happens once."""
     from memcli.services.memory import Memory
     from memcli.store import workspace as resolver
-    from memcli.surfaces.cli import argv, env
+    from memcli.surfaces.cli import env
 
     real_init = Memory.__init__
 
@@ -184,7 +184,7 @@ def test_a_command_reads_argv_once_and_resolves_its_workspace_once(
     monkeypatch.setattr(Memory, "__init__", hashing)
     monkeypatch.chdir(workspace)
     reads = _counting(monkeypatch, env, "read_globals")
-    options = _counting(monkeypatch, argv, "parse_options")
+    options = _counting(monkeypatch, env, "parse_options")
     walks = _counting(monkeypatch, resolver, "discover")
     roots = _counting(monkeypatch, resolver, "find_root")
     assert fastpath.run(args) == 0, capsys.readouterr()

@@ -26,17 +26,43 @@ def test_hold_splits_what_waits_for_a_person(asked: tuple, stored: tuple, held: 
     assert parse_held(held) == waits
 
 
-def test_vouched_needs_a_person_and_nothing_pending() -> None:
+def test_vouched_needs_a_person_and_an_agents_request_takes_nothing_away() -> None:
     def entry(**meta: str) -> Entry:
         return Entry("m1", "x", "correction", "memory.md", 1, meta)
 
     assert vouched(entry()) and vouched(entry(by="person"))
     assert not vouched(entry(by="agent")) and not vouched(entry(by="extract"))
-    assert not vouched(entry(review="pin")) and is_pending(entry(review="pin"))
+    assert not vouched(entry(by="agent", review="pin"))
+    # what an agent asked of the person's own entry was not applied: it keeps its place
+    assert vouched(entry(review="imp:1,forget")) and is_pending(entry(review="pin"))
     assert not vouched(entry(src="chat-1"))  # an older program's write
     assert Held("correction", None, False).union(Held(None, 1.0, True)) == Held(
         "correction", 1.0, True
     )
+    assert Held(pin=True).union(Held(forget=True)) == Held(None, None, True, True)
+
+
+@pytest.mark.parametrize(
+    ("meta", "kind", "file", "at_once"),
+    [
+        ({"by": "agent"}, "fact", "memory.md", True),
+        ({"by": "extract"}, "fact", "memory.md", True),
+        ({"by": "compress"}, "fact", "memory.md", True),
+        ({"src": "chat-1"}, "fact", "memory.md", True),  # an older program's write
+        ({"by": "reflect"}, "reflection", "memory.md", True),
+        ({"by": "agent", "pin": "true"}, "fact", "memory.md", False),  # pinned by hand
+        ({"by": "agent", "review": "imp:1"}, "fact", "memory.md", True),  # not confirmed
+        ({}, "fact", "memory.md", False),  # by hand
+        ({"by": "person"}, "fact", "memory.md", False),  # added or confirmed by the person
+        ({"by": "person", "src": "chat-1"}, "fact", "memory.md", False),
+        ({}, "episode", "episodes/2026-11-01.md", False),
+        ({}, "turn", "conversations/chat.md", False),
+    ],
+)
+def test_what_an_agent_may_forget_at_once(meta: dict, kind: str, file: str, at_once: bool) -> None:
+    from memcli.core.review import agent_may_forget
+
+    assert agent_may_forget(Entry("m1", "x", kind, file, 1, meta)) is at_once
 
 
 @pytest.mark.parametrize(
@@ -47,6 +73,8 @@ def test_vouched_needs_a_person_and_nothing_pending() -> None:
         ("imp:high", Held()),  # a hand edit memcli cannot read: nothing held
         ("imp:1.5", Held()),
         ("junk, pin", Held(None, None, True)),
+        ("imp:1,forget", Held(None, 1.0, False, True)),
+        ("forget", Held(forget=True)),
         ("type:", Held()),
         ("", Held()),
     ],
@@ -82,3 +110,34 @@ def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> 
     score = {c.entry.id: c.score for c in recall_candidates(found, now, SearchSettings())}
     assert score["confirmed"] > score["hand"] > score["agent"] > score["low-agent"]
     assert score["agent"] == pytest.approx(0.5, abs=0.01)  # the default, not its own 0.89
+
+
+@pytest.mark.parametrize(
+    ("entry_type", "meta", "asked", "kept"),
+    [
+        # an entry's own standing, and what a program's rewrite asks for: (type, importance
+        # meanwhile, what waits)
+        ("fact", {}, 0.75, ("fact", 0.75, "")),
+        ("fact", {}, None, ("fact", None, "")),
+        ("fact", {"imp": "0.2"}, 0.6, ("fact", 0.6, "")),
+        ("fact", {"imp": "0"}, None, ("fact", 0.0, "")),  # an importance of 0 is one
+        ("fact", {"imp": "0.89"}, 0.75, ("fact", 0.89, "")),
+        ("fact", {"imp": "0.9"}, 0.75, ("fact", 0.75, "imp:0.9")),  # the boundary
+        ("fact", {"imp": "0.95"}, None, ("fact", None, "imp:0.95")),
+        ("fact", {"imp": "0.5"}, 0.9, ("fact", 0.5, "imp:0.9")),  # asked for: held too
+        ("fact", {"pin": "true"}, 0.75, ("fact", 0.75, "pin")),
+        ("correction", {}, 0.75, ("fact", 0.75, "type:correction")),
+        ("correction", {"imp": "1", "pin": "true"}, 0.4, ("fact", 0.4, "type:correction,imp:1,pin")),
+        ("fact", {"review": "type:correction,imp:1"}, 0.75, ("fact", 0.75, "type:correction,imp:1")),
+        ("fact", {"imp": "0.95", "review": "imp:1"}, None, ("fact", None, "imp:1")),
+    ],
+)
+def test_what_a_rewritten_entry_keeps_and_what_waits(
+    entry_type: str, meta: dict, asked: float | None, kept: tuple
+) -> None:
+    from memcli.core.review import rewritten
+
+    entry_type, importance, held = rewritten(
+        Entry("m1", "x", entry_type, "memory.md", 1, meta), asked
+    )
+    assert (entry_type, importance, held.format()) == kept

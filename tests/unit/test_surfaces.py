@@ -16,8 +16,9 @@ import pytest
 from memcli.core import requests as rq
 from memcli.core import text
 from memcli.core.errors import ExitCode, MemcliError, NotFoundError, UsageError, ValidationError
-from memcli.surfaces import guard
-from memcli.surfaces.cli import argv, render, served
+from memcli.surfaces import guard, protocol
+from memcli.surfaces.cli import env as cli_env
+from memcli.surfaces.cli import render, served
 from memcli.surfaces.cli.env import Env
 
 CHARS = ["a", "é", "\x1b", "\x7f", "\x9b", "\ud800", "\udcff", "\n", "\t", '"', "\\", "数",
@@ -56,18 +57,18 @@ def test_json_writer_writes_what_json_dumps_writes() -> None:
         expected = json.dumps(value, ensure_ascii=False, indent=2, default=str)
         expected = raw.sub(lambda m: f"\\u{ord(m.group()):04x}", expected)
         assert text.dumps(value) == expected, value
-        assert text.dumps_wire(value) == json.dumps(value, default=str), value
-        wire = text.dumps_wire(value)
-        assert text.dumps_wire(text.loads(wire)) == wire  # read back exactly
+        assert protocol.dumps_wire(value) == json.dumps(value, default=str), value
+        wire = protocol.dumps_wire(value)
+        assert protocol.dumps_wire(protocol.loads(wire)) == wire  # read back exactly
 
 
 def test_json_reader_refuses_what_json_refuses() -> None:
-    assert text.loads(' {"a": [1, 2.5, "é", null, true, NaN]} \n')["a"][:5] == [
+    assert protocol.loads(' {"a": [1, 2.5, "é", null, true, NaN]} \n')["a"][:5] == [
         1, 2.5, "é", None, True
     ]
     for bad in ("", "{", '{"a": 1} x', "[1,]", "nul"):
         with pytest.raises(ValueError):
-            text.loads(bad)
+            protocol.loads(bad)
 
 
 def test_escape_controls_escapes_every_control_but_tab_and_newline() -> None:
@@ -148,7 +149,7 @@ def test_a_served_answer_prints_as_the_in_process_one(capsys: pytest.CaptureFixt
     for data in answers:
         for view in ({}, {"json": True}, {"json": True, "explain": True}, {"explain": True}):
             direct = (served.show(data, view, "search"), *printed(capsys))
-            wired = text.loads(text.dumps_wire(data))
+            wired = protocol.loads(protocol.dumps_wire(data))
             assert (served.show(wired, view, "search"), *printed(capsys)) == direct, (data, view)
     served.show(answers[0], {"json": True, "explain": True}, "search")
     shown = json.loads(capsys.readouterr().out)
@@ -196,7 +197,7 @@ def test_what_the_daemon_prints_for_a_client_is_what_it_would_print(
         monkeypatch.delenv(var, raising=False)
     for view in ({}, {"json": True}, {"json": True, "explain": True}, {"explain": True}):
         direct = (served.show(data, view, command), *printed(capsys))
-        answer = text.loads(text.dumps_wire(daemon_printed(data, {**view, "command": command})))
+        answer = protocol.loads(protocol.dumps_wire(daemon_printed(data, {**view, "command": command})))
         assert set(answer) == {"out", "err", "exit"} and fastpath._printed(answer)
         assert (answer["exit"], answer["out"], answer["err"]) == direct, (view, answer)
 
@@ -233,7 +234,7 @@ def test_requests_survive_the_wire_and_refuse_wrong_values() -> None:
         rq.ListRequest(keywords=("k",), sort="created", limit=2),
     ]
     for request in examples:
-        assert rq.from_wire(text.loads(text.dumps_wire(rq.to_wire(request)))) == request
+        assert rq.from_wire(protocol.loads(protocol.dumps_wire(rq.to_wire(request)))) == request
     for cls in rq.KINDS.values():  # every field's type can be checked
         for f in dataclasses.fields(cls):
             assert isinstance(rq._fits(None, str(f.type)), bool)
@@ -254,8 +255,8 @@ def test_one_list_of_modes_and_formats() -> None:
     from memcli.logic import search
     from memcli.surfaces.cli.app import Format, Mode
 
-    assert argv.MODES == rq.MODES == search.MODES == tuple(Mode)
-    assert argv.FORMATS == rq.FORMATS == tuple(Format)
+    assert cli_env.MODES == rq.MODES == search.MODES == tuple(Mode)
+    assert cli_env.FORMATS == rq.FORMATS == tuple(Format)
 
 
 @pytest.mark.parametrize(
@@ -288,7 +289,7 @@ def test_one_list_of_modes_and_formats() -> None:
 def test_argv_reads_the_fields_of_the_requests(
     args: list[str], kind: str, fields: dict, view: dict
 ) -> None:
-    assert argv.served_call(Env(args)) == (kind, fields, view)
+    assert cli_env.served_call(Env(args)) == (kind, fields, view)
     wire = dict(fields)
     if kind == "InjectRequest":  # the client reads the context source
         wire.pop("stdin", None)
@@ -309,7 +310,7 @@ def test_argv_reads_the_fields_of_the_requests(
     ],
 )
 def test_argv_leaves_anything_unusual_to_typer(args: list[str]) -> None:
-    assert argv.served_call(Env(args)) is None
+    assert cli_env.served_call(Env(args)) is None
 
 
 # ------------------------------------------------------------------ errors

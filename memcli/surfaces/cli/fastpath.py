@@ -5,9 +5,9 @@ through a running `memcli watch` daemon; when none answers (no daemon, stale soc
 crashed daemon) a search runs in-process without Typer (memcli.surfaces.cli.quick),
 anything else through the Typer app, with the same Env.
 
-The served path: memcli.surfaces.cli.argv reads the command's arguments into a request
+The served path: memcli.surfaces.cli.env reads the command's arguments into a request
 (memcli.core.requests' wire form), this process reads what only it can read (its
-stdin, a context or transcript file), memcli.surfaces.daemon.protocol sends the request,
+stdin, a context or transcript file), memcli.surfaces.protocol sends the request,
 and the answer is printed by the code the in-process run uses (memcli.surfaces.cli.served):
 in the daemon for a client whose stdout and stderr are not terminals (this process then
 writes the text it got), else here.
@@ -23,8 +23,7 @@ from __future__ import annotations
 import os
 import sys
 
-from memcli.surfaces.cli.argv import read_context, served_call
-from memcli.surfaces.cli.env import Env, plain_stream
+from memcli.surfaces.cli.env import Env, plain_stream, read_context, served_call
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ def try_daemon(
     call: tuple[str, dict[str, Any], dict[str, bool]] | None = None,
 ) -> int | None:
     """Exit code after the daemon answered the command (its Env, or its arguments),
-    or None to run in-process. `call`: argv.served_call of the command, when read.
+    or None to run in-process. `call`: env.served_call of the command, when read.
 
     The daemon answers only for the workspace resolved here (flag, MEMCLI_WORKSPACE,
     directory) and only when its settings environment equals ours. Whatever this
@@ -56,7 +55,7 @@ def try_daemon(
     if call is None:
         return None
     kind, fields, view = call
-    from memcli.surfaces.daemon import protocol
+    from memcli.surfaces import protocol
 
     files = [fields[k] for k in ("context_file", "messages") if k in fields]
     cwd = os.getcwd()
@@ -74,7 +73,7 @@ def try_daemon(
         except Exception:  # noqa: BLE001 - the in-process run reports it its own way
             return None
 
-    from memcli.surfaces.daemon.protocol import ask
+    from memcli.surfaces.protocol import ask
 
     plain = plain_stream(env.stdout) and plain_stream(env.stderr)
     answer = ask(root, request, timeout, {**view, "command": env.name} if plain else None)
@@ -149,10 +148,9 @@ class _Replay:
         return False
 
 
-def answered(env: Env, one_off: bool = False) -> int | None:
+def answered(env: Env) -> int | None:
     """Exit code of the command when answered without the Typer app (a hook, a
-    served command the daemon answered, a search in-process), else None. `one_off`:
-    this process runs nothing else (the quick path then skips garbage collection)."""
+    served command the daemon answered, a search in-process), else None."""
     if env.command == "hook" and env.plain and "--help" not in env.rest:
         from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
 
@@ -164,7 +162,7 @@ def answered(env: Env, one_off: bool = False) -> int | None:
     if code is None and env.command == "search":
         from memcli.surfaces.cli import quick  # search without a daemon: skips Typer
 
-        code = quick.run(env, call, one_off)
+        code = quick.run(env, call)
     return code
 
 
@@ -187,12 +185,20 @@ def run(argv: list[str], env: Env | None = None) -> int:
 
 
 def main() -> None:
+    import gc
+
     env = Env(sys.argv[1:])
-    code = answered(env, one_off=True)
+    if env.command != "hook":
+        # a served command or an in-process search answers once and ends: its few cycles
+        # die with it, while one collection of the start-up's objects costs ≈ 0.7 ms
+        # (the first full collection falls during a served command's imports)
+        gc.disable()
+    code = answered(env)
     if code is not None:
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(code)  # skip interpreter teardown: nothing else to clean up
+    gc.enable()  # the Typer app may run for long (watch, mcp, index)
     leave(typer_main(env))
 
 

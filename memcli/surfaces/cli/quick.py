@@ -2,10 +2,10 @@
 
 Building Typer's parameters costs ≈ 100 ms per process (its value coercion imports
 pydantic), a quarter of the no-daemon budget. This module reads the search command's
-options with memcli.surfaces.cli.argv and runs the very same `served.answer` and
+options with memcli.surfaces.cli.env.served_call and runs the very same `served.answer` and
 `served.show` as memcli.surfaces.cli.commands.search, with the errors mapped by
 memcli.surfaces.guard, so output and exit codes are identical (a test compares them).
-Anything argv does not recognise returns None and the Typer app handles the call as
+Anything served_call does not recognise gives None and the Typer app handles the call as
 usual. Standard library only at import time.
 """
 
@@ -13,33 +13,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from memcli.surfaces.cli.argv import served_call
-from memcli.surfaces.cli.env import Env
+from memcli.surfaces.cli.env import Env, served_call
 
 
 def run(
     env: Env | list[str],
     call: tuple[str, dict[str, Any], dict[str, bool]] | None = None,
-    one_off: bool = False,
 ) -> int | None:
     """Exit code of `memcli search ...` (its Env, or its arguments) run here, or None to
-    let the Typer app run it. `call`: argv.served_call of the command, when read;
-    `one_off`: this process runs nothing else."""
+    let the Typer app run it. `call`: env.served_call of the command, when read."""
     env = Env(env) if isinstance(env, list) else env
     if env.environ.get("MEMCLI_NO_QUICK") or env.command != "search":
         return None
     call = served_call(env) if call is None else call
     if call is None:
         return None
-    if one_off:
-        import gc
-
-        gc.disable()  # a one-off process: its few cycles die with it, its pauses would not
     return _search(env, call[1], call[2])
 
 
 def _search(env: Env, fields: dict[str, Any], view: dict[str, bool]) -> int:
-    """`app.search` without Typer: the request's fields as argv read them."""
+    """`app.search` without Typer: the request's fields as served_call read them."""
     try:
         from memcli.core.requests import SearchQuery
         from memcli.core.validate import read_stdin

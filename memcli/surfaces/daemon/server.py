@@ -27,9 +27,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.core.text import dumps_wire, loads
-from memcli.surfaces.daemon.protocol import (
+from memcli.surfaces.protocol import (
+    dumps_wire,
     ensure_private_dir,
+    loads,
     peer_uid,
     read_line,
     same_dir,
@@ -261,7 +262,7 @@ def printed(data: dict[str, Any], view: object) -> dict[str, Any]:
     """The answer `data` printed for the client (memcli.surfaces.cli.served.printed)
     when it sent how it prints (`view`: the view options and its command), else as is."""
     from memcli.surfaces.cli import served
-    from memcli.surfaces.cli.argv import SERVED
+    from memcli.surfaces.cli.env import SERVED
 
     if not (
         isinstance(view, dict)

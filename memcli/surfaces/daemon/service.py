@@ -272,7 +272,7 @@ def query_status(root: Path) -> dict[str, Any] | None:
     import json
     import socket
 
-    from memcli.surfaces.daemon.protocol import peer_uid, read_line, socket_path
+    from memcli.surfaces.protocol import peer_uid, read_line, socket_path
 
     path = socket_path(root)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -344,7 +344,7 @@ def stop_running(root: Path, timeout: float = 30.0) -> int | None:
 
 def watcher_check(root: Path) -> Check:
     """A watcher serving this workspace, or a stale socket one left behind."""
-    from memcli.surfaces.daemon.protocol import socket_path
+    from memcli.surfaces.protocol import socket_path
 
     path = socket_path(root)
     if not path.exists():

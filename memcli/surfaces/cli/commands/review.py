@@ -11,8 +11,8 @@ from memcli.surfaces.cli.base import HelpGroup, JsonOpt, app, memory
 
 review_app = typer.Typer(
     cls=HelpGroup,
-    help="What an agent asked for (a correction, a pin, importance ≥ 0.9) that waits for "
-    "you: list it, confirm it or reject it.",
+    help="What an agent asked for (a correction, a pin, importance ≥ 0.9, forgetting an "
+    "entry of yours) that waits for you: list it, confirm it or reject it.",
     invoke_without_command=True,
 )
 app.add_typer(review_app, name="review")
@@ -54,15 +54,16 @@ def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
 
 @review_app.command("confirm")
 def review_confirm(ids: list[str] = IdsArg, every: bool = AllOpt, json_out: bool = JsonOpt) -> None:
-    """Apply what the agent asked for and make the entries yours."""
+    """Apply what the agent asked for and make the entries yours (forget: archive them)."""
     from memcli.services.review import confirm
 
     done = confirm(memory().runtime, ids or [], every=every)
     if json_out:
-        render.emit_json({"confirmed": [e.to_dict() for e in done]})
+        render.emit_json({"confirmed": [d.to_dict() for d in done]})
         return
-    for entry in done:
-        render.info(f"confirmed {entry.id} [{entry.type}] {entry.text.splitlines()[0]}")
+    for d in done:
+        entry, what = d.entry, " (archived)" if d.archived else ""
+        render.info(f"confirmed {entry.id} [{entry.type}] {entry.text.splitlines()[0]}{what}")
     render.note(f"{len(done)} confirmed")
 
 
@@ -73,13 +74,15 @@ def review_reject(
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in archive.md)."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Archive the entries (restorable with `memcli restore ID`)."""
+    """Archive what an agent wrote (restorable with `memcli restore ID`); on an entry of
+    yours, drop what the agent asked and keep it as it is."""
     from memcli.services.review import reject
 
     done = reject(memory().runtime, ids or [], every=every, reason=reason)
     if json_out:
-        render.emit_json({"rejected": [e.to_dict() for e in done]})
+        render.emit_json({"rejected": [d.to_dict() for d in done]})
         return
-    for entry in done:
-        render.info(f"rejected {entry.id} {entry.text.splitlines()[0]} (archived)")
+    for d in done:
+        what = "archived" if d.archived else "kept as it was"
+        render.info(f"rejected {d.entry.id} {d.entry.text.splitlines()[0]} ({what})")
     render.note(f"{len(done)} rejected")

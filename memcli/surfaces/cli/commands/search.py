@@ -10,7 +10,7 @@ from memcli.core.requests import (
     InjectRequest,
     SearchQuery,
 )
-from memcli.surfaces.cli import argv, complete, progress, render, served
+from memcli.surfaces.cli import complete, progress, render, served
 from memcli.surfaces.cli.base import (
     Format,
     JsonOpt,
@@ -27,6 +27,7 @@ from memcli.surfaces.cli.base import (
     stdin_or,
     usage_error,
 )
+from memcli.surfaces.cli.env import read_context
 
 
 @app.command()
@@ -46,7 +47,10 @@ def search(
         None, "--limit", "-n", min=1, metavar="N", help="At most this many hits (default 10)."
     ),
     min_score: float | None = typer.Option(
-        None, "--min-score", metavar="SCORE", help="Drop hits scoring less."
+        None,
+        "--min-score",
+        metavar="SCORE",
+        help="Drop hits scoring less; given, it replaces search.relevance_floor.",
     ),
     explain: bool = typer.Option(False, "--explain", help="Show every score component."),
     include_archived: bool = typer.Option(False, "--include-archived", help="Also archive.md."),
@@ -137,7 +141,7 @@ def inject(
         usage_error("CONTEXT, --query, --context-file, --messages, -: give one of them, not all")
     if source is not None and source != "-":
         query, source = source, None
-    context = argv.read_context(source == "-", query, context_file, messages)
+    context = read_context(source == "-", query, context_file, messages)
     request = InjectRequest(
         context,
         max_tokens=max_tokens,

@@ -1,10 +1,12 @@
 """What client and daemon agree on: where the socket lives, who may use it, the
-settings environment and the size limits (a request and an answer are one JSON line
-each, memcli.core.text), and the client's side of it: `ask` hands a request to the
-`memcli watch` daemon of a workspace and gets its answer (result data, or the text the
-daemon printed for the client). Builtin modules only (`_socket` rather than socket,
-which pulls in enum and selectors): every served command imports this, and every
-import here is paid by it; a served command costs one Python start-up and a round trip."""
+settings environment, the size limits and the wire (a request and an answer are one
+line of ASCII JSON each: `dumps_wire`, `loads`, also the hooks' answers), and the
+client's side of it: `ask` hands a request to the `memcli watch` daemon of a workspace
+and gets its answer (result data, or the text the daemon printed for the client).
+Builtin modules only (`_socket` rather than socket, which pulls in enum and selectors;
+`_json` rather than json, which pulls in re): every served command imports this, and
+every import here is paid by it; a served command costs one Python start-up and a round
+trip."""
 
 from __future__ import annotations
 
@@ -218,8 +220,6 @@ def ask(
             return None
     import _socket
 
-    from memcli.core.text import dumps_wire, loads
-
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         sock.settimeout(min(1.0, timeout))
@@ -246,3 +246,52 @@ def ask(
     if not isinstance(answer, dict) or "refused" in answer:
         return None
     return answer
+
+
+def dumps_wire(data: Any) -> str:
+    """One line of ASCII JSON: json.dumps(data, default=str), by `_json`'s encoder (the
+    one json.dumps uses) where there is one."""
+    try:
+        from _json import encode_basestring_ascii, make_encoder
+    except ImportError:  # an interpreter without the C accelerator
+        import json
+
+        return json.dumps(data, default=str)
+    encode = make_encoder({}, str, encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    return "".join(encode(data, 0))
+
+
+class _ScannerContext:
+    """What `_json.make_scanner` reads from a JSONDecoder."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    memo: dict = {}
+
+    @staticmethod
+    def parse_constant(name: str) -> float:
+        return {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}[name]
+
+
+def loads(text: str) -> Any:
+    """json.loads without importing json (and re, ≈ 10 ms) on the way: `_json`'s scanner,
+    which json.loads itself uses. ValueError when `text` is not one JSON value."""
+    try:
+        from _json import make_scanner
+    except ImportError:
+        import json
+
+        return json.loads(text)
+    start = len(text) - len(text.lstrip())
+    try:
+        value, end = make_scanner(_ScannerContext)(text, start)
+    except Exception:  # noqa: BLE001 - StopIteration, or an error json would explain
+        end = -1
+    if end < 0 or text[end:].strip():
+        import json
+
+        return json.loads(text)  # raises JSONDecodeError (a ValueError) saying where
+    return value
