@@ -57,7 +57,7 @@ def started_service(root: Path):  # noqa: ANN201 - memcli.surfaces.daemon.servic
 def measure(
     root: Path, command: str, runs: int, pause: float, profile: int, sort: str = "cumulative"
 ) -> dict:
-    from memcli.surfaces.daemon.protocol import settings_env
+    from memcli.surfaces.protocol import settings_env
 
     service = started_service(root)
     handler, mem = service.server.handler, service.memory

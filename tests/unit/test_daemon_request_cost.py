@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from memcli.services import runtime
-from memcli.surfaces.daemon import protocol, server
+from memcli.surfaces import protocol
+from memcli.surfaces.daemon import server
 from memcli.surfaces.daemon.server import RequestHandler
 from tests.support.env import SAMPLE
 from tests.support.fakes import fake_memory
