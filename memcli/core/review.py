@@ -10,23 +10,26 @@ Markdown stays the one truth):
 
 `review=` lists what the agent asked for and the person has not confirmed yet:
 `type:T` (the entry sits under its fallback type meanwhile, `fact` for a correction),
-`imp:X` (the entry keeps its lower importance meanwhile), `pin`, and `forget` (an agent
+`imp:X` (the entry keeps its lower importance meanwhile), `pin`, `forget` (an agent
 asked to forget an entry the person stands behind: it stays, as it was, until the person
-confirms; what a program wrote an agent archives at once, `agent_may_forget`). Until
-then an agent's entry competes on relevance alone, and the person's own entry keeps the
-standing the person gave it; `memcli review confirm` applies the list (and marks the
-entry as the person's, or archives it for `forget`), `memcli review reject` archives an
-entry a program wrote and drops the requests on the person's own. A person's own writes
-(`memcli add`, `memcli edit`, a hand edit, `import --as-mine`) never wait. An
-entry a program rewrites (extract's UPDATE) is the program's: its own correction type,
-pin and high importance wait in the same way (`rewritten`).
+confirms; what a program wrote an agent archives at once, `agent_may_forget`) and
+`rewrite:ID` (a program rewrote the text of an entry the person stood behind; ID is the
+archive.md copy of the person's version). Until then an agent's entry competes on
+relevance alone, and the person's own entry keeps the standing the person gave it;
+`memcli review confirm` applies the list (and marks the entry as the person's, or
+archives it for `forget`), `memcli review reject` archives an entry a program wrote,
+puts the person's version of a rewritten entry back in its place, and drops the requests
+on the person's own. A person's own writes (`memcli add`, `memcli edit`, a hand edit,
+`import --as-mine`) never wait. An entry a program rewrites (extract's UPDATE, an
+agent's `Memory.edit`) is the program's: its own correction type, pin and high
+importance wait in the same way (`rewritten`).
 
 Pure, standard library only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memcli.core.models import Entry, fmt_unit, unit_value
 
@@ -49,9 +52,17 @@ class Held:
     importance: float | None = None
     pin: bool = False
     forget: bool = False
+    #: a program rewrote the person's entry: the archive.md id of the person's version
+    rewrite: str | None = None
 
     def __bool__(self) -> bool:
-        return self.type is not None or self.importance is not None or self.pin or self.forget
+        return (
+            self.type is not None
+            or self.importance is not None
+            or self.pin
+            or self.forget
+            or self.rewrite is not None
+        )
 
     def format(self) -> str:
         """The `review=` value."""
@@ -64,11 +75,13 @@ class Held:
             parts.append("pin")
         if self.forget:
             parts.append("forget")
+        if self.rewrite is not None:
+            parts.append(f"rewrite:{self.rewrite}")
         return ",".join(parts)
 
     def describe(self) -> str:
         """In words, for `memcli review`."""
-        parts = []
+        parts = ["its new text for your entry"] if self.rewrite is not None else []
         if self.type is not None:
             parts.append(f"type {self.type}")
         if self.importance is not None:
@@ -81,13 +94,14 @@ class Held:
 
     def union(self, other: Held) -> Held:
         """Both requests: the later type, the higher importance, a pin or a forget from
-        either."""
+        either, the first rewrite (the person's version, not a program's in between)."""
         importance = [x for x in (self.importance, other.importance) if x is not None]
         return Held(
             other.type or self.type,
             max(importance) if importance else None,
             self.pin or other.pin,
             self.forget or other.forget,
+            self.rewrite or other.rewrite,
         )
 
 
@@ -95,6 +109,7 @@ def parse_held(value: str) -> Held:
     """A `review=` value read back (parts memcli cannot read are left out)."""
     kind: str | None = None
     importance: float | None = None
+    rewrite: str | None = None
     pin = forget = False
     for part in value.split(","):
         key, _, raw = part.strip().partition(":")
@@ -107,7 +122,9 @@ def parse_held(value: str) -> Held:
             pin = True
         elif key == "forget":
             forget = True
-    return Held(kind, importance, pin, forget)
+        elif key == "rewrite" and raw:
+            rewrite = raw
+    return Held(kind, importance, pin, forget, rewrite)
 
 
 def is_pending(entry: Entry) -> bool:
@@ -149,17 +166,26 @@ def beyond(entry: Entry, asked: Held) -> Held:
     )
 
 
-def rewritten(entry: Entry, importance: float | None) -> tuple[str, float | None, Held]:
-    """What an entry keeps when a program rewrites its text (extract's UPDATE) asking for
-    `importance`: (its type, its importance, what waits for a person). The text is now
-    the program's, so nothing lets it lead on the person's word: its correction type, pin
-    and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked one) are held with what
-    it waited for already; meanwhile it keeps the highest importance below that (None:
-    the default)."""
-    own = entry.importance if "imp" in entry.meta else None
+def rewritten(
+    entry: Entry, importance: float | None, superseded: str, wanted: Entry | None = None
+) -> tuple[str, float | None, Held]:
+    """What an entry keeps when a program rewrites it (extract's UPDATE, an agent's edit)
+    asking for `importance`, its old version archived as `superseded`: (its type, its
+    importance, what waits for a person). `wanted`: the program's version of the entry
+    (an agent's edit: the importance and pin it asks for), else the entry's own. The
+    text is now the program's, so nothing lets it lead on the person's word: its
+    correction type, pin and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked
+    one) are held with what it waited for already; meanwhile it keeps the highest
+    importance below that (None: the default). The rewrite itself waits
+    (`rewrite:superseded`) when the person stood behind the old version (what an agent
+    could not forget at once), so that a reject gives it back."""
+    asks = entry if wanted is None else wanted
+    own = asks.importance if "imp" in asks.meta else None
     asked = [x for x in (own, importance) if x is not None]
-    entry_type, _, _, held = hold(entry.type, max(asked, default=None), entry.pinned)
+    entry_type, _, _, held = hold(asks.type, max(asked, default=None), asks.pinned)
     below = [x for x in asked if x < ELEVATED_IMPORTANCE]
+    if not agent_may_forget(entry):
+        held = replace(held, rewrite=superseded)
     return entry_type, max(below, default=None), held_of(entry).union(held)
 
 
@@ -167,7 +193,10 @@ def agent_may_forget(entry: Entry) -> bool:
     """An agent may archive the entry at once: a program wrote it (extract, an agent,
     compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
     or by the person, confirmed, pinned, an episode note, an imported conversation —
-    waits for the person (`forget` in `review=`)."""
+    waits for the person (`forget` in `review=`), and so does a program's rewrite of
+    such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
+    if held_of(entry).rewrite is not None:
+        return False
     return entry.provenance in ("machine", "reflection") and not entry.confirmed
 
 

@@ -56,6 +56,22 @@ def restore(rt: Runtime, entry_id: str) -> Entry:
             "`memcli history --removed` the entries that left the files",
         )
     old = block.entry
+    restored = as_it_was(rt, old)
+
+    def put_back(doc: Document) -> Entry:
+        if doc.find(old.id) is not None:
+            return doc.find(old.id).entry  # type: ignore[union-attr]
+        return doc.insert_entry(restored)
+
+    result = rt.store.update(restored.file, put_back)  # the destination first: a kill
+    rt.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
+    return result  # between the two writes leaves it in both (doctor says so), never in neither
+
+
+def as_it_was(rt: Runtime, old: Entry) -> Entry:
+    """An archived entry as it read before it was archived: its type, its file (`from=`)
+    and its metadata without the archive's keys. ValidationError when its `type=` or
+    `from=` is not one this workspace can take back; nothing is changed."""
     from memcli.store.changes import ARCHIVE_KEYS
 
     meta = {k: v for k, v in old.meta.items() if k not in ARCHIVE_KEYS}
@@ -79,24 +95,18 @@ def restore(rt: Runtime, entry_id: str) -> Entry:
         )
     if "/" in target:  # an episode file: its folder may be gone
         (rt.root / target).parent.mkdir(exist_ok=True)
-    restored = replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
-
-    def put_back(doc: Document) -> Entry:
-        if doc.find(old.id) is not None:
-            return doc.find(old.id).entry  # type: ignore[union-attr]
-        return doc.insert_entry(restored)
-
-    result = rt.store.update(target, put_back)  # the destination first: a kill between
-    rt.store.update(ARCHIVE_FILE, lambda doc: doc.find(old.id) and doc.remove_entry(old.id))
-    return result  # the two writes leaves it in both (doctor says so), never in neither
+    return replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
 
 
-def archive_superseded(rt: Runtime, entry: Entry) -> None:
-    """A copy of `entry` as it reads now, put in archive.md under a fresh id as
-    superseded by the entry (extract's UPDATE); `memcli restore` brings it back."""
+def archive_superseded(rt: Runtime, entry: Entry, *, reason: str | None = None) -> str:
+    """A copy of `entry` as it reads now, put in archive.md under a fresh id as replaced
+    by the entry (`reason`: superseded by it, as for extract's UPDATE); returns the
+    copy's id, which `memcli restore` takes."""
     from memcli.store.changes import add_to_archive, archived_copy
 
     old_id = new_id(all_entries(rt, include_archived=True), id_prefix_for(entry.file))
     old = replace(entry, id=old_id, meta={**entry.meta, "id": old_id})
-    copy = archived_copy(old, f"superseded by {entry.id}", entry.id, format_time(utc_now()))
+    why = reason or f"superseded by {entry.id}"
+    copy = archived_copy(old, why, entry.id, format_time(utc_now()))
     rt.store.update(ARCHIVE_FILE, add_to_archive([copy]))
+    return old_id

@@ -1,10 +1,10 @@
-"""Entries one at a time: read (list, get, stats), add, edit and log.
+"""Entries one at a time: read (list, get, stats), add and log.
 
 Each function takes the workspace's Runtime; input is checked (memcli.core.validate)
 before anything is written, and every write goes through the store's guarded update,
 so an entry that changed meanwhile is never overwritten blindly. Archiving and restoring
-are memcli.services.archive; extract and import, which add many entries,
-memcli.services.intake.
+are memcli.services.archive; editing, memcli.services.edits; extract and import, which
+add many entries, memcli.services.intake.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from memcli.core.filters import filter_entries
 from memcli.core.models import (
     ARCHIVE_FILE,
     BY_KEY,
+    MACHINE_WRITERS,
     Entry,
     fmt_unit,
     format_time,
@@ -39,7 +40,7 @@ from memcli.core.validate import (
     clean_keywords,
     clean_text,
 )
-from memcli.logic.keywords import extract_keywords, recomputed_keywords
+from memcli.logic.keywords import extract_keywords
 from memcli.services.runtime import Runtime, operation
 from memcli.store.access import Access
 from memcli.store.markdown import Document, id_prefix_for
@@ -178,6 +179,10 @@ def id_maker(rt: Runtime) -> Callable[[str], str]:
 # ---------------------------------------------------------------------- writing
 
 
+#: who may be named as the writer of an added entry (`AddRequest.by`)
+ADD_WRITERS = frozenset({"person", IMPORT_WRITER, *MACHINE_WRITERS})
+
+
 def add(rt: Runtime, request: AddRequest) -> AddResult:
     """Add an entry, or update the existing entry with the same normalized text
     (`add` as a surface means it, with the automatic reflect / compress, is
@@ -186,6 +191,12 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
     entry_type = check_type(request.type)
     importance, confidence, source = request.importance, request.confidence, request.source
     pin, by = request.pin, request.by
+    if by not in ADD_WRITERS:  # any other name would read back as written by hand
+        raise ValidationError(
+            f"by={by!r} is not a writer memcli knows ({', '.join(sorted(ADD_WRITERS))}); "
+            "nothing was written",
+            hint='a program\'s entry is by="agent" (the default), a person\'s by="person"',
+        )
     check_unit("importance", importance)
     check_unit("confidence", confidence)
     check_meta_value("--source", source)
@@ -322,84 +333,6 @@ def merged_meta(
         meta["pin"] = "true"
     meta["updated"] = now
     return meta
-
-
-@operation("edit")
-def edit(
-    rt: Runtime,
-    entry_id: str,
-    *,
-    text: str | None = None,
-    importance: float | None = None,
-    confidence: float | None = None,
-    keywords: Sequence[str] | None = None,
-    source: str | None = None,
-    pin: bool | None = None,
-    allow_secret: bool = False,
-    by: str | None = None,
-) -> Entry:
-    """Change an entry's text and/or metadata in place (see Memory.edit)."""
-    if text is not None:
-        text = clean_text(text)
-        check_secret(text, allow_secret)
-    check_unit("importance", importance)
-    check_unit("confidence", confidence)
-    check_meta_value("--source", source)
-    check_keywords("--keywords", keywords)
-    found = find(rt, entry_id)
-    now = format_time(utc_now())
-
-    def change(doc: Document) -> Entry:
-        block = doc.find(found.id)
-        if block is None:
-            raise NotFoundError(
-                f"entry {found.id} changed or disappeared in {found.file} during the edit",
-                hint="run `memcli list` and try again",
-            )
-        meta = dict(block.entry.meta)
-        meta["id"] = block.entry.id
-        imp, wants_pin = importance, pin
-        if by != "person":  # an agent's pin or high importance waits for a person
-            _, _, _, asked = hold(block.entry.type, importance, bool(pin))
-            held = beyond(block.entry, asked)
-            if asked.importance is not None:
-                imp = None
-            if asked.pin:
-                wants_pin = None
-            if held:
-                meta[REVIEW_KEY] = held_of(block.entry).union(held).format()
-        if imp is not None:
-            meta["imp"] = fmt_unit(imp)
-        if confidence is not None:
-            meta["conf"] = fmt_unit(confidence)
-        if keywords is not None:
-            kws = clean_keywords(keywords)
-            if kws:
-                meta["kw"] = ",".join(kws)
-            else:
-                meta.pop("kw", None)
-        elif text is not None:
-            kws = recomputed_keywords(block.entry.keywords, block.entry.text, text)
-            if kws:
-                meta["kw"] = ",".join(kws)
-            elif kws is not None:
-                meta.pop("kw", None)
-        if source is not None:
-            meta["src"] = source
-        if wants_pin is not None:
-            if wants_pin:
-                meta["pin"] = "true"
-            else:
-                meta.pop("pin", None)
-        if allow_secret:
-            meta["secret"] = "ok"
-        meta["updated"] = now
-        if by is not None:
-            meta[BY_KEY] = by
-        new = replace(block.entry, text=text if text is not None else block.entry.text, meta=meta)
-        return doc.replace_entry(found.id, replace(new, id_explicit=True))
-
-    return rt.store.update(found.file, change)
 
 
 @operation("log")

@@ -16,7 +16,6 @@ from memcli.core.models import Entry, normalize_text
 from memcli.core.requests import AddRequest
 from memcli.core.validate import check_meta_value, clean_text
 from memcli.services import entries
-from memcli.services.archive import archive_superseded
 from memcli.services.maintain import after_write
 from memcli.services.review import rewrite
 from memcli.services.runtime import Runtime, operation
@@ -44,6 +43,7 @@ def statements(rt: Runtime, messages: Sequence[dict]) -> list[Any]:
     return llm_candidates(messages, llm) if llm else candidates(messages)
 
 
+@operation("extract")  # one operation of the history: `memcli undo` takes it all back
 def extract(
     rt: Runtime,
     messages: Sequence[dict],
@@ -89,7 +89,6 @@ def extract(
                 )
                 entry = entries.add(rt, request).entry
             else:
-                archive_superseded(rt, current)  # first: never in neither place
                 sources = ",".join(s for s in [current.source, source] if s) or None
                 # the text is now extract's: what let the person's entry lead (a
                 # correction, a pin, importance >= 0.9) waits for them (DESIGN §4)

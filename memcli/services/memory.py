@@ -22,9 +22,11 @@ from memcli.core.models import Entry
 from memcli.core.requests import AddRequest, GetRequest, InjectRequest, ListRequest, SearchQuery
 from memcli.index.embedder import Embedder
 from memcli.index.sync import Progress, SyncReport
-from memcli.services import entries, intake
+from memcli.services import edits, entries, intake
+from memcli.services.edits import Changes
 from memcli.services.entries import AddResult, EntryDetail
 from memcli.services.indexing import IndexManager
+from memcli.services.review import agent_edit
 from memcli.services.runtime import Runtime, shared_key
 from memcli.services.search import SearchService, SearchView
 from memcli.services.upkeep import Upkeep
@@ -351,26 +353,28 @@ class Memory(Upkeep):
         source: str | None = None,
         pin: bool | None = None,
         allow_secret: bool = False,
-        by: str | None = None,
+        by: str = "agent",
     ) -> Entry:
-        """Change an entry's text and/or metadata in place; stamps its id. `by="person"`
-        (the CLI) marks it confirmed by a person: it no longer fades with age; None keeps
-        who wrote it as it was. New text that looks like it holds a credential is refused
-        unless allow_secret, which marks the entry `secret=ok` (also for its current
-        text). New text without `keywords` recomputes the automatic keywords
-        (memcli.logic.keywords.recomputed_keywords); keywords a person set stay."""
-        return entries.edit(
-            self.runtime,
-            entry_id,
-            text=text,
-            importance=importance,
-            confidence=confidence,
-            keywords=keywords,
-            source=source,
-            pin=pin,
-            allow_secret=allow_secret,
-            by=by,
+        """Change an entry's text and/or metadata; stamps its id. New text that looks
+        like it holds a credential is refused unless allow_secret, which marks the entry
+        `secret=ok` (also for its current text). New text without `keywords` recomputes
+        the automatic keywords (memcli.logic.keywords.recomputed_keywords); keywords a
+        person set stay.
+
+        `by` says who edits, as for `add` and `forget`: "agent" (the default: a program
+        through the API) changes what a program wrote and nobody confirmed in place (its
+        pin or importance ≥ 0.9 waits in `memcli review`); an entry the person stands
+        behind (hand-written, added, confirmed, pinned) becomes the agent's new version,
+        waiting in `memcli review` with the person's in archive.md: `review reject` puts
+        theirs back, `review confirm` accepts it (as extract's rewrite; `review=` in its
+        metadata says what waits). "person" (`memcli edit`) applies everything and
+        marks the entry the person's: it no longer fades with age."""
+        changes = Changes(
+            text, importance, confidence, keywords, source, pin, allow_secret=allow_secret
         )
+        if by == "person":
+            return edits.edit(self.runtime, entry_id, changes, by="person")
+        return agent_edit(self.runtime, entry_id, changes, by=by)
 
     def log(
         self,

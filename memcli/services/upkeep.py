@@ -59,20 +59,23 @@ class Upkeep:
 
     # ------------------------------------------------------------------ forget, restore
 
-    def forget(
-        self, entry_id: str, *, reason: str = "forgotten", replaced_by: str | None = None
-    ) -> Entry:
-        """Move an entry to archive.md (restorable). Archive first, then remove: a crash
-        in between leaves a copy in both places, never in neither."""
-        return archive.forget(self.runtime, entry_id, reason=reason, replaced_by=replaced_by)
+    def forget(self, entry_id: str, *, reason: str | None = None, by: str = "agent") -> Outcome:
+        """Forget an entry; `.archived` says whether it moved to archive.md (restorable,
+        archived first, then removed: a crash in between leaves a copy in both places).
 
-    def agent_forget(self, entry_id: str) -> Outcome:
-        """An agent's forget (MCP forget_memory; `.archived` says which it was): what a
-        program wrote is archived at once, an entry the person stands behind waits for
-        them in `memcli review` and stays as it is meanwhile."""
-        from memcli.services.review import agent_forget
+        `by` says who asks, as for `add`: "agent" (the default: a program through the
+        API, as MCP forget_memory) archives at once only what a program wrote and nobody
+        confirmed; an entry the person stands behind stays as it is and waits for them in
+        `memcli review` (docs/agents.md). "person" (`memcli forget`) archives at once.
+        `reason` is kept in archive.md ("forgotten"; an agent's "forgotten by an agent:
+        REASON")."""
+        from memcli.services.review import Outcome, agent_forget
 
-        return agent_forget(self.runtime, entry_id)
+        if by == "person":
+            why = "forgotten" if reason is None else reason
+            found = archive.forget(self.runtime, entry_id, reason=why)
+            return Outcome(found, True)
+        return agent_forget(self.runtime, entry_id, reason=reason)
 
     def restore(self, entry_id: str) -> Entry:
         """Bring an archived entry back to the file and section it came from."""

@@ -355,7 +355,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         annotations=annotations("forget_memory"),
     )
     def forget_memory(memory_key: MemoryKey) -> dict[str, Any]:
-        done = call(lambda: operations.holder(memory(), memory_key).agent_forget(memory_key))
+        done = call(lambda: operations.holder(memory(), memory_key).forget(memory_key))
         text = strip_invisible(done.entry.text)
         if done.archived:
             return {"forgotten": done.entry.id, "text": text}

@@ -350,7 +350,8 @@ def test_who_wrote_it_is_stamped(empty_workspace: Path, runner: CliRunner) -> No
     other = mem.add("The deploy window is Tuesday afternoon").entry
     edited = runner.invoke(app, ["-w", str(root), "edit", other.id, "-i", "0.7", "--json"])
     assert envelope(edited.stdout)["entry"]["meta"]["by"] == "person"
-    assert mem.edit(other.id, importance=0.2).meta["by"] == "person"  # the API keeps it
+    changed = mem.edit(other.id, importance=0.2)  # the API's: an agent's, the person's waits
+    assert changed.meta["by"] == "agent" and changed.meta["review"].startswith("rewrite:")
     decisions = mem.extract([{"role": "user", "content": "Remember that my desk is in room 4.12"}])
     added = [d for d in decisions if d.action == "ADD"]
     assert added and mem.get(added[0].entry_id).entry.meta["by"] == "extract"

@@ -76,7 +76,7 @@ def test_a_symlinked_memory_file_stays_a_symlink(workspace: Path, tmp_path: Path
     entry = mem.add("Deploys go out on Tuesdays").entry
     mem.edit(entry.id, text="Deploys go out on Wednesdays")
     victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id != entry.id)
-    mem.forget(victim.id)
+    mem.forget(victim.id, by="person")
     assert memory.is_symlink() and os.readlink(memory) == str(target)
     text = target.read_text()
     assert "Deploys go out on Wednesdays" in text and victim.text not in text

@@ -126,7 +126,7 @@ def test_undo_forget_brings_the_entry_back_and_empties_the_archive(workspace: Pa
     mem = Memory(workspace)
     memory_before = (workspace / "memory.md").read_text()
     victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id_explicit)
-    mem.forget(victim.id)
+    mem.forget(victim.id, by="person")
     assert victim.id not in (workspace / "memory.md").read_text()
     mem.undo(mem.plan_undo())
     assert (workspace / "memory.md").read_text() == memory_before
@@ -301,7 +301,7 @@ def test_an_undo_that_found_a_file_already_done_is_finished(workspace: Path) -> 
     mem = Memory(workspace)
     earlier = mem.add("A fact added before the forget").entry
     victim = next(e for e in mem.entries() if e.file == "memory.md" and e.id_explicit)
-    mem.forget(victim.id)
+    mem.forget(victim.id, by="person")
     plan = mem.plan_undo()
     assert sorted(plan.files) == ["archive.md", "memory.md"]
     mem.store.update("archive.md", lambda doc: doc.remove_entry(victim.id))  # op "write"

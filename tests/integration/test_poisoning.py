@@ -131,7 +131,7 @@ def test_an_agents_edit_cannot_pin_or_raise_importance(empty_workspace: Path) ->
     edited = mem.edit(entry.id, importance=0.95, pin=True)
     assert not edited.pinned and edited.importance == 0.5
     assert edited.meta["review"] == "imp:0.95,pin"
-    assert mem.edit(entry.id, importance=0.7).importance == 0.7  # below 0.9: applied
+    assert mem.edit(entry.id, importance=0.7).importance == 0.7  # below 0.9: the agent's new version (it waits in review)
     by_person = mem.edit(entry.id, pin=True, by="person")
     assert by_person.pinned
 

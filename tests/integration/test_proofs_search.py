@@ -83,7 +83,7 @@ def test_filters_hold_on_the_faiss_path(workspace: Path, tmp_path: Path, model) 
     """The same files searched through an HNSW index (ann_threshold lowered in
     memcli.toml) and through the exact NumPy scan: every filter holds on both, and
     (the index being small enough for HNSW to be exact) both rank alike."""
-    Memory(workspace, notify=lambda m: None).forget("m1b2c3d4")  # archive.md has one
+    Memory(workspace, notify=lambda m: None).forget("m1b2c3d4", by="person")  # archive.md has one
     flat_ws = tmp_path / "flat"
     shutil.copytree(workspace, flat_ws)
     with (workspace / "memcli.toml").open("a") as handle:

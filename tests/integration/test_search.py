@@ -97,7 +97,7 @@ def test_index_is_never_stale(workspace: Path, model) -> None:
     )
     hits = mem.search("terraform plan", limit=1, touch=False)
     assert hits[0].entry.text.startswith("Always run terraform plan")
-    mem.forget(hits[0].entry.id)
+    mem.forget(hits[0].entry.id, by="person")
     assert "terraform" not in hits[0].entry.text.lower() or all(
         "terraform" not in h.entry.text.lower() for h in mem.search("terraform plan", touch=False)
     )

@@ -23,7 +23,7 @@ mem = Memory(root, notify=lambda m: None)
 first = mem.add("Prefers pytest over unittest", type="preference").entry
 mem.add("Runs the linters before each commit", type="skill")
 mem.log("Paired on the release checklist today")
-mem.forget(first.id)
+mem.forget(first.id, by="person")
 mem.search("python tests")  # builds the index, counts an access
 mem.flush()
 """

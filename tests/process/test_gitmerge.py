@@ -90,8 +90,8 @@ def test_two_clones_merge_concurrent_changes_without_conflict_or_duplicate(
                   and e.file == "memory.md")
     # the desk adds, edits one entry's text and forgets another
     desk_add = desk.add("Desk: the build server is ci.techcorp.io").entry
-    desk.edit(edited.id, text=edited.text + " (checked on the desk)")
-    desk.forget(victim.id)
+    desk.edit(edited.id, text=edited.text + " (checked on the desk)", by="person")
+    desk.forget(victim.id, by="person")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "desk")
     git(workspace, "push", "-q", "origin", "main")
@@ -143,11 +143,11 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
     both_forget, edited_and_forgotten, restored_and_edited, plain = ids[:4]
 
     # 1. both forget the same entry; the desk also forgets one the laptop edits
-    desk.forget(both_forget)
-    lap.forget(both_forget)
-    desk.forget(edited_and_forgotten)
-    lap.edit(edited_and_forgotten, text="Edited on the laptop while the desk forgot it")
-    desk.forget(restored_and_edited)
+    desk.forget(both_forget, by="person")
+    lap.forget(both_forget, by="person")
+    desk.forget(edited_and_forgotten, by="person")
+    lap.edit(edited_and_forgotten, text="Edited on the laptop while the desk forgot it", by="person")
+    desk.forget(restored_and_edited, by="person")
     desk_add = desk.add("Desk: the VPN is vpn.techcorp.io").entry
     lap_add = lap.add("Laptop: the VPN needs the hardware key").entry
     sync(desk_root, lap_root)
@@ -171,8 +171,8 @@ def test_concurrent_forgets_restores_and_edits_of_the_same_entries(
     desk.restore(restored_and_edited)
     lap.restore(restored_and_edited)
     lap.edit(restored_and_edited, importance=0.9, by="person")
-    desk.edit(plain, text="Edited on the desk while the laptop forgot it")
-    lap.forget(plain)
+    desk.edit(plain, text="Edited on the desk while the laptop forgot it", by="person")
+    lap.forget(plain, by="person")
     sync(desk_root, lap_root)
     for clone in (desk_root, lap_root):
         live = assert_clean(clone)

@@ -35,6 +35,6 @@ def test_the_stop_hook_holds_the_standing_of_an_entry_it_rewrites(
     assert done.returncode == 0 and done.stdout == "", done.stderr
     entry = Memory(empty_workspace).get("mmuc").entry
     assert entry.text == "Lives in Leipzig" and entry.meta["by"] == "extract"
-    assert not entry.pinned and entry.meta["review"] == "imp:1,pin"
-    archive = (empty_workspace / "archive.md").read_text()
-    assert "Lives in Munich" in archive and "replaced_by=mmuc" in archive
+    (old,) = Memory(empty_workspace).store.load("archive.md").entries()
+    assert old.text == "Lives in Munich" and old.meta["replaced_by"] == "mmuc"
+    assert not entry.pinned and entry.meta["review"] == f"imp:1,pin,rewrite:{old.id}"

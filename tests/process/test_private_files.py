@@ -50,7 +50,7 @@ def exercise(root: Path) -> None:
     mem = fake_memory(root)
     mem.add("Secret plan alpha for the launch")
     gone = mem.add("Secret plan beta, to forget")
-    mem.forget(gone.entry.id)
+    mem.forget(gone.entry.id, by="person")
     mem.log("a private note")
     mem.index()
     assert mem.search("plan", limit=5)

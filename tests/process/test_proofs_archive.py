@@ -37,7 +37,7 @@ def update(self, name, change):
 Store.update = update
 memory = Memory(workspace, notify=lambda message: None)
 if operation == "forget":
-    memory.forget("m1b2c3d4")
+    memory.forget("m1b2c3d4", by="person")
 else:  # a merge, as compress plans one: sources in two files, the result in one
     live = {e.id: e for e in memory.entries()}
     merged = Entry("mmerged01", "Docker everywhere: compose locally, slim final stages",

@@ -32,7 +32,7 @@ def test_doctor_reports_an_entry_only_the_history_holds(tmp_path: Path) -> None:
     root = r3.fresh(tmp_path)
     mem = Memory(root, notify=lambda m: None)
     text = mem.get(r3.VICTIM).entry.text
-    mem.forget(r3.VICTIM)
+    mem.forget(r3.VICTIM, by="person")
     mem.restore(r3.VICTIM)
     with operation("undo"):  # today's order: memory.md first, killed before archive.md
         mem.store.update("memory.md", lambda doc: doc.remove_entry(r3.VICTIM))

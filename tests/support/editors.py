@@ -141,8 +141,8 @@ for i in range(count):
             mem.edit(target, text=text)
             ack(op="edit", id=target, text=text)
         elif kind == "forget" and i < len(targets):
-            forgotten = mem.forget(targets[i])
-            ack(op="forget", id=targets[i], text=forgotten.text)
+            forgotten = mem.forget(targets[i], by="person")
+            ack(op="forget", id=targets[i], text=forgotten.entry.text)
         elif kind == "extract":
             said = phrase(rng, words)
             messages = [{"role": "user", "content": f"Please remember that {said}."}]

@@ -136,7 +136,7 @@ for i in range(count):
             ack(op="edit", id=target, text=text)
         elif kind == "forget":
             if i < len(targets):
-                mem.forget(targets[i])
+                mem.forget(targets[i], by="person")
                 ack(op="forget", id=targets[i])
         elif kind == "extract":
             said = phrase(rng, words)
@@ -162,7 +162,7 @@ for i in range(count):
                 live = [e for e in mem.entries() if e.file != "archive.md"]
                 if live:
                     victim = rng.choice(live)
-                    mem.forget(victim.id)
+                    mem.forget(victim.id, by="person")
                     ack(op="forget", id=victim.id, text=victim.text)
             else:
                 plan = mem.compress()

@@ -347,7 +347,7 @@ def private_files(work: Path) -> tuple[int, int]:
             mem = _fake(root)
             mem.add("Secret plan alpha for the launch")
             gone = mem.add("Secret plan beta, to forget")
-            mem.forget(gone.entry.id)
+            mem.forget(gone.entry.id, by="person")
             mem.log("a private note")
             mem.index()
             mem.search("plan", limit=5, touch=False)

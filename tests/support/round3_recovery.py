@@ -42,7 +42,7 @@ from memcli.services.memory import Memory
 mem = Memory(sys.argv[1], notify=lambda m: None)
 op, arg = sys.argv[3], sys.argv[4]
 if op == "forget":
-    mem.forget(arg)
+    mem.forget(arg, by="person")
 elif op == "restore":
     mem.restore(arg)
 elif op == "undo":
@@ -96,15 +96,15 @@ def _setup_forget(mem) -> None:  # noqa: ANN001
 
 
 def _setup_restore(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
 
 
 def _setup_undo_forget(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
 
 
 def _setup_undo_restore(mem) -> None:  # noqa: ANN001
-    mem.forget(VICTIM)
+    mem.forget(VICTIM, by="person")
     mem.restore(VICTIM)
 
 
@@ -358,7 +358,7 @@ def undo_after_hand_edit(where: Path) -> dict[str, object]:
     root = fresh(where, "undo-hand")
     mem = Memory(root, notify=lambda m: None)
     added = mem.add("The release train leaves every second Thursday").entry
-    mem.edit(VICTIM, text="Prefers pytest, always with fixtures")
+    mem.edit(VICTIM, text="Prefers pytest, always with fixtures", by="person")
     memory = root / "memory.md"
     text = memory.read_text()
     memory.write_text(text.replace("Prefers pytest, always with fixtures",
@@ -407,7 +407,7 @@ def undo_never_repeats_an_id(where: Path) -> dict[str, object]:
     mem = Memory(root, notify=lambda m: None)
     with operation("import"):  # one operation: an entry added, another edited
         added = mem.add("Imported fact next to the edit").entry
-        mem.edit(VICTIM, text="Prefers pytest, always with fixtures")
+        mem.edit(VICTIM, text="Prefers pytest, always with fixtures", by="person")
 
     def later(doc):  # noqa: ANN001, ANN202
         found = doc.find(VICTIM).entry

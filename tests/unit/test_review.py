@@ -40,6 +40,9 @@ def test_vouched_needs_a_person_and_an_agents_request_takes_nothing_away() -> No
         "correction", 1.0, True
     )
     assert Held(pin=True).union(Held(forget=True)) == Held(None, None, True, True)
+    # the person's version is the first rewrite's copy, not a program's text in between
+    assert Held(rewrite="m1").union(Held(pin=True, rewrite="m2")) == Held(pin=True, rewrite="m1")
+    assert Held(rewrite="m1").describe() == "its new text for your entry"
 
 
 @pytest.mark.parametrize(
@@ -57,6 +60,9 @@ def test_vouched_needs_a_person_and_an_agents_request_takes_nothing_away() -> No
         ({"by": "person", "src": "chat-1"}, "fact", "memory.md", False),
         ({}, "episode", "episodes/2026-11-01.md", False),
         ({}, "turn", "conversations/chat.md", False),
+        # a program's rewrite of the person's entry, not reviewed yet: still the person's
+        ({"by": "extract", "review": "rewrite:m9"}, "fact", "memory.md", False),
+        ({"by": "extract", "review": "imp:1"}, "fact", "memory.md", True),
     ],
 )
 def test_what_an_agent_may_forget_at_once(meta: dict, kind: str, file: str, at_once: bool) -> None:
@@ -75,6 +81,8 @@ def test_what_an_agent_may_forget_at_once(meta: dict, kind: str, file: str, at_o
         ("junk, pin", Held(None, None, True)),
         ("imp:1,forget", Held(None, 1.0, False, True)),
         ("forget", Held(forget=True)),
+        ("pin,rewrite:m1a2", Held(pin=True, rewrite="m1a2")),
+        ("rewrite:", Held()),
         ("type:", Held()),
         ("", Held()),
     ],
@@ -116,20 +124,39 @@ def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> 
     ("entry_type", "meta", "asked", "kept"),
     [
         # an entry's own standing, and what a program's rewrite asks for: (type, importance
-        # meanwhile, what waits)
-        ("fact", {}, 0.75, ("fact", 0.75, "")),
-        ("fact", {}, None, ("fact", None, "")),
-        ("fact", {"imp": "0.2"}, 0.6, ("fact", 0.6, "")),
-        ("fact", {"imp": "0"}, None, ("fact", 0.0, "")),  # an importance of 0 is one
-        ("fact", {"imp": "0.89"}, 0.75, ("fact", 0.89, "")),
-        ("fact", {"imp": "0.9"}, 0.75, ("fact", 0.75, "imp:0.9")),  # the boundary
-        ("fact", {"imp": "0.95"}, None, ("fact", None, "imp:0.95")),
-        ("fact", {"imp": "0.5"}, 0.9, ("fact", 0.5, "imp:0.9")),  # asked for: held too
-        ("fact", {"pin": "true"}, 0.75, ("fact", 0.75, "pin")),
-        ("correction", {}, 0.75, ("fact", 0.75, "type:correction")),
-        ("correction", {"imp": "1", "pin": "true"}, 0.4, ("fact", 0.4, "type:correction,imp:1,pin")),
-        ("fact", {"review": "type:correction,imp:1"}, 0.75, ("fact", 0.75, "type:correction,imp:1")),
-        ("fact", {"imp": "0.95", "review": "imp:1"}, None, ("fact", None, "imp:1")),
+        # meanwhile, what waits); the old text is archived as m9: the rewrite of an entry
+        # the person stands behind waits too (rewrite:m9), a program's entry's does not
+        ("fact", {}, 0.75, ("fact", 0.75, "rewrite:m9")),
+        ("fact", {}, None, ("fact", None, "rewrite:m9")),
+        ("fact", {"by": "person", "imp": "0.2"}, 0.6, ("fact", 0.6, "rewrite:m9")),
+        ("fact", {"by": "agent", "imp": "0"}, None, ("fact", 0.0, "")),  # 0 is an importance
+        ("fact", {"by": "extract", "imp": "0.89"}, 0.75, ("fact", 0.89, "")),
+        ("fact", {"by": "agent", "imp": "0.9"}, 0.75, ("fact", 0.75, "imp:0.9")),  # boundary
+        ("fact", {"by": "agent", "imp": "0.95"}, None, ("fact", None, "imp:0.95")),
+        ("fact", {"by": "agent", "imp": "0.5"}, 0.9, ("fact", 0.5, "imp:0.9")),  # asked: held
+        ("fact", {"by": "agent", "pin": "true"}, 0.75, ("fact", 0.75, "pin,rewrite:m9")),
+        ("correction", {"by": "agent"}, 0.75, ("fact", 0.75, "type:correction")),
+        (
+            "correction",
+            {"imp": "1", "pin": "true"},
+            0.4,
+            ("fact", 0.4, "type:correction,imp:1,pin,rewrite:m9"),
+        ),
+        (
+            "fact",
+            {"by": "agent", "review": "type:correction,imp:1"},
+            0.75,
+            ("fact", 0.75, "type:correction,imp:1"),
+        ),
+        ("fact", {"imp": "0.95", "review": "imp:1"}, None, ("fact", None, "imp:1,rewrite:m9")),
+        # rewritten again before the person looked: the person's version stays the one
+        (
+            "fact",
+            {"by": "extract", "review": "pin,rewrite:m3"},
+            0.75,
+            ("fact", 0.75, "pin,rewrite:m3"),
+        ),
+        ("episode", {}, None, ("episode", None, "rewrite:m9")),
     ],
 )
 def test_what_a_rewritten_entry_keeps_and_what_waits(
@@ -138,6 +165,6 @@ def test_what_a_rewritten_entry_keeps_and_what_waits(
     from memcli.core.review import rewritten
 
     entry_type, importance, held = rewritten(
-        Entry("m1", "x", entry_type, "memory.md", 1, meta), asked
+        Entry("m1", "x", entry_type, "memory.md", 1, meta), asked, "m9"
     )
     assert (entry_type, importance, held.format()) == kept

@@ -256,7 +256,7 @@ def forget(
     """Move an entry to archive.md (restore brings it back)."""
     mem = memory()
     target = operations.holder(mem, entry_id)  # the layer holding it (services.layers)
-    entry = target.forget(entry_id, reason=reason)
+    entry = target.forget(entry_id, reason=reason, by="person").entry  # at once: yours
     if json_out:
         render.emit_json({"entry": entry.to_dict(), "reason": reason})
     else:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from memcli.surfaces.cli import complete, render
@@ -12,7 +10,8 @@ from memcli.surfaces.cli.base import HelpGroup, JsonOpt, app, memory
 review_app = typer.Typer(
     cls=HelpGroup,
     help="What an agent asked for (a correction, a pin, importance ≥ 0.9, forgetting an "
-    "entry of yours) that waits for you: list it, confirm it or reject it.",
+    "entry of yours, its rewrite of one) that waits for you: list it, confirm it or "
+    "reject it.",
     invoke_without_command=True,
 )
 app.add_typer(review_app, name="review")
@@ -26,12 +25,6 @@ IdsArg = typer.Argument(
 AllOpt = typer.Option(False, "--all", help="Every entry that waits.")
 
 
-def _row(entry: Any) -> dict[str, Any]:
-    from memcli.core.review import held_of
-
-    return {**entry.to_dict(), "asked": held_of(entry).describe()}
-
-
 @review_app.callback()
 def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
     """List what waits: each entry with what its agent asked for."""
@@ -41,12 +34,14 @@ def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
 
     found = waiting(memory().runtime)
     if json_out:
-        render.emit_json({"waiting": [_row(e) for e in found]})
+        render.emit_json({"waiting": [w.to_dict() for w in found]})
         return
-    for entry in found:
-        row = _row(entry)
+    for w in found:
+        entry, row = w.entry, w.to_dict()
         render.info(f"{entry.id}  {entry.file}:{entry.line}  asks for {row['asked']}")
         render.info(f"    {entry.text.splitlines()[0]}")
+        if w.was is not None:
+            render.info(f"    was: {w.was.text.splitlines()[0]}")
     render.note(
         f"{len(found)} waiting" + ("; `memcli review confirm ID` or `reject ID`" if found else "")
     )
@@ -74,8 +69,9 @@ def review_reject(
     reason: str | None = typer.Option(None, "--reason", help="Why (kept in archive.md)."),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Archive what an agent wrote (restorable with `memcli restore ID`); on an entry of
-    yours, drop what the agent asked and keep it as it is."""
+    """Archive what an agent wrote (restorable with `memcli restore ID`); an entry of
+    yours a program rewrote gets your text back; on an entry of yours, drop what the agent
+    asked and keep it as it is."""
     from memcli.services.review import reject
 
     done = reject(memory().runtime, ids or [], every=every, reason=reason)
@@ -83,6 +79,6 @@ def review_reject(
         render.emit_json({"rejected": [d.to_dict() for d in done]})
         return
     for d in done:
-        what = "archived" if d.archived else "kept as it was"
+        what = "archived" if d.archived else "your text back" if d.restored else "kept as it was"
         render.info(f"rejected {d.entry.id} {d.entry.text.splitlines()[0]} ({what})")
     render.note(f"{len(done)} rejected")
