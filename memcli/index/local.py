@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Collection, Iterator, Sequence
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +58,7 @@ class LocalBackend:
         **_: Any,
     ) -> None:
         self.dir = Path(directory)
+        self._manifest_file = str(self.dir / files.MANIFEST)  # stat on every read
         self.settings = settings
         self.k1, self.b = bm25
         self._stamp: tuple[int, int, int] | None = None  # manifest stat when read
@@ -85,7 +87,7 @@ class LocalBackend:
     def _read_manifest(self) -> tuple[files.Stamp | None, dict | None]:
         """(stamp, manifest), read again only when the file's stamp changed."""
         try:
-            stamp = files.stamp_of(self.dir / files.MANIFEST)
+            stamp = files.stamp_of(self._manifest_file)
         except FileNotFoundError:
             return None, None
         except OSError:
@@ -198,16 +200,16 @@ class LocalBackend:
         memo = self._memo.get("allowed")
         if memo is not None and memo[0] is allowed and memo[1] == self.version:
             return memo[2]
-        rows = np.fromiter(
-            (self.row_of.get(i, -1) for i in allowed), dtype=np.int64, count=len(allowed)
-        )
+        rows = self._rows(allowed)
         mask = np.zeros(self.n, dtype=bool)
         mask[rows[rows >= 0]] = True
         self._memo["allowed"] = (allowed, self.version, mask)
         return mask
 
-    def _rows(self, ids: Sequence[str]) -> np.ndarray:
-        return np.fromiter((self.row_of.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+    def _rows(self, ids: Collection[str]) -> np.ndarray:
+        """The rows of `ids` (-1: not in the index)."""
+        found = map(self.row_of.get, ids, repeat(-1))  # no Python frame per id
+        return np.fromiter(found, dtype=np.int64, count=len(ids))
 
     def _scored(self, rows: np.ndarray, scores: np.ndarray) -> Scored:
         order = np.argsort(-scores, kind="stable")
@@ -270,7 +272,8 @@ class LocalBackend:
         params = (query, self.k1, self.b)
         if memo is not None and memo[0] == params and memo[1] == self.version:
             return memo[2]
-        result = self.postings.scores(tokenize(query), self.n, self.alive, len(self.row_of))
+        live = len(self.row_of)
+        result = self.postings.scores(tokenize(query), self.n, self.alive, live, self.version)
         self._memo["keyword"] = (params, self.version, result)
         return result
 

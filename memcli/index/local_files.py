@@ -61,9 +61,9 @@ Stamp = tuple[int, int, int]
 Record = tuple
 
 
-def stamp_of(path: Path) -> Stamp:
+def stamp_of(path: str | Path) -> Stamp:
     """What changes whenever the manifest is replaced (size, mtime, inode)."""
-    st = path.stat()
+    st = os.stat(path)
     return (st.st_size, st.st_mtime_ns, st.st_ino)
 
 

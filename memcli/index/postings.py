@@ -32,6 +32,7 @@ class Postings:
         self.tail: list[np.ndarray] = []  # term ids of rows [nbase, n)
         self._tail_kw: KeywordIndex | None = None
         self._encoded: dict[str, np.ndarray] = {}  # keyword text -> term ids (memo)
+        self._norm_memo: tuple[tuple, np.ndarray] | None = None  # ((state, n, live), norm)
 
     def grow(self, size: int) -> None:
         """Room for `size` rows."""
@@ -44,16 +45,18 @@ class Postings:
         self.tail.extend(encoded)
         self._tail_kw = None
 
-    def scores(self, terms: list[str], n: int, alive: np.ndarray, live: int) -> np.ndarray:
+    def scores(
+        self, terms: list[str], n: int, alive: np.ndarray, live: int, state: object = None
+    ) -> np.ndarray:
         """BM25 of every row for the query terms (0 for dead rows); `alive`: the live
-        rows (the first `n`), `live` of them."""
+        rows (the first `n`), `live` of them. `state`: what changes whenever the rows do
+        (the local index's version): the length normalization of every row, which
+        depends on the rows alone, is then computed once per state, not per query."""
         result = np.zeros(n, dtype=np.float32)
         if live == 0:
             return result
-        doc_len = self.doc_len[:n]
         dead = live != n
-        avgdl = float((doc_len[alive[:n]] if dead else doc_len).mean()) or 1.0
-        norm = self.k1 * (1.0 - self.b + self.b * doc_len / avgdl)
+        norm = self._norm(n, alive, live, state)
         tail = self._tail_index()
         for term, qtf in Counter(terms).items():
             t = self.vocab.get(term)
@@ -82,6 +85,18 @@ class Postings:
             idf = np.log(1.0 + (live - df + 0.5) / (df + 0.5))
             result[docs] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
+
+    def _norm(self, n: int, alive: np.ndarray, live: int, state: object) -> np.ndarray:
+        """k1 · (1 - b + b · length / average length) of rows [0, n), the average over
+        the live rows."""
+        key = (state, n, live)
+        if state is not None and self._norm_memo is not None and self._norm_memo[0] == key:
+            return self._norm_memo[1]
+        doc_len = self.doc_len[:n]
+        avgdl = float((doc_len[alive[:n]] if live != n else doc_len).mean()) or 1.0
+        norm = self.k1 * (1.0 - self.b + self.b * doc_len / avgdl)
+        self._norm_memo = (key, norm)
+        return norm
 
     def compacted(
         self, new_row: np.ndarray, count: int, n: int, alive: np.ndarray, live: int

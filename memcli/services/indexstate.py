@@ -39,6 +39,7 @@ class IndexState:
         #: the user's secret that signs the entry snapshot (memcli.store.trust.local_key)
         self._key = key
         self.dir = store.state_dir / "index"
+        self._manifest_file = str(self.dir / "manifest.json")  # stat on every read
         self._manifest: tuple[tuple[int, int, int], dict] | None = None
         #: ((backend revision, snapshot file or None), entries) this process parsed or read
         self._snapshot: tuple[tuple[str, str | None], list[Entry]] | None = None
@@ -55,13 +56,14 @@ class IndexState:
     def read_manifest(self) -> dict | None:
         """This sync's state (memoized while the file's stat is unchanged; read-only):
         model, files, backend (revision), count, entries (snapshot name)."""
-        path = self._manifest_path()
+        path = self._manifest_file
         try:
-            st = path.stat()
+            st = os.stat(path)
             stamp = (st.st_size, st.st_mtime_ns, st.st_ino)
             if self._manifest is not None and self._manifest[0] == stamp:
                 return self._manifest[1]
-            data = json.loads(path.read_text(encoding="utf-8"))
+            with open(path, encoding="utf-8") as handle:
+                data = json.loads(handle.read())
         except FileNotFoundError:
             return None
         except (OSError, ValueError):
@@ -143,12 +145,13 @@ class IndexState:
             return False
         if sorted(names) != sorted(recorded):
             return False
+        root = str(self.store.root)
         for name in names:
             held = recorded[name]
             if not isinstance(held, list) or len(held) != 6:
                 return False  # an index from before content hashes
             try:
-                st = (self.store.root / name).stat()
+                st = os.stat(os.path.join(root, name))
             except OSError:
                 return False
             if _stamp(st) == held[:4] and _settled(st.st_ctime_ns, held[5]):

@@ -181,18 +181,21 @@ def settings_stamp(root: Path, with_env: bool = True) -> tuple[tuple[object, ...
     the approvals (a `memcli trust` applies a withheld setting), and the MEMCLI_*
     variables (unless `with_env` is False): what changes the settings of a workspace
     found already."""
-    from memcli.store.trust import trust_file, user_config_file
+    from memcli.store.trust import CONFIG_NAME, TRUST_NAME, user_config_dir
 
-    stamps = tuple(_mtime(p) for p in (root / CONFIG_FILE, user_config_file(), trust_file()))
+    user = user_config_dir()  # the user's config.toml and the approvals (trusted.json)
+    paths = (os.path.join(root, CONFIG_FILE), user / CONFIG_NAME, user / TRUST_NAME)
+    stamps = tuple(_mtime(p) for p in paths)
     if not with_env:
         return stamps, ()
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("MEMCLI_")))
+    environ = os.environ  # names first: only the few values kept are decoded
+    env = tuple(sorted((k, environ[k]) for k in environ if k.startswith("MEMCLI_")))
     return stamps, env
 
 
-def _mtime(path: Path) -> object:
+def _mtime(path: str | Path) -> object:
     try:
-        return path.stat().st_mtime_ns
+        return os.stat(path).st_mtime_ns
     except OSError:
         return None
 

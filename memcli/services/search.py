@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable
 from functools import cached_property
-from itertools import compress, count
+from itertools import compress, count, repeat
 from operator import is_not
 from typing import TYPE_CHECKING, Any
 
@@ -55,6 +55,11 @@ class SearchView:
     @cached_property
     def position_of(self) -> dict[str, int]:
         return {e.id: i for i, e in enumerate(self.ordered)}
+
+    @cached_property
+    def ids(self) -> list[str]:
+        """The entries' ids, in order."""
+        return [e.id for e in self.ordered]
 
     @cached_property
     def not_archived(self) -> np.ndarray:
@@ -101,7 +106,7 @@ class SearchView:
             if old.meta is not new.meta or old.text is not new.text:
                 edited.append(position)
         kept = previous.__dict__
-        for name in ("position_of", "not_archived", "any_archived", "live_ids"):
+        for name in ("position_of", "ids", "not_archived", "any_archived", "live_ids"):
             if name in kept:
                 view.__dict__[name] = kept[name]
         if "arrays" in kept:
@@ -111,8 +116,7 @@ class SearchView:
 
     def positions(self, ids: list[str]) -> np.ndarray:
         """Positions of `ids` (ids not in view dropped)."""
-        where = self.position_of
-        found = (where.get(i, -1) for i in ids)
+        found = map(self.position_of.get, ids, repeat(-1))  # no Python frame per id
         result = np.fromiter(found, dtype=np.int64, count=len(ids))
         return result[result >= 0]
 
@@ -259,7 +263,8 @@ class SearchService:
             near = near[near >= 0]
             chosen[near[allowed[near]]] = True
         positions = np.flatnonzero(chosen)
-        ids = [view.ordered[p].id for p in positions.tolist()]
+        in_view = view.ids
+        ids = [in_view[p] for p in positions.tolist()]
         sem = backend.dense_scores(qvec, ids)
         return Signals(positions, sem, backend.keyword_scores(keyword_query, ids))
 

@@ -36,7 +36,9 @@ class AccessStats:
         #: a long-lived process (the watch daemon) sets this: touches are kept in memory
         #: (and counted by load) until flush(), which it calls once requests pause
         self.defer = False
-        self._pending: list[tuple[list[str], str]] = []
+        #: touches not yet written, per id: how many, and the time of the last one (a
+        #: watcher's load adds one per touched id, not one per touch since the last flush)
+        self._pending: dict[str, Access] = {}
         #: time.monotonic() of the oldest touch not yet written (None: nothing pending)
         self.pending_since: float | None = None
         self._parsed: tuple[tuple[int, int, int], dict[str, Access]] | None = None
@@ -44,8 +46,7 @@ class AccessStats:
     def load(self) -> dict[str, Access]:
         """Counts on disk plus touches not yet flushed."""
         data = self._read()
-        for ids, when in self._pending:
-            _bump(data, ids, when)
+        _add(data, self._pending)
         return data
 
     def _read(self) -> dict[str, Access]:
@@ -81,9 +82,13 @@ class AccessStats:
         ids = list(ids)
         if not ids:
             return
-        if not self._pending:
+        pending = self._pending
+        if not pending:
             self.pending_since = time.monotonic()
-        self._pending.append((ids, format_time(utc_now())))
+        when = format_time(utc_now())
+        for entry_id in ids:
+            old = pending.get(entry_id)
+            pending[entry_id] = Access(1 if old is None else old.count + 1, when)
         if not self.defer:
             self.flush()
 
@@ -91,13 +96,12 @@ class AccessStats:
         """Write the touches kept in memory."""
         if not self._pending:
             return
-        pending, self._pending = self._pending, []
+        pending, self._pending = self._pending, {}
         self.pending_since = None
         try:
             with file_lock(self.lock):
                 data = self._read()
-                for ids, when in pending:
-                    _bump(data, ids, when)
+                _add(data, pending)
                 self._save(data)
         except (OSError, MemcliError):
             pass  # statistics are best effort (read-only workspace, full disk)
@@ -123,7 +127,9 @@ class AccessStats:
         atomic_write(self.path, json.dumps(payload, ensure_ascii=False, indent=0))
 
 
-def _bump(data: dict[str, Access], ids: list[str], when: str) -> None:
-    for entry_id in ids:
-        old = data.get(entry_id, Access())
-        data[entry_id] = Access(old.count + 1, when)
+def _add(data: dict[str, Access], pending: dict[str, Access]) -> None:
+    """Count the touches `pending` holds into `data` (each id's last access: its last
+    touch)."""
+    for entry_id, touched in pending.items():
+        old = data.get(entry_id)
+        data[entry_id] = touched if old is None else Access(old.count + touched.count, touched.last)

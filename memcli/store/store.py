@@ -3,7 +3,9 @@ changing them through guarded atomic updates."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -24,6 +26,8 @@ from memcli.store.reparse import reparse
 
 T = TypeVar("T")
 MAX_FILE_MB = 32  # a 100k-entry workspace is ~9 MB of memory.md
+#: a stat failing with these finds no file there (pathlib's exists() and is_file() say so)
+_ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
 def max_file_bytes() -> int:
@@ -65,7 +69,7 @@ class Store:
         ones and `[files]` of memcli.toml, read again when memcli.toml changes;
         ConfigError (memcli.toml:line) when `[files]` is bad."""
         try:
-            st = (self.root / CONFIG_FILE).stat()
+            st = os.stat(os.path.join(self.root, CONFIG_FILE))
             stamp: tuple[int, ...] | None = (st.st_size, st.st_mtime_ns, st.st_ino)
         except OSError:
             stamp = None
@@ -80,20 +84,29 @@ class Store:
         """Workspace-relative names of the files that hold searchable entries."""
         files = self.files
         names = list(files.names)
+        root = str(self.root)
         for folder in files.log_dirs:  # episodes/, conversations/
-            logs = self.root / folder
-            if logs.is_dir():
+            if os.path.isdir(os.path.join(root, folder)):
+                logs = self.root / folder
                 names += sorted(f"{folder}/{p.name}" for p in logs.glob("*.md"))
         if include_archived:
             names.append(files.archive)
-        for name in names:
-            path = self.root / name
-            if path.exists() and not path.is_file():
+        found = []
+        for name in names:  # one stat each: a watcher's every search asks
+            path = os.path.join(root, name)
+            try:
+                mode = os.stat(path).st_mode
+            except OSError as exc:
+                if exc.errno in _ABSENT:  # what Path.exists() takes for "not there"
+                    continue
+                raise
+            if not stat.S_ISREG(mode):
                 raise MemcliError(
                     f"{path}: is a directory (or not a regular file), expected a Markdown file",
                     hint="rename it out of the way; memcli creates the file when needed",
                 )
-        return [n for n in names if (self.root / n).is_file()]
+            found.append(name)
+        return found
 
     def load(self, name: str, strict: bool = False) -> Document:
         """Parse one file (memoized while its size, mtime and inode stay the same; treat

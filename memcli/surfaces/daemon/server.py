@@ -223,11 +223,15 @@ class RequestHandler:
         self.status = status
         self.memory = memory or self._shared_memory
         self._lock = threading.Lock()
+        #: the settings environment a client must have: the daemon's own, read once (a
+        #: process's environment is its own to change, and memcli never changes these)
+        self.settings_env = settings_env(os.environ)
 
     def _shared_memory(self) -> Any:
         from memcli.services.memory import shared_memory
+        from memcli.store.workspace import Resolved
 
-        return shared_memory(self.root)
+        return shared_memory(Resolved(self.root))
 
     def __call__(self, message: dict[str, Any]) -> dict[str, Any]:
         if message.get("op") == "status":
@@ -237,7 +241,7 @@ class RequestHandler:
         workspace = message.get("workspace")
         if not (isinstance(workspace, str) and workspace and same_dir(workspace, str(self.root))):
             return {"refused": "this daemon serves another workspace"}
-        if message.get("env") != settings_env(os.environ):
+        if message.get("env") != self.settings_env:
             return {"refused": "the client's settings environment differs from the daemon's"}
         wire = message.get("request")
         if not isinstance(wire, dict):

@@ -21,6 +21,7 @@ from memcli.core.registry import BUILTIN, Registry
 from memcli.index.embedder import EmbeddingCache
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
+from memcli.store.workspace import Resolved
 from memcli.surfaces.daemon.layerwatch import LayerWatch
 from memcli.surfaces.daemon.server import DaemonServer, Lease, RequestHandler
 from memcli.surfaces.daemon.watch import Watcher
@@ -85,7 +86,7 @@ class WatchService:
         """The Memory of the workspace's settings as they are now (memcli.toml, the
         user's config, the approvals: services.runtime.shared_key), kept warm; a changed
         setting (a layer read or no longer read) applies without restarting."""
-        fresh = shared_memory(self.root)
+        fresh = shared_memory(Resolved(self.root))  # resolved at start: not again per request
         if fresh is not self.memory:
             self.memory.access.flush()
             self.memory.index_manager.flush()
