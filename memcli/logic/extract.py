@@ -1,4 +1,4 @@
-"""What a conversation's statements do to the workspace (DESIGN §7, mem0 style): ADD,
+"""What a conversation's statements do to the workspace (docs/maintenance.md, mem0 style): ADD,
 UPDATE or NOOP each, decided against the entries it already holds.
 
 A correction ("actually, …", "not X any more", "I moved to …", "不对，应该是…") UPDATEs the

@@ -12,7 +12,7 @@ combined with recency, importance, confidence and the period a query names.
               + confidence_weight · confidence
               + date_weight · [created within a period the query names]
 
-Relevance and score are absolute (DESIGN §3): each side is in [0, 1] on a scale that
+Relevance and score are absolute (docs/search.md): each side is in [0, 1] on a scale that
 does not depend on what else the query found, so they mean the same in every query.
 Hits whose relevance is below `relevance_floor` are left out (semantic and hybrid modes:
 a query about something the memory never mentions returns nothing; in keyword mode a
@@ -24,7 +24,7 @@ component of --explain), which weighs the two sides against each other better th
 absolute scale does (R@5 3.7 points lower on the tune half when ordered by the absolute
 score). So the scores shown need not decrease down the list.
 
-age_days counts from the entry's `updated`, else `created` (DESIGN §3): never from the
+age_days counts from the entry's `updated`, else `created`: never from the
 last time a search returned it, so the same query on the same files ranks the same way
 every time; access statistics only show as a component. Entries a reflection cites rank
 as they would without it (no penalty). Neighbours: in an ordered log (an episode file,

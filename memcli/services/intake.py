@@ -1,6 +1,6 @@
 """What comes in from outside: an added entry as the surfaces mean it (the entry, then
 the automatic reflect / compress), the results of extracting a conversation (ADD /
-UPDATE / NOOP, DESIGN §7) and imported memories. All of it goes through
+UPDATE / NOOP, docs/maintenance.md) and imported memories. All of it goes through
 memcli.services.entries.add, so every way in dedups the same way."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def extract(
             else:
                 sources = ",".join(s for s in [current.source, source] if s) or None
                 # the text is now extract's: what let the person's entry lead (a
-                # correction, a pin, importance >= 0.9) waits for them (DESIGN §4)
+                # correction, a pin, importance >= 0.9) waits for them
                 entry = rewrite(
                     rt, current, text, importance=c.importance, source=sources, by="extract"
                 )

@@ -64,7 +64,7 @@ DEFAULT_TIMEOUT = {
 }
 #: the end of a transcript read for the recent turns
 TAIL_BYTES = 256 * 1024
-#: recent turns for the context (seed 000: the last 3 user turns and the replies)
+#: recent turns for the context (the last 3 user turns and the replies)
 RECENT_TURNS = 3
 TURN_CHARS = 1000
 CONTEXT_CHARS = 8000

@@ -1,7 +1,7 @@
 """`memcli mcp`: the memory as MCP tools over stdio (mcp 2.x `MCPServer`).
 
-Tools follow seed 001 (`search_memories` with its SearchMemoriesInput/Output shape) and
-DESIGN §9; each is a thin call into the same Memory the CLI uses. Every parameter has a
+Tools (docs/agents.md; `search_memories` takes a SearchMemoriesInput and answers a
+SearchMemoriesOutput); each is a thin call into the same Memory the CLI uses. Every parameter has a
 description, modes and types are enums and numbers have ranges in the tools' JSON
 schemas, so a host validates before calling (the types a workspace's `[files]` declares
 are in the enums too). Resources: each curated file (`memory://memory.md`,
