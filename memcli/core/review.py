@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from memcli.core.models import Entry, fmt_unit, unit_value
+from memcli.core.models import BY_KEY, MACHINE_WRITERS, Entry, fmt_unit, unit_value
 
 REVIEW_KEY = "review"
 #: `AddRequest.by` of `memcli import` without --as-mine: stored as the person's
@@ -192,12 +192,23 @@ def rewritten(
 def agent_may_forget(entry: Entry) -> bool:
     """An agent may archive the entry at once: a program wrote it (extract, an agent,
     compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
-    or by the person, confirmed, pinned, an episode note, an imported conversation —
+    or by the person (a reflection too), confirmed, pinned, an episode note, an imported
+    conversation —
     waits for the person (`forget` in `review=`), and so does a program's rewrite of
     such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
-    if held_of(entry).rewrite is not None:
+    if held_of(entry).rewrite is not None or entry.confirmed:
         return False
-    return entry.provenance in ("machine", "reflection") and not entry.confirmed
+    if entry.provenance == "reflection":  # the Reflections section: reflect's, or by hand
+        return program_wrote(entry) or entry.meta.get(BY_KEY) == "reflect"
+    return entry.provenance == "machine"
+
+
+def program_wrote(entry: Entry) -> bool:
+    """Its `by=` names a program that is not reflect (extract, an agent, compress), or
+    it has `src=` and no `by=` (an older program's write), whatever its type: an
+    agent's entry of type reflection, too."""
+    by = entry.meta.get(BY_KEY, "")
+    return by in MACHINE_WRITERS or (not by and bool(entry.meta.get("src")))
 
 
 def vouched(entry: Entry) -> bool:
@@ -206,4 +217,4 @@ def vouched(entry: Entry) -> bool:
     inject block or be in every one. What an agent asked of such an entry and the person
     has not confirmed (`review=`) was not applied, so it takes none of that place away: an
     agent cannot push the person's pinned correction down by asking for something."""
-    return entry.provenance != "machine"
+    return entry.provenance != "machine" and not program_wrote(entry)

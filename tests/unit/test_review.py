@@ -63,6 +63,13 @@ def test_vouched_needs_a_person_and_an_agents_request_takes_nothing_away() -> No
         # a program's rewrite of the person's entry, not reviewed yet: still the person's
         ({"by": "extract", "review": "rewrite:m9"}, "fact", "memory.md", False),
         ({"by": "extract", "review": "imp:1"}, "fact", "memory.md", True),
+        # the Reflections section: the person's own lines wait, a program's do not
+        ({}, "reflection", "memory.md", False),  # a reflection written by hand
+        ({"by": "person"}, "reflection", "memory.md", False),
+        ({"by": "agent"}, "reflection", "memory.md", True),  # Memory.add(type="reflection")
+        ({"by": "extract"}, "reflection", "memory.md", True),
+        ({"src": "chat-1"}, "reflection", "memory.md", True),
+        ({"by": "reflect", "pin": "true"}, "reflection", "memory.md", False),
     ],
 )
 def test_what_an_agent_may_forget_at_once(meta: dict, kind: str, file: str, at_once: bool) -> None:
@@ -168,3 +175,23 @@ def test_what_a_rewritten_entry_keeps_and_what_waits(
         Entry("m1", "x", entry_type, "memory.md", 1, meta), asked, "m9"
     )
     assert (entry_type, importance, held.format()) == kept
+
+
+@pytest.mark.parametrize(
+    ("meta", "kind", "stands"),
+    [
+        ({}, "reflection", True),  # written by hand in the Reflections section
+        ({"by": "person"}, "reflection", True),
+        ({"by": "reflect"}, "reflection", True),  # memcli reflect's, as before
+        ({"by": "agent"}, "reflection", False),  # an agent's, whatever type it asked for
+        ({"by": "extract"}, "reflection", False),
+        ({"by": "compress"}, "reflection", False),
+        ({"src": "chat-1"}, "reflection", False),
+        ({"by": "agent"}, "fact", False),
+        ({}, "fact", True),
+    ],
+)
+def test_a_programs_entry_is_not_vouched_whatever_its_type(
+    meta: dict, kind: str, stands: bool
+) -> None:
+    assert vouched(Entry("m1", "x", kind, "memory.md", 1, meta)) is stands
