@@ -193,10 +193,11 @@ def agent_may_forget(entry: Entry) -> bool:
     """An agent may archive the entry at once: a program wrote it (extract, an agent,
     compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
     or by the person (a reflection too), confirmed, pinned, an episode note, an imported
-    conversation —
-    waits for the person (`forget` in `review=`), and so does a program's rewrite of
-    such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
-    if held_of(entry).rewrite is not None or entry.confirmed:
+    conversation — waits for the person (`forget` in `review=`), and so does a program's
+    rewrite of such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
+    if held_of(entry).rewrite is not None:
+        return False
+    if entry.confirmed:
         return False
     if entry.provenance == "reflection":  # the Reflections section: reflect's, or by hand
         return program_wrote(entry) or entry.meta.get(BY_KEY) == "reflect"

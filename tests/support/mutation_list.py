@@ -766,8 +766,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "agent-forgets-the-persons-entry",
         "memcli/core/review.py",
-        '    return entry.provenance in ("machine", "reflection") and not entry.confirmed',
-        "    return True",
+        '    return entry.provenance == "machine"\n',
+        "    return True\n",
         f"{UNIT}test_review.py::test_what_an_agent_may_forget_at_once",
         f"{INTEG}test_agent_forget.py::test_an_agent_forgets_its_own_at_once_and_the_persons_after_review",
         why="MCP forget_memory archives a hand-written entry with no trace the person sees",
@@ -1012,5 +1012,26 @@ MUTATIONS: list[Mutation] = [
         "    default = _default_type(filename, front)\n",
         f"{UNIT}test_registry.py::test_the_parser_reads_a_declared_file_with_its_registry",
         why="items before the first heading of projects.md are facts, not projects",
+    ),
+    # -- the Reflections section (helper "breaker")
+    m(
+        "agent-forgets-the-persons-reflection",
+        "memcli/core/review.py",
+        '        return program_wrote(entry) or entry.meta.get(BY_KEY) == "reflect"\n',
+        "        return True\n",
+        f"{UNIT}test_review.py::test_what_an_agent_may_forget_at_once",
+        f"{INTEG}test_agent_reflections.py::"
+        "test_an_agent_cannot_rewrite_or_forget_a_reflection_the_person_wrote",
+        why="an agent rewrites a person's hand-written reflection in place and archives it",
+    ),
+    m(
+        "agents-reflection-vouched",
+        "memcli/core/review.py",
+        '    return entry.provenance != "machine" and not program_wrote(entry)\n',
+        '    return entry.provenance != "machine"\n',
+        f"{UNIT}test_review.py::test_a_programs_entry_is_not_vouched_whatever_its_type",
+        f"{INTEG}test_agent_reflections.py::"
+        "test_an_agents_reflection_does_not_lead_a_block_on_its_own_importance",
+        why="an agent's entry of type reflection leads a block on its own importance",
     ),
 ]
