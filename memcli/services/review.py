@@ -248,7 +248,7 @@ def _rewrite(rt: Runtime, old: Entry, new: Entry, target: str | None = None) -> 
     if target == old.file:
 
         def change(doc: Document) -> Entry:
-            if doc.find(old.id) is None:
+            if not _unchanged(doc, old):  # a person's edit since it was read stays
                 raise missing()
             if new.type == old.type:
                 return doc.replace_entry(old.id, new)
@@ -257,18 +257,32 @@ def _rewrite(rt: Runtime, old: Entry, new: Entry, target: str | None = None) -> 
 
         return rt.store.update(old.file, change)
 
+    def check(doc: Document) -> None:
+        if not _unchanged(doc, old):
+            raise missing()
+
     def insert(doc: Document) -> Entry:  # first: never in neither file
         found = doc.find(old.id)
         return found.entry if found else doc.insert_entry(replace(new, file=target))
 
-    written = rt.store.update(target, insert)
-
     def remove(doc: Document) -> None:
-        if doc.find(old.id) is not None:
+        if _unchanged(doc, old):  # else a person's edit meanwhile: both kept
             doc.remove_entry(old.id)
 
+    rt.store.update(old.file, check)
+    written = rt.store.update(target, insert)
     rt.store.update(old.file, remove)
     return written
+
+
+def _unchanged(doc: Document, old: Entry) -> bool:
+    """`doc` still holds `old` as it was read (its text, type and metadata): a review or
+    an agent's forget never writes over what a person edited after that."""
+    found = doc.find(old.id)
+    if found is None:
+        return False
+    now = found.entry
+    return (now.text, now.type, now.meta) == (old.text, old.type, old.meta)
 
 
 @operation("review reject")
