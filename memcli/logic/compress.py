@@ -23,6 +23,7 @@ import numpy as np
 
 from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, normalize_text
 from memcli.core.registry import BUILTIN, Registry
+from memcli.core.review import held_of
 from memcli.logic.consolidation import (
     Summarize,
     consolidate,
@@ -66,8 +67,13 @@ def plan_compress(
     taken: set[str] = set()  # ids a step already acted on
     # pinned entries stay; so do the turns of an imported conversation: a record of what
     # was said (two turns saying "Yes!" are two turns, not a duplicate), never merged,
-    # superseded or faded
-    movable = [e for e in entries if not e.pinned and e.provenance != "conversation"]
+    # superseded or faded; and a program's rewrite of the person's entry until they
+    # review it (merged away, `memcli review` would no longer show it)
+    movable = [
+        e
+        for e in entries
+        if not e.pinned and e.provenance != "conversation" and held_of(e).rewrite is None
+    ]
     matrix = np.stack([row[e.id] for e in movable]) if movable else np.zeros((0, 1))
     verdicts = {
         (movable[i].id, movable[j].id): said

@@ -1034,4 +1034,20 @@ MUTATIONS: list[Mutation] = [
         "test_an_agents_reflection_does_not_lead_a_block_on_its_own_importance",
         why="an agent's entry of type reflection leads a block on its own importance",
     ),
+    m(
+        "review-writes-over-a-persons-edit",
+        "memcli/services/review.py",
+        "            if not _unchanged(doc, old):  # a person's edit since it was read stays\n",
+        "            if doc.find(old.id) is None:\n",
+        f"{INTEG}test_review_races.py::test_a_persons_edit_after_the_read_is_never_written_over",
+        why="an agent's forget or a review writes the entry as read over the person's edit",
+    ),
+    m(
+        "compress-merges-a-pending-rewrite",
+        "memcli/logic/compress.py",
+        ' and e.provenance != "conversation" and held_of(e).rewrite is None\n',
+        ' and e.provenance != "conversation"\n',
+        f"{INTEG}test_review_compress.py::test_compress_leaves_a_rewrite_that_waits_for_review",
+        why="an agent's rewrite of the person's entry, merged by compress, leaves review empty",
+    ),
 ]
