@@ -89,7 +89,9 @@ def _version(archive: Document, entry: Entry) -> Entry | None:
     return found.entry if found is not None else None
 
 
-def _chosen(rt: Runtime, ids: Sequence[str], every: bool) -> list[Entry]:
+def chosen(rt: Runtime, ids: Sequence[str], every: bool) -> list[Entry]:
+    """The entries a review acts on: `ids` that wait, or every one (`every`); a
+    ValidationError naming what is wrong, before anything is written."""
     if every == bool(ids):
         raise ValidationError(
             "give the ids to review or --all, not both" if every else "give an id or --all",
@@ -117,7 +119,7 @@ def confirm(rt: Runtime, ids: Sequence[str] = (), *, every: bool = False) -> lis
     when archived)."""
     done = []
     now = format_time(utc_now())
-    for entry in _chosen(rt, ids, every):
+    for entry in chosen(rt, ids, every):
         held = held_of(entry)
         if held.forget:
             why = "forgotten by an agent, confirmed in review"
@@ -296,7 +298,7 @@ def reject(
     others as they are now."""
     why = "rejected in review" + (f": {reason.strip()}" if reason and reason.strip() else "")
     done = []
-    for entry in _chosen(rt, ids, every):
+    for entry in chosen(rt, ids, every):
         back = _take_back(rt, entry, why)
         if back is not None:
             done.append(Outcome(back, False, True))

@@ -116,6 +116,16 @@ def holder(mem: Any, entry_id: str) -> Any:
     return layered.holder(layers, entry_id).memory
 
 
+def review_layers(mem: Any) -> list[tuple[str | None, Any]]:
+    """(layer name, Memory) of each layer `memcli review` shows: every layer `mem` reads
+    (an agent's forget or extract's rewrite there waits in that layer), or `mem` alone
+    (no name) when it reads no other layer."""
+    layers = _layers(mem)
+    if layers is None:
+        return [(None, mem)]
+    return [(layer.name, layer.memory) for layer in layers]
+
+
 def list_entries(mem: Any, r: ListRequest) -> Any:
     """The entries `r` selects (list[Entry]; list[LayerEntry] when the workspace reads
     more layers than itself)."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from memcli.surfaces.cli import complete, render
@@ -31,14 +33,19 @@ def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from memcli.services.review import waiting
+    from memcli.surfaces import operations
 
-    found = waiting(memory().runtime)
+    found = [
+        (name, w) for name, mem in operations.review_layers(memory()) for w in waiting(mem.runtime)
+    ]
     if json_out:
-        render.emit_json({"waiting": [w.to_dict() for w in found]})
+        rows = [{**w.to_dict(), **({"layer": name} if name else {})} for name, w in found]
+        render.emit_json({"waiting": rows})
         return
-    for w in found:
+    for name, w in found:
         entry, row = w.entry, w.to_dict()
-        render.info(f"{entry.id}  {entry.file}:{entry.line}  asks for {row['asked']}")
+        where = f"({name}) " if name else ""
+        render.info(f"{entry.id}  {where}{entry.file}:{entry.line}  asks for {row['asked']}")
         render.info(f"    {entry.text.splitlines()[0]}")
         if w.was is not None:
             render.info(f"    was: {w.was.text.splitlines()[0]}")
@@ -47,12 +54,34 @@ def review_list(ctx: typer.Context, json_out: bool = JsonOpt) -> None:
     )
 
 
+def _per_layer(ids: list[str], every: bool) -> list[tuple[Any, list[str]]]:
+    """(a layer's runtime, its ids) for each layer holding one of `ids`, or every layer
+    (--all); every id checked before anything is written (services.review.chosen)."""
+    from memcli.services.review import chosen
+    from memcli.surfaces import operations
+
+    mem = memory()
+    if every == bool(ids):
+        chosen(mem.runtime, ids, every)  # both, or neither: the error says which
+    if every:
+        return [(m.runtime, []) for _, m in operations.review_layers(mem)]
+    groups: dict[str, tuple[Any, list[str]]] = {}
+    for entry_id in ids:
+        holder = operations.holder(mem, entry_id)  # the layer holding it
+        groups.setdefault(str(holder.root), (holder.runtime, []))[1].append(entry_id)
+    for rt, group in groups.values():
+        chosen(rt, group, False)
+    return list(groups.values())
+
+
 @review_app.command("confirm")
 def review_confirm(ids: list[str] = IdsArg, every: bool = AllOpt, json_out: bool = JsonOpt) -> None:
     """Apply what the agent asked for and make the entries yours (forget: archive them)."""
     from memcli.services.review import confirm
 
-    done = confirm(memory().runtime, ids or [], every=every)
+    done = [
+        d for rt, group in _per_layer(ids or [], every) for d in confirm(rt, group, every=every)
+    ]
     if json_out:
         render.emit_json({"confirmed": [d.to_dict() for d in done]})
         return
@@ -74,7 +103,11 @@ def review_reject(
     asked and keep it as it is."""
     from memcli.services.review import reject
 
-    done = reject(memory().runtime, ids or [], every=every, reason=reason)
+    done = [
+        d
+        for rt, group in _per_layer(ids or [], every)
+        for d in reject(rt, group, every=every, reason=reason)
+    ]
     if json_out:
         render.emit_json({"rejected": [d.to_dict() for d in done]})
         return
