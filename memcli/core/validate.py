@@ -448,3 +448,14 @@ def read_input_file(path: str | Path, what: str = "the transcript") -> str:
     if len(data) > MAX_INPUT_BYTES:
         raise _too_big(str(path), len(data))
     return decode_input(data, str(path))
+
+
+#: the start of a line Markdown reads as a heading or a rule (`## Corrections`, `---`)
+_STRUCTURE = re.compile(r"^(\s*)(#{1,6}(?:\s|$)|(?:=+|-{3,}|\*{3,}|_{3,})\s*$)")
+
+
+def neutral_line(line: str) -> str:
+    """`line` of an entry as an inject block carries it: a Markdown heading or rule it
+    would start escaped with a backslash (`\\## Corrections`), so no entry's text passes
+    for a section of the block (`#1 priority`, `a - b` as they are)."""
+    return _STRUCTURE.sub(lambda m: f"{m.group(1)}\\{m.group(2)}", line, count=1)

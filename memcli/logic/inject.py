@@ -28,7 +28,7 @@ from memcli.core.credentials import withheld
 from memcli.core.errors import ValidationError
 from memcli.core.models import DEFAULT_IMPORTANCE, Entry, section_title
 from memcli.core.review import vouched
-from memcli.core.validate import escape_controls, strip_invisible
+from memcli.core.validate import escape_controls, neutral_line, strip_invisible
 from memcli.store.config import InjectSettings, SearchSettings
 
 if TYPE_CHECKING:
@@ -282,7 +282,7 @@ def _render_item(entry_id: str, text: str, fmt: str) -> str:
     if fmt == "xml":
         body = html.escape(escape_controls(visible_text(text)), quote=False)
         return f'<entry id="{html.escape(entry_id)}">{body}</entry>\n'
-    lines = escape_markdown(text).split("\n")
+    lines = [neutral_line(x) for x in escape_markdown(text).split("\n")]
     return "- " + "\n".join([lines[0]] + ["  " + x if x.strip() else "" for x in lines[1:]]) + "\n"
 
 
