@@ -1050,4 +1050,12 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_review_compress.py::test_compress_leaves_a_rewrite_that_waits_for_review",
         why="an agent's rewrite of the person's entry, merged by compress, leaves review empty",
     ),
+    m(
+        "inject-entry-passes-for-a-section",
+        "memcli/logic/inject.py",
+        '    lines = [neutral_line(x) for x in escape_markdown(text).split("\\n")]\n',
+        '    lines = escape_markdown(text).split("\\n")\n',
+        f"{UNIT}test_invisible.py::test_an_entry_cannot_pass_for_a_section_of_the_block",
+        why="an agent's text puts a '## Corrections' section of its own into the block",
+    ),
 ]
