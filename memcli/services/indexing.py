@@ -80,6 +80,10 @@ class IndexManager(IndexState):
         #: what this process's last sync left the backend holding
         self._last = LastSync()
         self.notify = notify or (lambda message: None)
+        #: why the layer may not be written (set by services.layers; None: it may), and
+        #: the private folder its index moved to then (services.readonly_index)
+        self.read_only: str | None = None
+        self.shadowed: object = None
 
     @property
     def backend(self) -> IndexBackend:
@@ -131,6 +135,13 @@ class IndexManager(IndexState):
     def ensure(self, progress: Progress | None = None) -> IndexBackend:
         """The backend, synced first if the files changed since it was built (rebuilt
         with a notice when unreadable; as it is while another writes it: clones.reading)."""
+        if self.read_only and not self.shadowed:
+            from memcli.services import readonly_index
+
+            found = readonly_index.readable_in_place(self)
+            if found is not None:
+                return found
+            readonly_index.shadow(self)
         with clones.reading(self):
             manifest = self.read_manifest()
             if not self.is_current(manifest):
@@ -158,6 +169,10 @@ class IndexManager(IndexState):
     ) -> SyncReport:
         """Bring the index up to date with the Markdown (from scratch with rebuild); a
         shared index's lease waits `wait` s for another writer (memcli.services.clones)."""
+        if self.read_only and not self.shadowed:
+            from memcli.services.readonly_index import shadow
+
+            shadow(self)  # a read-only layer is indexed elsewhere
         writes = index_writes(self.dir, self.cache_dir)  # a refused write: one clear error
         with file_lock(self.lock), clones.writing(self.backend, wait), writes:
             manifest = self.read_manifest()
@@ -269,6 +284,8 @@ class IndexManager(IndexState):
     def flush(self) -> None:
         """Save what a long-lived process kept in memory: new embeddings, the entries
         snapshot, and the backend's appended changes (compacted)."""
+        if self.read_only and not self.shadowed:
+            return  # a read-only layer's own index is only read
         manifest = self.read_manifest()
         if not manifest or manifest.get("corrupt"):
             return

@@ -31,6 +31,7 @@ from memcli.core.requests import InjectRequest, ListRequest, SearchQuery
 from memcli.logic.inject import Candidate, Packed
 from memcli.logic.search import Hit
 from memcli.services.memory import Memory
+from memcli.services.readonly_index import obey_mode, read_only
 
 #: the name of the workspace's own layer, and of the per-user workspace's
 HERE = "project"
@@ -124,6 +125,7 @@ def _open(mem: Memory, path: str, nearer: Sequence[Memory]) -> Memory:
             notify=rt.notify,
         )
     _share_queries(mem, other)
+    obey_mode(other)  # a layer the person made read-only is only read
     return other
 
 
@@ -142,10 +144,10 @@ def _index_identity(settings: Any, root: Path) -> tuple[str, str, str] | None:
 def _stamp(path: str) -> object:
     """What decides a layer's own settings besides the process's MEMCLI_* variables (a
     change of those makes the workspace's Memory, and so its layers, anew: services.
-    memory.shared_memory): its memcli.toml, the user's config and the approvals."""
+    memory.shared_memory): its memcli.toml, the user's config, the approvals; its mode."""
     from memcli.services.runtime import settings_stamp
 
-    return settings_stamp(Path(path), with_env=False)
+    return settings_stamp(Path(path), with_env=False), read_only(Path(path)) is None
 
 
 def _share_queries(mem: Memory, other: Memory) -> None:

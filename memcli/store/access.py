@@ -42,6 +42,9 @@ class AccessStats:
         #: time.monotonic() of the oldest touch not yet written (None: nothing pending)
         self.pending_since: float | None = None
         self._parsed: tuple[tuple[int, int, int], dict[str, Access]] | None = None
+        #: why the layer may not be written (set by services.layers): touches are not
+        #: counted then, the counts on disk are only read
+        self.read_only: str | None = None
 
     def load(self) -> dict[str, Access]:
         """Counts on disk plus touches not yet flushed."""
@@ -80,7 +83,7 @@ class AccessStats:
     def touch(self, ids: Iterable[str]) -> None:
         """Count one access for each id, now."""
         ids = list(ids)
-        if not ids:
+        if not ids or self.read_only:
             return
         pending = self._pending
         if not pending:

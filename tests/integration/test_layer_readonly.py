@@ -19,11 +19,6 @@ from tests.support.cli import invoke
 
 @pytest.mark.slow  # the search embeds the user layer's entries with the real model
 @pytest.mark.skipif(os.geteuid() != 0, reason="a user other than root: the system refuses")
-@pytest.mark.xfail(
-    strict=True,
-    reason="only the watcher checks a layer's mode: a command's index sync, embedding "
-    "cache and access counts write into a read-only layer when run as root",
-)
 def test_a_search_in_the_project_writes_nothing_into_a_read_only_user_layer(
     tmp_path: Path,
     exported,  # noqa: ANN001 - the bundled model, exported once

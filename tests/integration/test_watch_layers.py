@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from memcli.services.memory import Memory
+from memcli.store.readonly import read_only
 from memcli.store.workspace import init_workspace
-from memcli.surfaces.daemon.layerwatch import read_only
 from tests.support.processes import wait_for
 
 NEW = "Keeps spare quartz zebracorns in the toolbox"

@@ -9,14 +9,12 @@ appears): a layer no longer read stops being observed. Into another layer the wa
 writes only its index, the derived state a search of that layer writes anyway; never
 its Markdown, its history or its access statistics (the layer's own watcher, or a
 command run there, does that), and nothing into a layer the person made read-only
-(`read_only`): such a layer is not observed, and `watch --status` says why.
+(memcli.store.readonly.read_only): such a layer is not observed, and `watch --status` says why.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
-import stat
 import threading
 import time
 from collections.abc import Callable
@@ -25,28 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import MemcliError
-from memcli.core.names import STATE_DIR
 from memcli.core.registry import BUILTIN, Registry
+from memcli.store.readonly import read_only
 from memcli.surfaces.daemon.watch import Watcher
 
 #: seconds between two tries of a layer whose sync failed (a lock held elsewhere)
 RETRY_S = 30.0
-
-
-def read_only(root: Path) -> str | None:
-    """Why the watcher must not write a layer's index, or None: the layer's folder, or
-    its `.memcli` folder when it has one, has no owner write bit (the person made it
-    read-only; checked by mode, as root too) or cannot be written (a read-only mount)."""
-    for path in (root, root / STATE_DIR):
-        try:
-            mode = path.stat().st_mode
-        except OSError:
-            continue  # no .memcli yet: the folder's own right decides
-        if not mode & stat.S_IWUSR:
-            return f"{path} is read-only (mode {stat.S_IMODE(mode):04o})"
-        if not os.access(path, os.W_OK):
-            return f"{path} cannot be written (a read-only file system?)"
-    return None
 
 
 @dataclass
