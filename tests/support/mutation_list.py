@@ -1058,4 +1058,13 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_invisible.py::test_an_entry_cannot_pass_for_a_section_of_the_block",
         why="an agent's text puts a '## Corrections' section of its own into the block",
     ),
+    m(
+        "read-only-layer-written-by-a-project",
+        "memcli/services/layers.py",
+        "    obey_mode(other)  # a layer the person made read-only is only read\n",
+        "",
+        f"{UNIT}test_readonly_layer.py",
+        f"{INTEG}test_layer_readonly.py",
+        why="a project's search writes index, cache and access counts into a read-only layer",
+    ),
 ]
