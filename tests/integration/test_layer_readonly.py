@@ -3,7 +3,8 @@ the watcher keeps, memcli.store.readonly.read_only: by mode, as root too).
 Run as root, a project's `memcli search` wrote the user layer's index, embedding cache
 and access counts into its read-only `.memcli` folder (found by helper "breaker"); now
 the layer's commands ask memcli.store.readonly.read_only too: its index is read in place
-when current, else built in a private temporary folder (services.readonly_index)."""
+when current, else built in a private folder of the user's cache (services.
+readonly_index)."""
 
 from __future__ import annotations
 

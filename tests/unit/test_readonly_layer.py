@@ -107,11 +107,13 @@ def test_a_writable_layer_is_left_as_it_was(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("indexed", [True, False])
 def test_a_read_only_layer_is_searched_and_nothing_of_it_written(
-    tmp_path: Path, indexed: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, indexed: bool
 ) -> None:
-    """Its index read in place (indexed) or built in a private folder (not yet); a
-    search, the touches of its hits, a direct sync and a long-lived process's flush
-    write nothing into it; the private folder goes with the index."""
+    """Its index read in place (indexed) or built in its private folder of the user's
+    cache (not yet); a search, the touches of its hits, a direct sync and a long-lived
+    process's flush write nothing into it; the next process finds the private index
+    current (no temporary folder left behind by a process that ends with os._exit)."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     mem = _layer(tmp_path, indexed)
     (mem.root / ".memcli").mkdir(exist_ok=True)
     before = _files(mem.root)
@@ -125,13 +127,32 @@ def test_a_read_only_layer_is_searched_and_nothing_of_it_written(
         manager.flush()
         manager.sync()  # asked directly (a watcher, `memcli index`): elsewhere too
         mem.access.flush()
+        again = fake_memory(mem.root)  # another process
+        obey_mode(again)
+        assert [h.entry.id for h in again.search("dark mode")] == ["mdark"]
         after = _files(mem.root)
     finally:
         mem.root.chmod(0o755)
     assert [h.entry.id for h in hits] == ["mdark"]
     assert after == before
     private = Path(manager.shadowed)
+    assert private.parent == tmp_path / "cache" / "memcli" / "layers"
+    assert private.name.startswith("layer-") and private.stat().st_mode & 0o077 == 0
     assert (private / "index" / "manifest.json").exists()
+    other = again.index_manager
+    assert other.shadowed == private or (indexed and not other.shadowed)
+
+
+def test_an_index_marked_read_only_by_hand_syncs_in_a_folder_of_its_own(tmp_path: Path) -> None:
+    """Without a layer's private folder (obey_mode sets it), a temporary one, removed
+    with the index."""
+    mem = _layer(tmp_path, indexed=False)
+    manager = mem.index_manager
+    manager.read_only = "read-only by hand"
+    manager.sync()
+    private = Path(manager.shadowed)
+    assert (private / "index" / "manifest.json").exists()
+    assert not (mem.root / ".memcli" / "index").exists()
     del mem, manager
     import gc
 
