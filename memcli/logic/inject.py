@@ -294,6 +294,11 @@ def render_header(entry_type: str, fmt: str) -> str:
 
 def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
     """The whole block: sections in a stable order, entries by score within each."""
+    return "".join(block_pieces(chosen, fmt))
+
+
+def block_pieces(chosen: Sequence[Candidate], fmt: str) -> list[str]:
+    """render_block's lines: each heading, entry... apart (so counts add: count_joined)."""
     groups: dict[str, list[Candidate]] = {}
     for candidate in chosen:
         groups.setdefault(candidate.entry.type, []).append(candidate)
@@ -306,10 +311,9 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
             ]
             for t in ordered
         }
-        return json.dumps(
-            {"note": NOTE, "memory": payload}, ensure_ascii=False, separators=(",", ":")
-        )
-    parts = ["<memory>\n", f"<!-- {NOTE} -->\n" if fmt == "xml" else f"({NOTE})\n"]
+        block = {"note": NOTE, "memory": payload}
+        return [json.dumps(block, ensure_ascii=False, separators=(",", ":"))]
+    parts = ["<memory>\n" + (f"<!-- {NOTE} -->\n" if fmt == "xml" else f"({NOTE})\n")]
     for entry_type in ordered:
         parts.append(render_header(entry_type, fmt))
         parts.extend(
@@ -318,7 +322,7 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
         if fmt == "xml":
             parts.append("</section>\n")
     parts.append("</memory>")
-    return "".join(parts)
+    return parts
 
 
 def _leading_costs(
@@ -329,9 +333,8 @@ def _leading_costs(
     (and are not marked secret=ok) are dropped from `ranked` on the way: only the ones
     looked at are checked."""
     costs: list[int] = []
-    total = 0
+    total = start = 0
     step = 64
-    start = 0
     while start < len(ranked):
         chunk = ranked[start : start + step]
         kept = [c for c in chunk if not withheld(c.entry.text, c.entry.meta)]
@@ -403,8 +406,8 @@ def pack(
 
     # Exact count of the real text; estimates can be off by a token at joins.
     def exact(indices: list[int]) -> tuple[str, int]:
-        text = render_block([ranked[i] for i in indices], fmt)
-        return text, counter.count(text)
+        pieces = block_pieces([ranked[i] for i in indices], fmt)
+        return "".join(pieces), counter.count_joined(pieces)
 
     text, tokens = exact(chosen)
     while tokens > budget and chosen:
