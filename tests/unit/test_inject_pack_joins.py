@@ -118,6 +118,7 @@ _piece = st.one_of(st.sampled_from(_EDGES), st.text(max_size=80))
 @settings(max_examples=400, deadline=None)
 @given(st.lists(_piece, min_size=1, max_size=12), st.booleans())
 @example(["x", "y"], False)
+@example(["a\n", "\nb"], False)  # "\n\n" is one token
 @example(["a.\n", "'s"], True)
 @example(["a  \n", "b \n", "  "], True)
 def test_count_joined_is_the_count_of_the_joined_text(pieces: list[str], cut: bool) -> None:
