@@ -368,7 +368,7 @@ def pack(
     """Choose entries for a block of at most `budget` tokens (see module docstring)."""
     if fmt not in FORMATS:
         raise ValidationError(f"unknown format {fmt!r}", hint="use markdown, xml or json")
-    empty = counter.count(render_block([], fmt))
+    empty = counter.count_many([render_block([], fmt)])[0]
     if budget < empty:
         raise ValidationError(
             f"--max-tokens {budget} is smaller than an empty memory block ({empty} tokens)",
@@ -468,11 +468,11 @@ def pack(
 def _header_costs(types: set[str], counter: TokenCounter, fmt: str) -> dict[str, int]:
     """Estimated tokens a section adds besides its entries (heading, closing tag)."""
     if fmt == "json":
-        return {
-            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],") for t in types
-        }
-    closing = 1 if fmt == "xml" else 0
-    return {t: counter.count(render_header(t, fmt)) + closing for t in types}
+        texts = [json.dumps(heading(t), ensure_ascii=False) + ":[]," for t in types]
+    else:
+        texts = [render_header(t, fmt) for t in types]
+    closing = 1 if fmt == "xml" else 0  # count_many: memoized; a set iterates the same twice
+    return {t: n + closing for t, n in zip(types, counter.count_many(texts), strict=True)}
 
 
 def _fits_alone(

@@ -148,8 +148,8 @@ def test_pieces_are_only_added_where_the_encoding_cuts() -> None:
 def test_the_block_is_not_counted_whole_while_packing(
     fmt: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What the change is for: in markdown and xml, only the empty block is counted
-    whole; every other count is of a heading, an entry or a closing tag."""
+    """What the change is for: in markdown and xml, no block with entries is counted
+    whole while packing; the counts are of headings, entries and closing tags."""
     counted: list[str] = []
     real = type(COUNTER).count
     monkeypatch.setattr(
@@ -169,5 +169,5 @@ def test_the_block_is_not_counted_whole_while_packing(
     packed = pack(cands, 300, COUNTER, fmt)
     assert packed.chosen and packed == old
     whole = [t for t in counted if "</memory>" in t]
-    assert whole == [render_block([], fmt)]
+    assert set(whole) <= {render_block([], fmt)}  # the empty block (memoized: maybe not)
     assert "".join(block_pieces(packed.chosen, fmt)) == packed.text
