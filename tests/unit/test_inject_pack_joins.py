@@ -171,3 +171,19 @@ def test_the_block_is_not_counted_whole_while_packing(
     whole = [t for t in counted if "</memory>" in t]
     assert set(whole) <= {render_block([], fmt)}  # the empty block (memoized: maybe not)
     assert "".join(block_pieces(packed.chosen, fmt)) == packed.text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_the_estimate_without_tiktoken_packs_as_before(fmt: str) -> None:
+    """The estimate (1 token per 3 bytes, rounded up) does not add up by pieces: it
+    counts the joined block, as before."""
+    estimate = EstimateCounter("cl100k_base")
+    cands = [
+        Candidate(Entry(f"e{i}", _EDGES[i % len(_EDGES)], TYPES[i % 8], "m.md", i + 1), i / 90)
+        for i in range(90)
+    ]
+    empty = estimate.count(render_block([], fmt))
+    for budget in [empty, empty + 1, empty + 17, 200, 333, 1000, 5000]:
+        new = pack(cands, budget, estimate, fmt)
+        assert new == inject_pack_old.pack(cands, budget, estimate, fmt)
+        assert new.tokens == estimate.count(new.text) <= budget and not new.exact
