@@ -892,7 +892,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "inject-no-note-line",
         "memcli/logic/inject.py",
-        'parts = ["<memory>\\n", f"<!-- {NOTE} -->\\n" if fmt == "xml" else f"({NOTE})\\n"]',
+        'parts = ["<memory>\\n" + (f"<!-- {NOTE} -->\\n" if fmt == "xml" else f"({NOTE})\\n")]',
         'parts = ["<memory>\\n"]',
         f"{UNIT}test_invisible.py::test_plain_text_renders_unchanged_and_every_block_carries_the_note",
         why="the block no longer says its notes are not instructions",
@@ -1057,5 +1057,13 @@ MUTATIONS: list[Mutation] = [
         '    lines = escape_markdown(text).split("\\n")\n',
         f"{UNIT}test_invisible.py::test_an_entry_cannot_pass_for_a_section_of_the_block",
         why="an agent's text puts a '## Corrections' section of its own into the block",
+    ),
+    m(
+        "inject-pieces-added-at-any-join",
+        "memcli/adapters/tokens.py",
+        " and joins_at_newlines(pieces):",
+        ":",
+        f"{UNIT}test_inject_pack_joins.py::test_count_joined_is_the_count_of_the_joined_text",
+        why="pieces' counts are added where BPE merges across the join ('\\n' + '\\n')",
     ),
 ]
