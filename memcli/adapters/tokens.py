@@ -24,6 +24,22 @@ class TokenCounter(Protocol):
 
     def count_many(self, texts: Sequence[str]) -> list[int]: ...
 
+    def count_joined(self, pieces: Sequence[str]) -> int: ...
+
+
+#: encodings whose pre-tokenizer always splits after a newline followed by a character
+#: that is not whitespace (cl100k_base: no alternative of its pattern reaches past such a
+#: newline, tests/unit/test_inject_pack_joins.py), so a text cut there counts as its pieces
+SPLIT_AFTER_NEWLINE = frozenset({"cl100k_base"})
+
+
+def joins_at_newlines(pieces: Sequence[str]) -> bool:
+    """Whether each piece but the last ends with a newline and each but the first starts
+    with a character that is not whitespace."""
+    return all(a[-1:] == "\n" for a in pieces[:-1]) and not any(
+        not b or b[0].isspace() for b in pieces[1:]
+    )
+
 
 class TiktokenCounter:
     """Counts with a tiktoken encoding loaded from a bundled file."""
@@ -51,6 +67,14 @@ class TiktokenCounter:
             result.append(count)
         return result
 
+    def count_joined(self, pieces: Sequence[str]) -> int:
+        """Count of `"".join(pieces)`: the sum of the pieces' memoized counts when the
+        encoding splits at every join (SPLIT_AFTER_NEWLINE, joins_at_newlines), else the
+        joined text counted whole."""
+        if len(pieces) > 1 and self.name in SPLIT_AFTER_NEWLINE and joins_at_newlines(pieces):
+            return sum(self.count_many(pieces))
+        return self.count("".join(pieces))
+
 
 class EstimateCounter:
     """Fallback without tiktoken: one token per 3 UTF-8 bytes, rounded up (errs toward
@@ -66,6 +90,9 @@ class EstimateCounter:
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
         return [self.count(t) for t in texts]
+
+    def count_joined(self, pieces: Sequence[str]) -> int:
+        return self.count("".join(pieces))
 
 
 @lru_cache(maxsize=8)

@@ -294,6 +294,11 @@ def render_header(entry_type: str, fmt: str) -> str:
 
 def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
     """The whole block: sections in a stable order, entries by score within each."""
+    return "".join(block_pieces(chosen, fmt))
+
+
+def block_pieces(chosen: Sequence[Candidate], fmt: str) -> list[str]:
+    """render_block's lines: each heading, entry... apart (so counts add: count_joined)."""
     groups: dict[str, list[Candidate]] = {}
     for candidate in chosen:
         groups.setdefault(candidate.entry.type, []).append(candidate)
@@ -306,10 +311,9 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
             ]
             for t in ordered
         }
-        return json.dumps(
-            {"note": NOTE, "memory": payload}, ensure_ascii=False, separators=(",", ":")
-        )
-    parts = ["<memory>\n", f"<!-- {NOTE} -->\n" if fmt == "xml" else f"({NOTE})\n"]
+        block = {"note": NOTE, "memory": payload}
+        return [json.dumps(block, ensure_ascii=False, separators=(",", ":"))]
+    parts = ["<memory>\n" + (f"<!-- {NOTE} -->\n" if fmt == "xml" else f"({NOTE})\n")]
     for entry_type in ordered:
         parts.append(render_header(entry_type, fmt))
         parts.extend(
@@ -318,7 +322,7 @@ def render_block(chosen: Sequence[Candidate], fmt: str) -> str:
         if fmt == "xml":
             parts.append("</section>\n")
     parts.append("</memory>")
-    return "".join(parts)
+    return parts
 
 
 def _leading_costs(
@@ -329,9 +333,8 @@ def _leading_costs(
     (and are not marked secret=ok) are dropped from `ranked` on the way: only the ones
     looked at are checked."""
     costs: list[int] = []
-    total = 0
+    total = start = 0
     step = 64
-    start = 0
     while start < len(ranked):
         chunk = ranked[start : start + step]
         kept = [c for c in chunk if not withheld(c.entry.text, c.entry.meta)]
@@ -365,7 +368,7 @@ def pack(
     """Choose entries for a block of at most `budget` tokens (see module docstring)."""
     if fmt not in FORMATS:
         raise ValidationError(f"unknown format {fmt!r}", hint="use markdown, xml or json")
-    empty = counter.count(render_block([], fmt))
+    empty = counter.count_many([render_block([], fmt)])[0]
     if budget < empty:
         raise ValidationError(
             f"--max-tokens {budget} is smaller than an empty memory block ({empty} tokens)",
@@ -403,8 +406,8 @@ def pack(
 
     # Exact count of the real text; estimates can be off by a token at joins.
     def exact(indices: list[int]) -> tuple[str, int]:
-        text = render_block([ranked[i] for i in indices], fmt)
-        return text, counter.count(text)
+        pieces = block_pieces([ranked[i] for i in indices], fmt)
+        return "".join(pieces), counter.count_joined(pieces)
 
     text, tokens = exact(chosen)
     while tokens > budget and chosen:
@@ -465,11 +468,11 @@ def pack(
 def _header_costs(types: set[str], counter: TokenCounter, fmt: str) -> dict[str, int]:
     """Estimated tokens a section adds besides its entries (heading, closing tag)."""
     if fmt == "json":
-        return {
-            t: counter.count(json.dumps(heading(t), ensure_ascii=False) + ":[],") for t in types
-        }
-    closing = 1 if fmt == "xml" else 0
-    return {t: counter.count(render_header(t, fmt)) + closing for t in types}
+        texts = [json.dumps(heading(t), ensure_ascii=False) + ":[]," for t in types]
+    else:
+        texts = [render_header(t, fmt) for t in types]
+    closing = 1 if fmt == "xml" else 0  # count_many: memoized; a set iterates the same twice
+    return {t: n + closing for t, n in zip(types, counter.count_many(texts), strict=True)}
 
 
 def _fits_alone(

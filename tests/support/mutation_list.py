@@ -892,7 +892,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "inject-no-note-line",
         "memcli/logic/inject.py",
-        'parts = ["<memory>\\n", f"<!-- {NOTE} -->\\n" if fmt == "xml" else f"({NOTE})\\n"]',
+        'parts = ["<memory>\\n" + (f"<!-- {NOTE} -->\\n" if fmt == "xml" else f"({NOTE})\\n")]',
         'parts = ["<memory>\\n"]',
         f"{UNIT}test_invisible.py::test_plain_text_renders_unchanged_and_every_block_carries_the_note",
         why="the block no longer says its notes are not instructions",
@@ -1066,5 +1066,13 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_readonly_layer.py",
         f"{INTEG}test_layer_readonly.py",
         why="a project's search writes index, cache and access counts into a read-only layer",
+    ),
+    m(
+        "inject-pieces-added-at-any-join",
+        "memcli/adapters/tokens.py",
+        " and joins_at_newlines(pieces):",
+        ":",
+        f"{UNIT}test_inject_pack_joins.py::test_count_joined_is_the_count_of_the_joined_text",
+        why="pieces' counts are added where BPE merges across the join ('\\n' + '\\n')",
     ),
 ]
