@@ -153,8 +153,9 @@ def similarities(ws: Path, queries: list[str], embedder) -> dict:
     mem = Memory(ws, embedder_factory=lambda: embedder, notify=lambda m: None)
 
     def best(context: str) -> float:
-        hits = mem.search(context, limit=10_000, touch=False)
-        return max(h.components["semantic"] for h in hits)
+        # min_score=0: every candidate, past the relevance floor (off-topic contexts get none)
+        hits = mem.search(context, limit=10_000, touch=False, min_score=0.0)
+        return max((h.components["semantic"] for h in hits), default=0.0)
 
     off = [best(c) for c in OFF_TOPIC]
     on = sorted(best(c) for c in queries)
