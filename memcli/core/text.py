@@ -46,18 +46,17 @@ def _raw_table() -> dict[int, str]:
     return _JSON_RAW
 
 
-def _encoders() -> tuple[Callable[[str], str], Callable[[str], str]]:
+def _encoder() -> Callable[[str], str]:
     try:
-        from _json import encode_basestring, encode_basestring_ascii
+        from _json import encode_basestring
     except ImportError:  # an interpreter without the C accelerator
         from json.encoder import py_encode_basestring as encode_basestring
-        from json.encoder import py_encode_basestring_ascii as encode_basestring_ascii
-    return encode_basestring, encode_basestring_ascii
+    return encode_basestring
 
 
 def _readable(value: str) -> str:
     """A JSON string literal, UTF-8 kept, DEL / C1 / surrogates escaped."""
-    quoted = _encoders()[0](value)
+    quoted = _encoder()(value)
     if quoted.isascii() and "\x7f" not in quoted:
         return quoted
     return quoted.translate(_raw_table())
@@ -90,10 +89,13 @@ def _key(key: Any) -> str:
     return text
 
 
-def _write(value: Any, out: list[str], quote: Callable[[str], str], indent: str | None,
-           level: int) -> None:
+#: what `dumps` indents by (json.dumps' indent=2)
+_INDENT = "  "
+
+
+def _write(value: Any, out: list[str], level: int) -> None:
     if isinstance(value, str):
-        out.append(quote(value))
+        out.append(_readable(value))
         return
     scalar = _number(value)
     if scalar is not None:
@@ -105,12 +107,9 @@ def _write(value: Any, out: list[str], quote: Callable[[str], str], indent: str 
             out.append("{}" if is_dict else "[]")
             return
         out.append("{" if is_dict else "[")
-        if indent is None:
-            newline, separator, close = "", ", ", ""
-        else:
-            newline = "\n" + indent * (level + 1)
-            separator = "," + newline
-            close = "\n" + indent * level
+        newline = "\n" + _INDENT * (level + 1)
+        separator = "," + newline
+        close = "\n" + _INDENT * level
         out.append(newline)
         first = True
         for item in value.items() if is_dict else value:
@@ -118,17 +117,17 @@ def _write(value: Any, out: list[str], quote: Callable[[str], str], indent: str 
                 out.append(separator)
             first = False
             if is_dict:
-                out.append(quote(_key(item[0])) + ": ")
+                out.append(_readable(_key(item[0])) + ": ")
                 item = item[1]
-            _write(item, out, quote, indent, level + 1)
+            _write(item, out, level + 1)
         out.append(close + ("}" if is_dict else "]"))
         return
-    _write(str(value), out, quote, indent, level)  # default=str
+    _write(str(value), out, level)  # default=str
 
 
 def dumps(data: Any) -> str:
     """--json output: readable UTF-8 JSON (indent 2) in which every control character
     is a `\\u` escape (json.dumps escapes only C0 ones)."""
     out: list[str] = []
-    _write(data, out, _readable, "  ", 0)
+    _write(data, out, 0)
     return "".join(out)
