@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from memcli.core.errors import MemcliError
 from memcli.core.validate import strip_invisible
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PREFIX = "memory://layer/"
 
@@ -28,23 +31,29 @@ def uri(layer: str, name: str) -> str:
     return f"{PREFIX}{quote(layer, safe='')}/{name}"
 
 
+def read_for_model(path: Path) -> str:
+    """A curated file as a model reads it: without the invisible characters a hand edit
+    left ("" for a file not there yet; ResourceError for one that cannot be read)."""
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    try:
+        return strip_invisible(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResourceError(f"{path}: cannot be read ({exc})") from None
+
+
 def add_layer_resources(server: Any, memory: Callable[[], Any]) -> None:
     """Extend `server`'s resource list and lookup with the other layers' curated files
     (`memory()`: the workspace's Memory as it is now)."""
-    from mcp.server.mcpserver.exceptions import ResourceError
     from mcp.server.mcpserver.resources import FunctionResource
 
     manager = server._resource_manager  # noqa: SLF001 - no public way to list dynamically
     listed, found = manager.list_resources, manager.get_resource
 
     def read(root: Any, name: str) -> str:
-        path = root / name
-        try:
-            return strip_invisible(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ResourceError(f"{path}: cannot be read ({exc})") from None
+        return read_for_model(root / name)
 
     def resources() -> list[Any]:
         from memcli.services.layers import open_layers

@@ -143,7 +143,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
-    from memcli.surfaces.mcp_layers import add_layer_resources
+    from memcli.surfaces.mcp_layers import add_layer_resources, read_for_model
 
     def memory() -> Memory:
         return shared_memory(workspace)
@@ -371,14 +371,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         }
 
     def read_file(name: str) -> str:
-        """A file as a model reads it: without invisible characters a hand edit left."""
-        path = memory().root / name
-        try:
-            return strip_invisible(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return ""
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ResourceError(f"{path}: cannot be read ({exc})") from None
+        return read_for_model(memory().root / name)
 
     for spec in files.curated:  # one resource per curated file
         server.resource(
