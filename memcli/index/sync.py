@@ -98,6 +98,13 @@ class SyncReport:
             "notice": self.notice,
         }
 
+    def summary(self, elapsed_ms: float) -> str:
+        """What a watcher's batch did, as its log line ends: `+1 ~0 -0 (37 entries, 12 ms)`."""
+        return (
+            f"+{self.added} ~{self.changed} -{self.removed} "
+            f"({self.total} entries, {elapsed_ms:.0f} ms)"
+        )
+
 
 def unique_entries(entries: Sequence[Entry]) -> list[Entry]:
     """Entries with distinct ids (the first wins; duplicates are reported by `doctor`)."""

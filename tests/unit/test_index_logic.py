@@ -175,3 +175,11 @@ def test_search_filters_and_settings(workspace: Path) -> None:
     )
     assert len(mem.search("python", limit=2, touch=False)) == 2
     assert mem.search("python", min_score=5.0, touch=False) == []
+
+
+def test_a_batchs_summary_is_the_watchers_log_line() -> None:
+    """What a watcher logs for a batch (its own workspace's and another layer's alike)."""
+    from memcli.index.sync import SyncReport
+
+    report = SyncReport(added=1, changed=0, removed=2, total=37, embedded=1, rebuilt=False)
+    assert report.summary(12.4) == "+1 ~0 -2 (37 entries, 12 ms)"

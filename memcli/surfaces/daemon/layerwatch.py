@@ -162,8 +162,7 @@ class LayerWatch:
         item.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
         self.log(
             f"{time.strftime('%H:%M:%S')} {layer.name} layer: {', '.join(paths)}: "
-            f"+{report.added} ~{report.changed} -{report.removed} "
-            f"({report.total} entries, {elapsed:.0f} ms)"
+            f"{report.summary(elapsed)}"
         )
         return True
 

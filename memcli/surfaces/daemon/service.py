@@ -188,10 +188,7 @@ class WatchService:
         elapsed = (time.perf_counter() - started) * 1000
         self.batches += 1
         self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
-        self.log(
-            f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: +{report.added} ~{report.changed} "
-            f"-{report.removed} ({report.total} entries, {elapsed:.0f} ms)"
-        )
+        self.log(f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: {report.summary(elapsed)}")
         return True
 
     def _catch_up(self) -> None:
