@@ -192,7 +192,7 @@ def apply_undo(store: Store, plan: UndoPlan) -> None:
                 return (result if result != text else None), None
 
             guarded_update(
-                store.root / name, store._lock_path(name), change, store.history, name
+                store.path(name), store._lock_path(name), change, store.history, name
             )
         store.history.note_undo(plan.opid, order, done=True)
 
@@ -206,5 +206,5 @@ def _text(store: Store, digest: str | None) -> str:
 def _read(store: Store, name: str) -> str:
     from memcli.store.files import read_text
 
-    path = store.root / name
+    path = store.path(name)
     return read_text(path) if path.exists() else ""

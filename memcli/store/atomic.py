@@ -7,8 +7,10 @@ for memcli.store.files to watch for late bytes)."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import os
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -32,6 +34,47 @@ def read_text(path: Path) -> str:
             hint="check the file's permissions",
         ) from None
     return decode_text(data, path)
+
+
+MAX_FILE_MB = 32  # a 100k-entry workspace is ~9 MB of memory.md
+
+
+def max_file_bytes() -> int:
+    """The largest Markdown file memcli reads (MEMCLI_MAX_FILE_MB overrides)."""
+    try:
+        return int(float(os.environ.get("MEMCLI_MAX_FILE_MB", MAX_FILE_MB)) * 10**6)
+    except ValueError:
+        return MAX_FILE_MB * 10**6
+
+
+def read_bounded(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file `path`, refused (MemcliError naming it) when it is
+    a link, not a regular file (a FIFO, /dev/zero, a directory) or above `limit`
+    (max_file_bytes()): opened without following a link or blocking, and never read
+    past the limit. FileNotFoundError when it does not exist."""
+    limit = max_file_bytes() if limit is None else limit
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror
+        raise MemcliError(f"{path}: cannot be read ({why}); nothing was read") from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MemcliError(
+                f"{path}: not a regular file (a device, FIFO or directory); nothing was read"
+            )
+        data = handle.read(limit + 1)
+    if st.st_size > limit or len(data) > limit:
+        raise MemcliError(
+            f"{path}: above the {limit // 10**6} MB memcli reads from one file; nothing "
+            "was read",
+            hint="split it, or set MEMCLI_MAX_FILE_MB higher",
+        )
+    return data
 
 
 SWAP_GAP = 0.05  # seconds a reader waits for a file that is missing during a swap

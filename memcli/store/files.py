@@ -77,8 +77,9 @@ def guarded_update(
       (`keeper`) and merged back by the next write (or `memcli doctor`);
     - a writer renamed its file in just after ours: re-apply on what is there now.
     Every version read or written is kept in the history. Returns the last result.
+    `path` is the file itself: the caller applied the rule for links (a workspace's
+    Store.path, memcli.store.links), so the temp file and the rename are beside it.
     """
-    path = _resolve_link(path)
     file = name or path.name
     deadline = time.monotonic() + BUSY_LIMIT
     with file_lock(lock_path):
@@ -147,16 +148,6 @@ def guarded_update(
 class _Replaced:
     path: str  # where the replaced file (its inode) is now
     content: bytes  # its content when we took it
-
-
-def _resolve_link(path: Path) -> Path:
-    """Write through a symlinked memory.md to the file it points at."""
-    try:
-        if path.is_symlink():
-            return Path(os.path.realpath(path))
-    except OSError:
-        pass
-    return path
 
 
 def settled_read(path: Path, keeper: Keeper | None, file: str) -> tuple[bytes, bool, bool]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from memcli.core.errors import MemcliError
 from memcli.core.models import Entry
 from memcli.core.registry import BUILTIN, Registry
-from memcli.store.atomic import atomic_write
+from memcli.store.atomic import atomic_write, read_bounded
 from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
 from memcli.store.merge import merge_lines
 
@@ -218,9 +218,10 @@ def run_driver(base: Path, ours: Path, theirs: Path, pathname: str | None) -> in
     elif not files.is_entry_file(filename):
         filename = files.primary
     try:
-        texts = [p.read_bytes().decode("utf-8") for p in (base, ours, theirs)]
+        # a regular file each, no link, within the size limit (memcli.store.links' rule)
+        texts = [read_bounded(p).decode("utf-8") for p in (base, ours, theirs)]
         outcome = merge_entries(*texts, filename=filename, files=files)
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, MemcliError) as exc:
         sys.stderr.write(f"memcli merge-driver: {pathname or ours}: {exc}; left to git\n")
         return 1
     try:  # a temp file renamed over %A: killed mid-write, %A is still ours, whole

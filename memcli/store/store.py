@@ -3,6 +3,7 @@ changing them through guarded atomic updates."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -16,7 +17,10 @@ from typing import TYPE_CHECKING, TypeVar
 from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
 from memcli.core.registry import BUILTIN, Registry
+from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
+from memcli.store.atomic import max_file_bytes as max_file_bytes
 from memcli.store.files import file_lock, guarded_update, read_text
+from memcli.store.links import follow, owner_problem
 
 if TYPE_CHECKING:
     from memcli.store.history import History
@@ -25,17 +29,8 @@ from memcli.store.markdown import Document, Parsed, parse, parse_file
 from memcli.store.reparse import reparse
 
 T = TypeVar("T")
-MAX_FILE_MB = 32  # a 100k-entry workspace is ~9 MB of memory.md
 #: a stat failing with these finds no file there (pathlib's exists() and is_file() say so)
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
-
-
-def max_file_bytes() -> int:
-    """The largest Markdown file memcli reads (MEMCLI_MAX_FILE_MB overrides)."""
-    try:
-        return int(float(os.environ.get("MEMCLI_MAX_FILE_MB", MAX_FILE_MB)) * 10**6)
-    except ValueError:
-        return MAX_FILE_MB * 10**6
 
 
 @dataclass
@@ -53,6 +48,8 @@ class Store:
     _unreadable: set[str] = field(default_factory=set, repr=False)
     #: (memcli.toml's stat when read, the registry read from it)
     _files: tuple[tuple[int, ...] | None, Registry] | None = field(default=None, repr=False)
+    #: `.memcli/` as the link rule resolved it (memcli.store.links), once
+    _state: Path | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from memcli.store.modes import protect
@@ -61,7 +58,34 @@ class Store:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        """`.memcli/`, or where an allowed link of that name leads (LinkRefused for a
+        link memcli.store.links does not follow: nothing is written through it)."""
+        if self._state is None:
+            self._state = follow(self.root, STATE_DIR, folder=True)
+        return self._state
+
+    def path(self, name: str) -> Path:
+        """Where workspace file `name` is read and written: itself, or the target of a
+        link the rule follows (memcli.store.links; LinkRefused otherwise)."""
+        return follow(self.root, name)
+
+    def folder(self, name: str) -> Path:
+        """Where folder `name` (episodes/, conversations/) is: itself, or the target of
+        a link the rule follows (LinkRefused otherwise)."""
+        return follow(self.root, name, folder=True)
+
+    def _owned(self, path: Path, uid: int) -> None:
+        """Refuse file `path` (owned by `uid`) when another user than the workspace's
+        owner owns it: it is never read as the person's memory, nor written."""
+        problem = owner_problem(self.root, uid)
+        if problem:
+            from memcli.store.links import LinkRefused
+
+            raise LinkRefused(
+                f"{path}: {problem}; memcli does not read it as your memory; nothing was "
+                "read or written",
+                hint="if it is yours, `chown` it; otherwise move it out of the workspace",
+            )
 
     @property
     def files(self) -> Registry:
@@ -87,13 +111,13 @@ class Store:
         root = str(self.root)
         for folder in files.log_dirs:  # episodes/, conversations/
             if os.path.isdir(os.path.join(root, folder)):
-                logs = self.root / folder
+                logs = follow(self.root, folder, folder=True)
                 names += sorted(f"{folder}/{p.name}" for p in logs.glob("*.md"))
         if include_archived:
             names.append(files.archive)
         found = []
         for name in names:  # one stat each: a watcher's every search asks
-            path = os.path.join(root, name)
+            path = os.fspath(follow(root, name))  # an lstat each: a link may be refused
             try:
                 mode = os.stat(path).st_mode
             except OSError as exc:
@@ -122,7 +146,7 @@ class Store:
         changed is re-read from its previous parse (memcli.store.reparse): only the
         lines around the change are parsed again."""
         files = self.files  # first: a changed registry drops the parses made with the old
-        path = self.root / name
+        path = self.path(name)
         try:
             st = path.stat()
             signature: tuple[int, ...] | None = (
@@ -133,6 +157,8 @@ class Store:
             )
         except OSError:
             signature = None
+        else:
+            self._owned(path, st.st_uid)
         if signature is not None and signature[0] > max_file_bytes():
             raise MemcliError(
                 f"{path}: {signature[0] / 1e6:.0f} MB, above the {max_file_bytes() // 10**6} MB "
@@ -246,6 +272,9 @@ class Store:
         (front matter, title, a section per type) when it does not exist yet.
         """
         files = self.files
+        path = self.path(name)
+        with contextlib.suppress(FileNotFoundError):
+            self._owned(path, path.stat().st_uid)
         spec = files.spec(name)
         start = ""
         if spec is not None and not BUILTIN.is_curated(name) and not (self.root / name).exists():
@@ -268,7 +297,7 @@ class Store:
             after = doc.serialize()
             return (after if after != before else None), result
 
-        return guarded_update(self.root / name, self._lock_path(name), on_text, self.history, name)
+        return guarded_update(path, self._lock_path(name), on_text, self.history, name)
 
     def _document(self, name: str, text: str) -> Document:
         """The document of file `name`'s `text` to change: a copy of the memoized parse
@@ -282,7 +311,7 @@ class Store:
         """Show the history the current content of file `name` (under the file's write
         lock, so a memcli write is never mistaken for someone else's). Returns the
         entries an external save removed right after memcli wrote them."""
-        path = self.root / name
+        path = self.path(name)
         if not path.is_file():
             return []
         from memcli.store.files import settled_read
@@ -300,12 +329,13 @@ class Store:
 
         waited = False
         for name in self.entry_files(include_archived=True):
+            path = self.path(name)
             try:
-                recent = time.time() - (self.root / name).stat().st_mtime < SETTLE_WINDOW
+                recent = time.time() - path.stat().st_mtime < SETTLE_WINDOW
             except OSError:
                 continue
             if recent:
-                settled_read(self.root / name, self.history, name)
+                settled_read(path, self.history, name)
                 waited = True
         return waited
 

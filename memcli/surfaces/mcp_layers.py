@@ -31,17 +31,21 @@ def uri(layer: str, name: str) -> str:
     return f"{PREFIX}{quote(layer, safe='')}/{name}"
 
 
-def read_for_model(path: Path) -> str:
-    """A curated file as a model reads it: without the invisible characters a hand edit
-    left ("" for a file not there yet; ResourceError for one that cannot be read)."""
+def read_for_model(root: Path, name: str) -> str:
+    """Curated file `name` of the workspace at `root` as a model reads it, under the
+    workspace's rule for links, owners and sizes (memcli.store.links.read_workspace_file),
+    without the invisible characters a hand edit left ("" for a file not there yet;
+    ResourceError naming the file for one that is refused or cannot be read)."""
     from mcp.server.mcpserver.exceptions import ResourceError
 
+    from memcli.store.links import read_workspace_file
+
     try:
-        return strip_invisible(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResourceError(f"{path}: cannot be read ({exc})") from None
+        return strip_invisible(read_workspace_file(root, name))
+    except MemcliError as exc:
+        raise ResourceError(str(exc)) from None
+    except OSError as exc:
+        raise ResourceError(f"{root / name}: cannot be read ({exc.strerror})") from None
 
 
 def add_layer_resources(server: Any, memory: Callable[[], Any]) -> None:
@@ -53,7 +57,7 @@ def add_layer_resources(server: Any, memory: Callable[[], Any]) -> None:
     listed, found = manager.list_resources, manager.get_resource
 
     def read(root: Any, name: str) -> str:
-        return read_for_model(root / name)
+        return read_for_model(root, name)
 
     def resources() -> list[Any]:
         from memcli.services.layers import open_layers

@@ -371,7 +371,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         }
 
     def read_file(name: str) -> str:
-        return read_for_model(memory().root / name)
+        return read_for_model(memory().root, name)
 
     for spec in files.curated:  # one resource per curated file
         server.resource(

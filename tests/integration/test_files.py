@@ -63,15 +63,24 @@ def test_a_save_between_the_last_check_and_the_swap_is_put_back(
 
 
 def test_a_symlinked_memory_file_stays_a_symlink(workspace: Path, tmp_path: Path) -> None:
-    """memory.md kept in a dotfiles repository and linked into the workspace: writes go
-    through the link to the file it points at (it was replaced by a regular file)."""
+    """memory.md kept in a dotfiles repository and linked into the workspace: refused
+    until the person trusts the workspace (memcli.store.links), then writes go to the
+    file it points at (it was replaced by a regular file)."""
+    from memcli.store.links import LinkRefused
+    from memcli.store.trust import trust
+
     dotfiles = tmp_path / "dotfiles"
     dotfiles.mkdir()
     target = dotfiles / "memory.md"
     memory = workspace / "memory.md"
     target.write_bytes(memory.read_bytes())
+    before = target.read_bytes()
     memory.unlink()
     memory.symlink_to(target)
+    with pytest.raises(LinkRefused, match="not trusted"):
+        Memory(workspace, notify=lambda m: None).add("Deploys go out on Mondays")
+    assert target.read_bytes() == before
+    trust(workspace)
     mem = Memory(workspace, notify=lambda m: None)
     entry = mem.add("Deploys go out on Tuesdays").entry
     mem.edit(entry.id, text="Deploys go out on Wednesdays")

@@ -1,0 +1,150 @@
+"""The one rule for links in a workspace (DESIGN.md §1, Links; docs/security.md, Links).
+
+A curated file, archive.md, `episodes/`, `conversations/` (and the notes in them) or
+`.memcli/` may be a symlink: a cloned repository can commit one. memcli follows it only
+when its target is a regular file (a directory, for the folders)
+
+- inside the workspace (not in its `.git/`) and owned by the workspace's owner, or
+- outside it, when the person trusted the workspace (`memcli trust`) and owns the target
+  (memory.md kept in a dotfiles repository).
+
+Anything else is refused with one error naming the link and its target; nothing is read
+or written. A file of the workspace that another user owns (a link's target or the file
+itself) is never read as the person's memory either. Every reader and writer asks here:
+`Store` (its reads, its guarded writes, its `.memcli/`), the MCP resources and the git
+merge driver (`read_regular`, which adds the size limit). Writes go to the target
+`follow` returns, by temp file and rename beside it, never through an open of the link.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from memcli.core.errors import WorkspaceError
+
+__all__ = ["LinkRefused", "follow", "owner_problem", "read_workspace_file"]
+
+
+class LinkRefused(WorkspaceError):
+    """A link (or a file another user owns) memcli will not follow or read."""
+
+
+def follow(root: Path | str, name: str, *, folder: bool = False) -> Path:
+    """Where workspace file `name` (a folder with `folder`) is read and written: `root /
+    name` when no part of that path is a link (one lstat per part), else the target the
+    rule allows. LinkRefused names the link, its target and why. A link whose target
+    does not exist is followed only inside the workspace (reads find nothing there)."""
+    path = os.path.join(root, name)
+    here = os.fspath(root)
+    for part in name.split("/"):
+        here = os.path.join(here, part)
+        try:
+            mode = os.lstat(here).st_mode
+        except OSError:
+            return Path(path)  # missing: nothing below it is a link
+        if stat.S_ISLNK(mode):
+            return Path(_judge(os.fspath(root), path, here, folder))
+    return Path(path)
+
+
+def _judge(root: str, path: str, link: str, folder: bool) -> str:
+    """The real target of `path` (which passes through the link `link`), if allowed."""
+    real_root = os.path.realpath(root)
+    target = os.path.realpath(path)
+    shown = link if link == path else f"{link} (on the way to {path})"
+    try:
+        st = os.stat(target)
+    except OSError:
+        st = None
+    inside = _within(target, real_root)
+    if inside and _within(target, os.path.join(real_root, ".git")):
+        raise _refused(shown, target, "it points into the workspace's .git folder")
+    if st is None:
+        if inside:
+            return target
+        raise _refused(shown, target, "its target outside the workspace does not exist")
+    wanted = stat.S_ISDIR if folder else stat.S_ISREG
+    if not wanted(st.st_mode):
+        kind = "a directory" if folder else "a regular file"
+        raise _refused(shown, target, f"its target is not {kind}")
+    if inside:
+        problem = owner_problem(real_root, st.st_uid)
+        if problem:
+            raise _refused(shown, target, f"its target {problem}")
+        return target
+    from memcli.store.trust import is_trusted
+
+    if st.st_uid != os.geteuid():
+        raise _refused(
+            shown, target, f"its target outside the workspace belongs to {_user(st.st_uid)}"
+        )
+    if not is_trusted(Path(real_root)):
+        raise _refused(
+            shown,
+            target,
+            "it leads outside the workspace, which you have not trusted",
+            hint=f"a link you made yourself (memory.md kept in a dotfiles repository): "
+            f"`memcli trust {root}` lets memcli follow it; one you did not make (a cloned "
+            "repository's): remove it",
+        )
+    return target
+
+
+def read_workspace_file(root: Path | str, name: str) -> str:
+    """The text of workspace file `name` for a reader outside the Store (the MCP
+    resources): the link rule, the owner rule, a regular file, the size limit
+    (memcli.store.atomic.read_bounded) and UTF-8; "" when it does not exist yet."""
+    from memcli.store.atomic import decode_text, read_bounded
+
+    path = follow(root, name)
+    try:
+        data = read_bounded(path)
+        uid = os.stat(path).st_uid
+    except FileNotFoundError:
+        return ""
+    problem = owner_problem(root, uid)
+    if problem:
+        raise LinkRefused(
+            f"{path}: {problem}; memcli does not read it as your memory; nothing was read",
+            hint="if it is yours, `chown` it; otherwise move it out of the workspace",
+        )
+    return decode_text(data, path)
+
+
+def owner_problem(root: str | os.PathLike[str], uid: int) -> str | None:
+    """Why a file owned by `uid` is not the memory of the workspace at `root` (owned by
+    someone else than the workspace directory), or None."""
+    if os.name == "nt":
+        return None
+    try:
+        owner = os.stat(root).st_uid
+    except OSError:
+        return None
+    if uid == owner:
+        return None
+    return f"belongs to {_user(uid)}, not to the workspace's owner {_user(owner)}"
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def _refused(shown: str, target: str, why: str, hint: str | None = None) -> LinkRefused:
+    return LinkRefused(
+        f"{shown}: a link to {target}; memcli does not follow it: {why}; nothing was read "
+        "or written",
+        hint=hint
+        or "replace the link with the file itself, or remove it (a cloned repository can "
+        "commit links; memcli never reads or writes outside the workspace through one)",
+    )
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
