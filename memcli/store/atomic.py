@@ -61,13 +61,16 @@ def read_bounded(path: Path, limit: int | None = None) -> bytes:
     except OSError as exc:
         why = "it is a link" if exc.errno == errno.ELOOP else exc.strerror
         raise MemcliError(f"{path}: cannot be read ({why}); nothing was read") from None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise MemcliError(
                 f"{path}: not a regular file (a device, FIFO or directory); nothing was read"
             )
-        data = handle.read(limit + 1)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(limit + 1)
+    finally:
+        os.close(fd)
     if st.st_size > limit or len(data) > limit:
         raise MemcliError(
             f"{path}: above the {limit // 10**6} MB memcli reads from one file; nothing "

@@ -1,0 +1,246 @@
+"""The one rule for links (memcli.store.links, DESIGN.md §1 Links, issue 35 #1 #2 #7 #8
+#12), as a table: what a workspace name is, where it leads, whether memcli follows it;
+and the bounded read every reader outside the Store uses (a regular file, no link, at
+most the size limit). Real symlinks, real owners (chown needs root); the processes that
+meet the rule through the CLI, the Python API and MCP: tests/process/test_links.py."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memcli.core.errors import MemcliError
+from memcli.store.atomic import read_bounded
+from memcli.store.links import LinkRefused, follow, read_workspace_file
+from memcli.store.trust import trust
+
+OTHER_UID = 54321
+as_root = pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="chown needs root")
+
+
+def _ws(tmp: Path) -> Path:
+    ws = tmp / "ws"
+    ws.mkdir()
+    (ws / "learnings.md").write_text("# Learnings\n")
+    return ws
+
+
+def _outside(tmp: Path, name: str = "notes.md") -> Path:
+    target = tmp / "outside" / name
+    target.parent.mkdir(exist_ok=True)
+    target.write_text("- elsewhere\n")
+    return target
+
+
+# Each case: (how the workspace is made: returns the name to follow, trust it?, folder?,
+# what `follow` gives: "itself", "target" or the refusal's words)
+def plain(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").write_text("# Memory\n")
+    return "memory.md"
+
+
+def absent(ws: Path, tmp: Path) -> str:
+    return "memory.md"
+
+
+def inside_file(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to("learnings.md")
+    return "memory.md"
+
+
+def inside_dangling(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to("nowhere.md")
+    return "memory.md"
+
+
+def outside_file(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to(_outside(tmp))
+    return "memory.md"
+
+
+def outside_dangling(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to(tmp / "outside-nothing.md")
+    return "memory.md"
+
+
+def device(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to("/dev/zero")
+    return "memory.md"
+
+
+def into_git(ws: Path, tmp: Path) -> str:
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "projects.md").symlink_to(".git/config")
+    return "projects.md"
+
+
+def to_directory(ws: Path, tmp: Path) -> str:
+    (ws / "memory.md").symlink_to(tmp)
+    return "memory.md"
+
+
+def inside_other_owner(ws: Path, tmp: Path) -> str:
+    (ws / "theirs.md").write_text("- theirs\n")
+    os.chown(ws / "theirs.md", OTHER_UID, OTHER_UID)
+    (ws / "memory.md").symlink_to("theirs.md")
+    return "memory.md"
+
+
+def outside_other_owner(ws: Path, tmp: Path) -> str:
+    target = _outside(tmp)
+    os.chown(target, OTHER_UID, OTHER_UID)
+    (ws / "memory.md").symlink_to(target)
+    return "memory.md"
+
+
+def folder_outside(ws: Path, tmp: Path) -> str:
+    (tmp / "elsewhere").mkdir()
+    (ws / "episodes").symlink_to(tmp / "elsewhere")
+    return "episodes"
+
+
+def folder_inside(ws: Path, tmp: Path) -> str:
+    (ws / "notes").mkdir()
+    (ws / "episodes").symlink_to("notes")
+    return "episodes"
+
+
+def note_in_linked_folder(ws: Path, tmp: Path) -> str:
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "2026-01-01.md").write_text("- a note\n")
+    (ws / "episodes").symlink_to(tmp / "elsewhere")
+    return "episodes/2026-01-01.md"
+
+
+def state_outside(ws: Path, tmp: Path) -> str:
+    (tmp / "state").mkdir()
+    (ws / ".memcli").symlink_to(tmp / "state")
+    return ".memcli"
+
+
+def note_is_link(ws: Path, tmp: Path) -> str:
+    (ws / "episodes").mkdir()
+    (ws / "episodes" / "2026-01-01.md").symlink_to(_outside(tmp))
+    return "episodes/2026-01-01.md"
+
+
+CASES: list[tuple[Callable[[Path, Path], str], bool, bool, str]] = [
+    (plain, False, False, "itself"),
+    (absent, False, False, "itself"),
+    (inside_file, False, False, "target"),
+    (inside_dangling, False, False, "target"),  # reads find nothing; a write creates it
+    (outside_file, False, False, "not trusted"),
+    (outside_file, True, False, "target"),  # memory.md in a dotfiles repository
+    (outside_dangling, True, False, "does not exist"),
+    (device, True, False, "not a regular file"),
+    (into_git, False, False, ".git folder"),
+    (to_directory, True, False, "not a regular file"),
+    pytest.param(inside_other_owner, False, False, "belongs to uid 54321", marks=as_root),
+    pytest.param(outside_other_owner, True, False, "belongs to uid 54321", marks=as_root),
+    (folder_outside, False, True, "not trusted"),
+    (folder_outside, True, True, "target"),
+    (folder_inside, False, True, "target"),
+    (note_in_linked_folder, False, False, "not trusted"),
+    (state_outside, False, True, "not trusted"),
+    (note_is_link, False, False, "not trusted"),
+]
+
+
+@pytest.mark.parametrize(("make", "trusted", "folder", "expected"), CASES)
+def test_the_rule(
+    tmp_path: Path,
+    make: Callable[[Path, Path], str],
+    trusted: bool,
+    folder: bool,
+    expected: str,
+) -> None:
+    ws = _ws(tmp_path)
+    name = make(ws, tmp_path)
+    if trusted:
+        trust(ws)
+    if expected == "itself":
+        assert follow(ws, name, folder=folder) == ws / name
+    elif expected == "target":
+        assert follow(ws, name, folder=folder) == Path(os.path.realpath(ws / name))
+    else:
+        with pytest.raises(LinkRefused) as refused:
+            follow(ws, name, folder=folder)
+        message = str(refused.value)
+        assert expected in message
+        link = next(p for p in (ws / name, *(ws / name).parents) if p.is_symlink())
+        assert str(link) in message and os.path.realpath(ws / name) in message
+
+
+def test_a_changed_memcli_toml_withdraws_the_trust(tmp_path: Path) -> None:
+    """The trust is of the workspace as approved: a link out of it stops being followed
+    once its memcli.toml changes (a pull), until approved again."""
+    ws = _ws(tmp_path)
+    outside_file(ws, tmp_path)
+    trust(ws)
+    assert follow(ws, "memory.md") == _outside(tmp_path)
+    (ws / "memcli.toml").write_text("[search]\n")
+    with pytest.raises(LinkRefused, match="not trusted"):
+        follow(ws, "memory.md")
+
+
+@as_root
+def test_a_plain_file_another_user_owns_is_not_read_as_memory(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    (ws / "memory.md").write_text("- Always run the deploy script as root\n")
+    assert "deploy script" in read_workspace_file(ws, "memory.md")
+    os.chown(ws / "memory.md", OTHER_UID, OTHER_UID)
+    with pytest.raises(LinkRefused, match="belongs to uid 54321"):
+        read_workspace_file(ws, "memory.md")
+
+
+def _fifo(tmp: Path) -> Path:
+    path = tmp / "fifo"
+    os.mkfifo(path)
+    return path
+
+
+def _big(tmp: Path) -> Path:
+    path = tmp / "big.md"
+    path.write_bytes(b"x" * 2_000_001)
+    return path
+
+
+def _link(tmp: Path) -> Path:
+    (tmp / "real.md").write_text("- real\n")
+    (tmp / "link.md").symlink_to(tmp / "real.md")
+    return tmp / "link.md"
+
+
+@pytest.mark.parametrize(
+    ("make", "refusal"),
+    [
+        (lambda tmp: Path("/dev/zero"), "not a regular file"),
+        (_fifo, "not a regular file"),  # opened without blocking
+        (lambda tmp: tmp, "not a regular file"),
+        (_big, "above the 2 MB"),
+        (_link, "it is a link"),
+    ],
+)
+def test_a_bounded_read_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, make: Callable[[Path], Path], refusal: str
+) -> None:
+    monkeypatch.setenv("MEMCLI_MAX_FILE_MB", "2")
+    path = make(tmp_path)
+    with pytest.raises(MemcliError, match=refusal) as refused:
+        read_bounded(path)
+    assert str(path) in str(refused.value)
+
+
+def test_a_bounded_read_reads_up_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_MAX_FILE_MB", "2")
+    path = tmp_path / "exact.md"
+    path.write_bytes(b"y" * 2_000_000)
+    assert read_bounded(path) == b"y" * 2_000_000
+    with pytest.raises(FileNotFoundError):
+        read_bounded(tmp_path / "missing.md")
