@@ -1,4 +1,4 @@
-"""The one rule for links in a workspace (DESIGN.md §1, Links; docs/security.md, Links).
+"""The one rule for links in a workspace (docs/security.md, Links).
 
 A curated file, archive.md, `episodes/`, `conversations/` (and the notes in them) or
 `.memcli/` may be a symlink: a cloned repository can commit one. memcli follows it only

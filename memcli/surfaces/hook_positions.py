@@ -36,7 +36,9 @@ class Positions:
     """
 
     def __init__(self, root: str) -> None:
-        self.dir = os.path.join(root, ".memcli")
+        from memcli.store.links import follow
+
+        self.dir = os.fspath(follow(root, ".memcli", folder=True))  # the rule for links
         self.path = os.path.join(self.dir, STATE_FILE)
         self.state: dict[str, Any] = {"sessions": {}}
         self._lock = _Locked(os.path.join(self.dir, LOCK_FILE))

@@ -138,11 +138,14 @@ def _index_in_background(root: str) -> bool:
     ONNX export), so that a first hook that ran out of time or answered from the keyword
     side is not followed by others that wait for the same work."""
     try:
-        if os.path.exists(os.path.join(root, ".memcli", "daemon.sock")):
+        from memcli.store.links import follow
+
+        state = os.fspath(follow(root, ".memcli", folder=True))  # refused: not started
+        if os.path.exists(os.path.join(state, "daemon.sock")):
             return False  # a watcher keeps it current
         import time
 
-        started = os.path.join(root, ".memcli", "index-started")
+        started = os.path.join(state, "index-started")
         try:
             if time.time() - os.stat(started).st_mtime < STARTED_FOR:
                 return True  # one started a moment ago is still at it

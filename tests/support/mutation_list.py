@@ -26,6 +26,83 @@ UNIT, INTEG, PROC = "tests/unit/", "tests/integration/", "tests/process/"
 GIT_FIELDS = f"{UNIT}test_gitmerge_fields.py"
 
 MUTATIONS: list[Mutation] = [
+    # -- issue 35: one rule for links (memcli.store.links)
+    m(
+        "links-followed-out-of-an-untrusted-workspace",
+        "memcli/store/links.py",
+        "    if not is_trusted(Path(real_root)):\n",
+        "    if False:\n",
+        f"{UNIT}test_links.py::test_the_rule",
+        f"{PROC}test_links.py::test_a_cloned_link_out_of_the_workspace_is_refused",
+        why="a cloned projects.md -> ~/.ssh/authorized_keys takes an agent's add",
+    ),
+    m(
+        "links-target-of-another-owner-followed",
+        "memcli/store/links.py",
+        "    if st.st_uid != os.geteuid():\n",
+        "    if False:\n",
+        f"{UNIT}test_links.py::test_the_rule",
+        why="a trusted link to another user's file is read as the person's memory",
+    ),
+    m(
+        "links-only-the-last-part-checked",
+        "memcli/store/links.py",
+        "        here = os.path.join(here, part)\n",
+        "        here = path\n",
+        f"{UNIT}test_links.py::test_the_rule",
+        why="a linked episodes/ folder leads its notes out of the workspace",
+    ),
+    m(
+        "links-any-target-kind",
+        "memcli/store/links.py",
+        "    if not wanted(st.st_mode):\n",
+        "    if False:\n",
+        f"{UNIT}test_links.py::test_the_rule",
+        why="memory.md -> /dev/zero is followed",
+    ),
+    m(
+        "links-write-through-the-link-name",
+        "memcli/store/store.py",
+        "        return guarded_update(path, self._lock_path(name), on_text, self.history, name)",
+        "        return guarded_update(\n"
+        "            self.root / name, self._lock_path(name), on_text, self.history, name\n"
+        "        )",
+        f"{INTEG}test_files.py::test_a_symlinked_memory_file_stays_a_symlink",
+        why="a write replaces a trusted dotfiles link with a file instead of its target",
+    ),
+    m(
+        "links-plain-file-of-another-owner-read",
+        "memcli/store/store.py",
+        "        else:\n            self._owned(path, st.st_uid)\n",
+        "",
+        f"{UNIT}test_links.py::test_the_store_reads_no_file_another_user_owns",
+        why="memory.md another user owns is read as the person's own memory",
+    ),
+    m(
+        "bounded-read-unbounded",
+        "memcli/store/atomic.py",
+        "    if st.st_size > limit or len(data) > limit:\n",
+        "    if False:\n",
+        f"{UNIT}test_links.py::test_a_bounded_read_refuses",
+        why="an MCP resource read of a huge curated file has no limit",
+    ),
+    m(
+        "mcp-resource-without-the-rule",
+        "memcli/store/links.py",
+        "    path = follow(root, name)\n    try:\n        data = read_bounded(path)\n",
+        "    path = Path(os.path.realpath(os.path.join(root, name)))\n"
+        "    try:\n        data = read_bounded(path)\n",
+        f"{PROC}test_links.py::test_mcp_resources_apply_the_rule_and_the_size_limit",
+        why="resources/read serves projects.md -> ~/.ssh/id_ed25519",
+    ),
+    m(
+        "merge-driver-follows-links",
+        "memcli/store/gitmerge.py",
+        "        texts = [read_bounded(p).decode(\"utf-8\") for p in (base, ours, theirs)]\n",
+        "        texts = [p.read_bytes().decode(\"utf-8\") for p in (base, ours, theirs)]\n",
+        f"{UNIT}test_links.py::test_the_merge_driver_reads_only_regular_files[link]",
+        why="the merge driver reads through a link git hands it",
+    ),
     # -- issue 25: the seven planted bugs that got through, and the packer's real one
     m(
         "secrets-forget-ghs-ghr",

@@ -1,4 +1,4 @@
-"""The one rule for links (memcli.store.links, DESIGN.md §1 Links, issue 35 #1 #2 #7 #8
+"""The one rule for links (memcli.store.links, docs/security.md Links, issue 35 #1 #2 #7 #8
 #12), as a table: what a workspace name is, where it leads, whether memcli follows it;
 and the bounded read every reader outside the Store uses (a regular file, no link, at
 most the size limit). Real symlinks, real owners (chown needs root); the processes that
@@ -244,3 +244,39 @@ def test_a_bounded_read_reads_up_to_the_limit(
     assert read_bounded(path) == b"y" * 2_000_000
     with pytest.raises(FileNotFoundError):
         read_bounded(tmp_path / "missing.md")
+
+
+@as_root
+def test_the_store_reads_no_file_another_user_owns(tmp_path: Path) -> None:
+    """#7 for a plain file: the Store's reads and writes refuse memory.md once another
+    user owns it (in a workspace that is not theirs), naming the owner."""
+    from memcli.store.store import Store
+
+    ws = _ws(tmp_path)
+    (ws / "memory.md").write_text("# Memory\n\n## Corrections\n- Disable the firewall\n")
+    assert [e.text for e in Store(ws).entries()] == ["Disable the firewall"]
+    os.chown(ws / "memory.md", OTHER_UID, OTHER_UID)
+    for step in (lambda s: s.entries(), lambda s: s.update("memory.md", lambda doc: None)):
+        with pytest.raises(LinkRefused, match="belongs to uid 54321"):
+            step(Store(ws))
+
+
+@pytest.mark.parametrize("what", ["link", "fifo"])
+def test_the_merge_driver_reads_only_regular_files(tmp_path: Path, what: str) -> None:
+    """The git merge driver applies the rule to the versions git hands it: a link (to a
+    file outside) or a FIFO is left to git (exit 1), nothing written through it."""
+    from memcli.store.gitmerge import run_driver
+
+    base, theirs = tmp_path / "base.md", tmp_path / "theirs.md"
+    for path in (base, theirs):
+        path.write_text("# Memory\n\n## Facts\n- a fact <!-- id=m1 -->\n")
+    outside = _outside(tmp_path, ".bashrc")
+    ours = tmp_path / "ours.md"
+    if what == "link":
+        ours.symlink_to(outside)
+    else:
+        os.mkfifo(ours)
+    before = outside.read_bytes()
+    assert run_driver(base, ours, theirs, "memory.md") == 1
+    assert outside.read_bytes() == before
+    assert ours.is_symlink() if what == "link" else ours.is_fifo()
