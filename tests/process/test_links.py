@@ -88,10 +88,13 @@ ATTACKS = [
     ("archive.md", "../../.profile", ["forget", "m1"]),
     ("episodes", "../../elsewhere", ["log", "Ran the migration"]),
     (".memcli", "../../elsewhere", ["add", "A fact for the index"]),
+    (".memcli", "../../elsewhere", ["watch"]),  # its lease, socket and log neither
 ]
 
 
-@pytest.mark.parametrize(("name", "target", "command"), ATTACKS, ids=[a[0] for a in ATTACKS])
+@pytest.mark.parametrize(
+    ("name", "target", "command"), ATTACKS, ids=[f"{a[0]}-{a[2][0]}" for a in ATTACKS]
+)
 def test_a_cloned_link_out_of_the_workspace_is_refused(
     tmp_path: Path, name: str, target: str, command: list[str]
 ) -> None:

@@ -64,6 +64,9 @@ class DaemonServer:
         """Listen; RuntimeError when another daemon serves the workspace or the socket's
         directory is not ours alone."""
         if self.path.parent == self.root / ".memcli":
+            from memcli.store.links import follow
+
+            follow(self.root, ".memcli", folder=True)  # a link out: refused, none made
             self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         else:  # the per-user fallback in /tmp, where anyone could have made the name first
             try:
@@ -139,7 +142,10 @@ class Lease:
     socket's name alone depends on the path). The file holds the holder's pid."""
 
     def __init__(self, root: Path) -> None:
-        self.path = root / ".memcli" / "locks" / "watch.lock"
+        from memcli.store.links import follow
+
+        # `.memcli` a link memcli does not follow: LinkRefused, nothing made through it
+        self.path = follow(root, ".memcli", folder=True) / "locks" / "watch.lock"
         self._handle: Any = None
 
     def acquire(self) -> None:

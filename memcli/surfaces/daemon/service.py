@@ -306,7 +306,9 @@ def start_background(root: Path, timeout: float = 180.0) -> dict[str, Any]:
 
     if query_status(root) is not None:
         raise RuntimeError(f"another memcli watch already serves {root}")
-    log_path = root / ".memcli" / "watch.log"
+    from memcli.store.links import follow
+
+    log_path = follow(root, ".memcli", folder=True) / "watch.log"  # the rule for links
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
         proc = subprocess.Popen(
