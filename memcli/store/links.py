@@ -24,7 +24,7 @@ from pathlib import Path
 
 from memcli.core.errors import WorkspaceError
 
-__all__ = ["LinkRefused", "follow", "owner_problem", "read_workspace_file"]
+__all__ = ["LinkRefused", "check_state", "follow", "owner_problem", "read_workspace_file"]
 
 
 class LinkRefused(WorkspaceError):
@@ -90,6 +90,45 @@ def _judge(root: str, path: str, link: str, folder: bool) -> str:
             "repository's): remove it",
         )
     return target
+
+
+STATE_DEPTH = 3  # .memcli/history/objects/ab: the deepest folder memcli writes into
+
+
+def state_link(state: Path | str, depth: int = STATE_DEPTH) -> str | None:
+    """The first link inside `.memcli/` (at `state`), looking `depth` folders down
+    without following any, or None. memcli makes no links there: one is a cloned
+    repository's (`.memcli/history/log.jsonl -> ~/.bashrc`), and memcli's opens of
+    logs and locks would follow it. A scandir per folder (a few, and the ≤ 256 object
+    folders of the history)."""
+    try:
+        entries = list(os.scandir(state))
+    except OSError:
+        return None
+    for entry in entries:
+        if entry.is_symlink():
+            return entry.path
+    if depth > 1:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                found = state_link(entry.path, depth - 1)
+                if found:
+                    return found
+    return None
+
+
+def check_state(root: Path | str, state: Path) -> Path:
+    """`state` (`.memcli/`, as `follow` resolved it), or LinkRefused naming a link
+    inside it."""
+    found = state_link(state)
+    if found is not None:
+        raise _refused(
+            found,
+            os.path.realpath(found),
+            "memcli makes no links inside .memcli/ (derived state it rebuilds)",
+            hint=f"remove {found}: memcli makes what it needs there again",
+        )
+    return state
 
 
 def read_workspace_file(root: Path | str, name: str) -> str:

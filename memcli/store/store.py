@@ -20,7 +20,7 @@ from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
 from memcli.store.atomic import max_file_bytes as max_file_bytes
 from memcli.store.files import file_lock, guarded_update, read_text
-from memcli.store.links import follow, owner_problem
+from memcli.store.links import check_state, follow, owner_problem
 
 if TYPE_CHECKING:
     from memcli.store.history import History
@@ -61,7 +61,7 @@ class Store:
         """`.memcli/`, or where an allowed link of that name leads (LinkRefused for a
         link memcli.store.links does not follow: nothing is written through it)."""
         if self._state is None:
-            self._state = follow(self.root, STATE_DIR, folder=True)
+            self._state = check_state(self.root, follow(self.root, STATE_DIR, folder=True))
         return self._state
 
     def path(self, name: str) -> Path:

@@ -36,9 +36,9 @@ class Positions:
     """
 
     def __init__(self, root: str) -> None:
-        from memcli.store.links import follow
+        from memcli.store.links import check_state, follow
 
-        self.dir = os.fspath(follow(root, ".memcli", folder=True))  # the rule for links
+        self.dir = os.fspath(check_state(root, follow(root, ".memcli", folder=True)))
         self.path = os.path.join(self.dir, STATE_FILE)
         self.state: dict[str, Any] = {"sessions": {}}
         self._lock = _Locked(os.path.join(self.dir, LOCK_FILE))

@@ -138,9 +138,9 @@ def _index_in_background(root: str) -> bool:
     ONNX export), so that a first hook that ran out of time or answered from the keyword
     side is not followed by others that wait for the same work."""
     try:
-        from memcli.store.links import follow
+        from memcli.store.links import check_state, follow
 
-        state = os.fspath(follow(root, ".memcli", folder=True))  # refused: not started
+        state = os.fspath(check_state(root, follow(root, ".memcli", folder=True)))
         if os.path.exists(os.path.join(state, "daemon.sock")):
             return False  # a watcher keeps it current
         import time

@@ -60,6 +60,7 @@ def cloned(tmp_path: Path) -> tuple[Path, Path]:
 
 def relink(ws: Path, name: str, target: str) -> None:
     path = ws / name
+    path.parent.mkdir(parents=True, exist_ok=True)
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     elif path.exists() or path.is_symlink():
@@ -89,6 +90,7 @@ ATTACKS = [
     ("episodes", "../../elsewhere", ["log", "Ran the migration"]),
     (".memcli", "../../elsewhere", ["add", "A fact for the index"]),
     (".memcli", "../../elsewhere", ["watch"]),  # its lease, socket and log neither
+    (".memcli/history/log.jsonl", "../../../../.bashrc", ["add", "A fact for the history"]),
 ]
 
 
@@ -105,9 +107,9 @@ def test_a_cloned_link_out_of_the_workspace_is_refused(
     assert done.returncode == 1, done.stdout + done.stderr
     real = os.path.realpath(ws / name)
     assert f"{ws / name}: a link to {real}" in done.stderr
-    assert "not trusted" in done.stderr and "Traceback" not in done.stderr
+    assert "memcli does not follow it" in done.stderr and "Traceback" not in done.stderr
     assert tree(home) == before  # nothing written, in the workspace or outside it
-    reads = ["search", "releases"] if name == ".memcli" else ["list", "--include-archived"]
+    reads = ["search", "releases"] if name.startswith(".memcli") else ["list", "--include-archived"]
     listed = memcli(ws, *reads)  # a read applies the same rule
     assert listed.returncode == 1 and f"{ws / name}: a link to {real}" in listed.stderr
     assert "AAAAC3NzaC1lZDI1NTE5AAAAIGOODKEY" not in listed.stdout

@@ -61,6 +61,15 @@ MUTATIONS: list[Mutation] = [
         why="memory.md -> /dev/zero is followed",
     ),
     m(
+        "links-inside-the-state-folder-followed",
+        "memcli/store/links.py",
+        "    if depth > 1:\n",
+        "    if False:\n",
+        f"{UNIT}test_links.py::test_no_link_inside_the_state_folder",
+        f"{PROC}test_links.py::test_a_cloned_link_out_of_the_workspace_is_refused",
+        why="a committed .memcli/history/log.jsonl -> ~/.bashrc gets the history's log lines",
+    ),
+    m(
         "links-write-through-the-link-name",
         "memcli/store/store.py",
         "        return guarded_update(path, self._lock_path(name), on_text, self.history, name)",

@@ -280,3 +280,28 @@ def test_the_merge_driver_reads_only_regular_files(tmp_path: Path, what: str) ->
     assert run_driver(base, ours, theirs, "memory.md") == 1
     assert outside.read_bytes() == before
     assert ours.is_symlink() if what == "link" else ours.is_fifo()
+
+
+@pytest.mark.parametrize(
+    ("inside", "target"),
+    [
+        ("history/log.jsonl", "bashrc"),  # the history's log is opened for appending
+        ("history/objects/ab", "folder"),  # a folder the history writes objects into
+        ("locks", "folder"),
+        ("access.json", "bashrc"),
+    ],
+)
+def test_no_link_inside_the_state_folder(tmp_path: Path, inside: str, target: str) -> None:
+    """`.memcli/` itself may pass the rule, but memcli makes no link inside it: one a
+    cloned repository committed is refused before anything is opened through it."""
+    from memcli.store.store import Store
+
+    ws = _ws(tmp_path)
+    assert Store(ws).state_dir == ws / ".memcli"  # none there yet
+    outside = _outside(tmp_path, ".bashrc")
+    link = ws / ".memcli" / inside
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(outside if target == "bashrc" else outside.parent)
+    with pytest.raises(LinkRefused, match="no links inside .memcli") as refused:
+        Store(ws).state_dir  # noqa: B018 - the property is the check
+    assert str(link) in str(refused.value)

@@ -142,10 +142,10 @@ class Lease:
     socket's name alone depends on the path). The file holds the holder's pid."""
 
     def __init__(self, root: Path) -> None:
-        from memcli.store.links import follow
+        from memcli.store.links import check_state, follow
 
-        # `.memcli` a link memcli does not follow: LinkRefused, nothing made through it
-        self.path = follow(root, ".memcli", folder=True) / "locks" / "watch.lock"
+        # a link memcli does not follow (.memcli, or one in it): LinkRefused, none made
+        self.path = check_state(root, follow(root, ".memcli", folder=True)) / "locks" / "watch.lock"
         self._handle: Any = None
 
     def acquire(self) -> None:
