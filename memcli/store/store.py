@@ -50,6 +50,8 @@ class Store:
     _files: tuple[tuple[int, ...] | None, Registry] | None = field(default=None, repr=False)
     #: `.memcli/` as the link rule resolved it (memcli.store.links), once
     _state: Path | None = field(default=None, repr=False)
+    #: the workspace owner's uid once a file of theirs was read (None: not yet)
+    _owner: int | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from memcli.store.modes import protect
@@ -77,8 +79,12 @@ class Store:
     def _owned(self, path: Path, uid: int) -> None:
         """Refuse file `path` (owned by `uid`) when another user than the workspace's
         owner owns it: it is never read as the person's memory, nor written."""
+        if uid == self._owner:
+            return
         problem = owner_problem(self.root, uid)
-        if problem:
+        if problem is None:
+            self._owner = uid  # the workspace's owner: its files need no stat of the root
+        else:
             from memcli.store.links import LinkRefused
 
             raise LinkRefused(
