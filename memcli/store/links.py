@@ -10,10 +10,13 @@ when its target is a regular file (a directory, for the folders)
 
 Anything else is refused with one error naming the link and its target; nothing is read
 or written. A file of the workspace that another user owns (a link's target or the file
-itself) is never read as the person's memory either. Every reader and writer asks here:
-`Store` (its reads, its guarded writes, its `.memcli/`), the MCP resources and the git
-merge driver (`read_regular`, which adds the size limit). Writes go to the target
-`follow` returns, by temp file and rename beside it, never through an open of the link.
+itself) is never read as the person's memory either, and memcli makes no link inside
+`.memcli/`, so one there is refused (`check_state`). Every reader and writer asks here:
+`Store` (its reads, its guarded writes, its `.memcli/`), the hooks and the watcher (their
+files in `.memcli/`), the MCP resources (`read_workspace_file`, which adds the regular
+file check and the size limit of memcli.store.atomic.read_bounded) and the git merge
+driver (read_bounded). Writes go to the target `follow` returns, by temp file and rename
+beside it, never through an open of the link.
 """
 
 from __future__ import annotations

@@ -28,27 +28,28 @@ class PartlyWritten(HookError):
 
 def unreadable_file(root: str) -> str | None:
     """Where a curated file (memory.md, …: the workspace's registry) is not UTF-8 text
-    (reads leave such a file out), or None."""
+    (reads leave such a file out) or cannot be read at all (a link memcli does not
+    follow, another user's file, above the size limit), or None."""
     from pathlib import Path
 
-    from memcli.core.errors import ConfigError, UnreadableFileError
+    from memcli.core.errors import ConfigError, MemcliError, UnreadableFileError
     from memcli.core.names import CURATED_BUILTIN
-    from memcli.store.atomic import decode_text
     from memcli.store.config_files import load_registry
+    from memcli.store.links import read_workspace_file
 
     try:
         names = load_registry(Path(root)).names
     except ConfigError:  # a bad [files]: the command that reads the files says so
         names = CURATED_BUILTIN
     for name in names:
-        path = os.path.join(root, name)
-        try:
-            with open(path, "rb") as handle:
-                decode_text(handle.read(), Path(path))
+        try:  # the rule for links, owners and sizes (memcli.store.links): a bounded read
+            read_workspace_file(root, name)
         except OSError:
             continue
         except UnreadableFileError as exc:
             return f"{name}:{exc.line}: {exc.reason}; its memories were left out"
+        except MemcliError as exc:
+            return exc.message
     return None
 
 
