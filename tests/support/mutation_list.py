@@ -70,6 +70,14 @@ MUTATIONS: list[Mutation] = [
         why="a committed .memcli/history/log.jsonl -> ~/.bashrc gets the history's log lines",
     ),
     m(
+        "hooks-read-curated-files-unchecked",
+        "memcli/surfaces/hook_extract.py",
+        "            read_workspace_file(root, name)\n",
+        "            open(os.path.join(root, name), \"rb\").read(1)\n",
+        f"{UNIT}test_links.py::test_the_hooks_check_of_the_files_applies_the_rule",
+        why="a hook reads memory.md -> /dev/zero without end",
+    ),
+    m(
         "links-write-through-the-link-name",
         "memcli/store/store.py",
         "        return guarded_update(path, self._lock_path(name), on_text, self.history, name)",

@@ -305,3 +305,20 @@ def test_no_link_inside_the_state_folder(tmp_path: Path, inside: str, target: st
     with pytest.raises(LinkRefused, match="no links inside .memcli") as refused:
         Store(ws).state_dir  # noqa: B018 - the property is the check
     assert str(link) in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("target", "said"),
+    [("/dev/zero", "a link to /dev/zero"), ("outside", "not trusted")],
+)
+def test_the_hooks_check_of_the_files_applies_the_rule(
+    tmp_path: Path, target: str, said: str
+) -> None:
+    """The hooks read each curated file before answering (is it UTF-8?): under the rule
+    and bounded, so memory.md -> /dev/zero is named at once instead of read without end."""
+    from memcli.surfaces.hook_extract import unreadable_file
+
+    ws = _ws(tmp_path)
+    (ws / "memory.md").symlink_to(_outside(tmp_path) if target == "outside" else target)
+    problem = unreadable_file(str(ws))
+    assert problem is not None and said in problem and str(ws / "memory.md") in problem
