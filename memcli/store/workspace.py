@@ -246,8 +246,9 @@ def init_workspace(path: Path) -> list[Path]:
             (".gitignore", f"{STATE_DIR}/\n"),
         ):
             target = path / name
-            if not target.exists():
-                target.write_text(template, encoding="utf-8")
+            if not os.path.lexists(target):  # a link, even one leading nowhere, is kept
+                with open(target, "x", encoding="utf-8") as handle:  # never through a link
+                    handle.write(template)
                 created.append(target)
     except OSError as exc:
         raise WorkspaceError(f"{path}: cannot create the workspace ({exc.strerror})") from None

@@ -78,6 +78,14 @@ MUTATIONS: list[Mutation] = [
         why="a hook reads memory.md -> /dev/zero without end",
     ),
     m(
+        "init-writes-through-a-dangling-link",
+        "memcli/store/workspace.py",
+        "            if not os.path.lexists(target):",
+        "            if not os.path.exists(target):",
+        f"{UNIT}test_links.py::test_init_writes_nothing_through_a_dangling_link",
+        why="`memcli init` in a clone creates a file wherever its dangling link points",
+    ),
+    m(
         "links-write-through-the-link-name",
         "memcli/store/store.py",
         "        return guarded_update(path, self._lock_path(name), on_text, self.history, name)",

@@ -322,3 +322,21 @@ def test_the_hooks_check_of_the_files_applies_the_rule(
     (ws / "memory.md").symlink_to(_outside(tmp_path) if target == "outside" else target)
     problem = unreadable_file(str(ws))
     assert problem is not None and said in problem and str(ws / "memory.md") in problem
+
+
+def test_init_writes_nothing_through_a_dangling_link(tmp_path: Path) -> None:
+    """`memcli init` in a clone whose learnings.md leads to a file that does not exist
+    yet outside the workspace: the link is left alone (later commands name it), nothing
+    is created through it."""
+    from memcli.store.workspace import init_workspace
+
+    ws = tmp_path / "clone"
+    ws.mkdir()
+    planted = tmp_path / "autostart" / "evil.desktop"
+    planted.parent.mkdir()
+    (ws / "learnings.md").symlink_to(planted)
+    created = init_workspace(ws)
+    assert not planted.exists() and (ws / "learnings.md").is_symlink()
+    assert sorted(p.name for p in created) == [".gitignore", "memory.md"]
+    with pytest.raises(LinkRefused, match="does not exist"):
+        follow(ws, "learnings.md")
