@@ -228,7 +228,7 @@ def test_mcp_resources_apply_the_rule_and_the_size_limit(tmp_path: Path) -> None
     async def steps(session):  # noqa: ANN001, ANN202
         answers = []
         with anyio.fail_after(60):
-            for uri in ("memory://projects.md", "memory://learnings.md", "memory://notes.md"):
+            for uri in ("memory://notes.md", "memory://projects.md", "memory://learnings.md"):
                 with pytest.raises(Exception) as refused:  # noqa: PT011 - an MCP error
                     await session.read_resource(uri)
                 answers.append(str(refused.value))
@@ -236,8 +236,8 @@ def test_mcp_resources_apply_the_rule_and_the_size_limit(tmp_path: Path) -> None
         return answers, own
 
     answers, own = anyio.run(_mcp, ws, steps, {"MEMCLI_MAX_FILE_MB": "1"})
-    assert "a link to" in answers[0] and "id_ed25519" in answers[0]
-    assert "a link to /dev/zero" in answers[1]
-    assert "above the 1 MB" in answers[2]
+    assert "above the 1 MB" in answers[0]
+    assert "a link to" in answers[1] and "id_ed25519" in answers[1]
+    assert "a link to /dev/zero" in answers[2]
     assert not any("OPENSSH" in a for a in answers)
     assert "Releases are cut from main" in own  # the rest of the workspace is served
