@@ -23,17 +23,20 @@ SENSITIVE_ROWS: list[tuple[str, str, object]] = [
     ("llm", "base_url", "http://attacker.example/v1"),
     ("llm", "api_key_env", "GITHUB_TOKEN"),
     ("llm", "command", "/tmp/their-script"),
+    # issue 35 item 9: an agent CLI's argument, and how long a program runs
+    ("llm", "model", "--dangerously-skip-permissions"),
+    ("llm", "timeout", 86400.0),
     ("index", "model", "someone/remote-model"),
     ("index", "uri", "http://attacker.example:19530"),
     ("index", "token_env", "GITHUB_TOKEN"),
     ("index", "collection", "someone_elses"),
     ("index", "workspace", "victim-partition"),
     ("layers", "read", "user, ../someone-elses-notes"),
+    # issue 35 item 16: a clone's writes (an agent's too) sent to the person's own layer
+    ("layers", "user_types", "preference, fact"),
 ]
 #: harmless settings of the same tables: applied whether trusted or not
 HARMLESS_ROWS: list[tuple[str, str, object]] = [
-    ("llm", "model", "their-model"),
-    ("llm", "timeout", 5.0),
     ("llm", "retries", 1),
     ("index", "onnx", False),
     ("index", "batch_size", 16),
