@@ -399,7 +399,9 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     path = Path(os.path.realpath(default_workspace(mem.runtime.env)))
     if path == Path(os.path.realpath(mem.root)):
         return mem
-    return Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
+    other = Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
+    obey_mode(other)  # a layer the person made read-only gets no write
+    return other
 
 
 def extract(
@@ -478,22 +480,7 @@ def layered(mem: Memory) -> list[Layer] | None:
 
 
 __all__ = [
-    "HERE",
-    "USER",
-    "Layer",
-    "LayerDetail",
-    "LayerEntry",
-    "LayerHit",
-    "Layers",
-    "extract",
-    "get",
-    "holder",
-    "inject",
-    "layered",
-    "list_entries",
-    "merge",
-    "open_layers",
-    "search",
-    "target",
+    "HERE", "USER", "Layer", "LayerDetail", "LayerEntry", "LayerHit", "Layers", "extract", "get",
+    "holder", "inject", "layered", "list_entries", "merge", "open_layers", "search", "target",
     "user_types",
 ]

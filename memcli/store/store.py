@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
+from memcli.core.errors import MemcliError, ParseError, UnreadableFileError, WorkspaceError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
 from memcli.core.registry import BUILTIN, Registry
 from memcli.store.files import file_lock, guarded_update, read_text
@@ -53,6 +53,9 @@ class Store:
     _unreadable: set[str] = field(default_factory=set, repr=False)
     #: (memcli.toml's stat when read, the registry read from it)
     _files: tuple[tuple[int, ...] | None, Registry] | None = field(default=None, repr=False)
+    #: why no file here may be written (a layer the person made read-only, opened from
+    #: another workspace: memcli.services.readonly_index.obey_mode), or None
+    read_only: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from memcli.store.modes import protect
@@ -245,6 +248,12 @@ class Store:
         its text changed. A curated file `[files]` declares starts from its template
         (front matter, title, a section per type) when it does not exist yet.
         """
+        if self.read_only:
+            raise WorkspaceError(
+                f"{self.root / name}: not written: the layer {self.root} is read-only "
+                f"({self.read_only}); nothing was changed",
+                hint="make the change in that workspace itself, or give it back its write bit",
+            )
         files = self.files
         spec = files.spec(name)
         start = ""
