@@ -5,6 +5,7 @@ what is wrong with it (not "pruned"), with no traceback, and change no file."""
 from __future__ import annotations
 
 import json
+import shutil
 import zlib
 from pathlib import Path
 
@@ -48,11 +49,23 @@ def _damage(ws: Path, change) -> int:  # noqa: ANN001
     return count
 
 
-@pytest.fixture
-def written(empty_workspace: Path) -> Path:
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A workspace whose history holds deltas (three adds), made once."""
+    from memcli.store.workspace import init_workspace
+
+    root = tmp_path_factory.mktemp("history") / "ws"
+    init_workspace(root)
     for text in ("Uses ruff for linting", "Uses pytest for tests", "Builds with make"):
-        assert invoke(CliRunner(), empty_workspace, "add", text).exit_code == 0
-    return empty_workspace
+        assert _run(root, "add", text).exit_code == 0
+    return root
+
+
+@pytest.fixture
+def written(history: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "ws"
+    shutil.copytree(history, copy)
+    return copy
 
 
 @pytest.mark.parametrize(("change", "said"), HEADERS, ids=[s for _, s in HEADERS])
