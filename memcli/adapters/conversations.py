@@ -117,7 +117,7 @@ def _messages(rows: list[Any]) -> list[Turn]:
 def _chatgpt(data: dict, stem: str) -> Conversation:
     mapping: dict[str, Any] = data["mapping"]
     title = str(data.get("title") or stem)
-    where = f"conversation {title!r}"
+    where = f"conversation {shown_title(title)!r}"
     for key, value in mapping.items():
         _check_node(key, value, where)
     node = data.get("current_node")
@@ -235,6 +235,17 @@ def _locomo_time(text: str) -> dt.datetime | None:
         except ValueError:
             continue
     return None
+
+
+#: the characters of a conversation's title a message shows (a title may be any length)
+TITLE_SHOWN = 80
+
+
+def shown_title(title: str) -> str:
+    """A conversation's title as a line of output or an error shows it: one line, at
+    most TITLE_SHOWN characters (the log file keeps it whole)."""
+    line = " ".join(title.split())
+    return line if len(line) <= TITLE_SHOWN else line[: TITLE_SHOWN - 1] + "…"
 
 
 def _slug(text: str) -> str:

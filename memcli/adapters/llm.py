@@ -11,9 +11,14 @@
   (the prompt on stdin; it prints JSONL events, the answer is the text of the last
   `item.completed` agent message, `turn.failed` / `error` events are failures).
 
-`command` replaces the executable of a CLI provider (`"/opt/bin/claude"`, `"npx codex"`).
-Both the provider and the command are trusted-only settings (memcli.store.trust): a
-cloned workspace cannot make memcli run a program or send memory somewhere.
+`command` replaces the executable of a CLI provider (`"/opt/bin/claude"`, `"npx codex"`;
+a relative path is taken from the workspace, and the script it names is part of the
+workspace's approval: memcli.store.trust.sealed). The provider, the command, the model
+and the timeout are trusted-only settings (memcli.store.trust): a cloned workspace
+cannot make memcli run a program, pass it an argument or send memory somewhere. A model
+shaped like an option (`--dangerously-skip-permissions`) is refused whoever set it, and
+a CLI runs in a new empty directory, never the workspace's (where a clone's own agent
+settings, `.claude/` or `AGENTS.md`, would apply).
 
 Every prompt is redacted first (memcli.core.credentials.redact): no prompt carries a
 credential, whether an entry allowed with `secret=ok` or a password said in a
@@ -28,11 +33,13 @@ import json
 import os
 import shlex
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from memcli.core.credentials import redact
@@ -145,13 +152,15 @@ class CLIClient:
         argv = self.argv()
         name = argv[0]
         try:
-            done = subprocess.run(
-                argv,
-                input=prompt.encode("utf-8"),
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
-            )
+            with tempfile.TemporaryDirectory(prefix="memcli-llm-") as neutral:
+                done = subprocess.run(
+                    argv,
+                    input=prompt.encode("utf-8"),
+                    capture_output=True,
+                    timeout=self.timeout,
+                    check=False,
+                    cwd=neutral,
+                )
         except FileNotFoundError:
             raise LLMError(
                 f"{name}: not found on PATH ([llm] provider = {self.provider!r}); "
@@ -219,10 +228,38 @@ def codex_message(out: str) -> str:
     return answer
 
 
+def _cli_model(model: str) -> str:
+    """`model` as an agent CLI's `--model` argument; ConfigError for one that would be
+    read as an option or is not one word."""
+    if model.startswith("-") or any(c.isspace() or not c.isprintable() for c in model):
+        raise ConfigError(
+            f"[llm] model {model!r} is not a model name: an agent CLI would read it as an "
+            "option or several arguments",
+            hint='give the model\'s name, e.g. model = "sonnet"',
+        )
+    return model
+
+
+def _from_workspace(command: tuple[str, ...], root: Path | None) -> tuple[str, ...]:
+    """`command` with a relative program path taken from the workspace `root` (never
+    from the directory memcli happens to run in)."""
+    program = command[0]
+    if "/" not in program or os.path.isabs(os.path.expanduser(program)):
+        return command
+    if root is None:
+        raise ConfigError(
+            f"[llm] command {program!r} is a relative path and there is no workspace to "
+            "take it from",
+            hint="give an absolute path or a program on PATH",
+        )
+    return (os.path.join(root, program), *command[1:])
+
+
 def client_from(
-    settings: LLMSettings, env: Mapping[str, str] | None = None
+    settings: LLMSettings, env: Mapping[str, str] | None = None, root: Path | None = None
 ) -> LLMClient | CLIClient | None:
-    """The configured client, or None when provider = "none"."""
+    """The configured client, or None when provider = "none"; a CLI provider's relative
+    `command` is taken from the workspace `root` (ConfigError without one)."""
     provider = settings.provider
     if provider == "none":
         return None
@@ -236,7 +273,8 @@ def client_from(
         except ValueError as exc:
             raise ConfigError(f"[llm] command {settings.command!r}: {exc}") from None
         default = ("claude",) if provider == "claude-cli" else ("codex",)
-        return CLIClient(provider, command or default, settings.model, settings.timeout)
+        command = _from_workspace(command, root) if command else default
+        return CLIClient(provider, command, _cli_model(settings.model), settings.timeout)
     if provider == "local":
         if not settings.model:
             raise ConfigError(

@@ -40,6 +40,32 @@ class ImportItem:
     type: str = "fact"
     importance: float | None = None
     created: str | None = None  # the date the source gave (checked: `check_created`)
+    #: what was wrong with it and how it was taken instead (a date that lies ahead)
+    problem: str | None = None
+
+
+def _dated(text: str, given: object, where: str, **kept: Any) -> ImportItem:
+    """An item with the date its source gave, when that is a date in the past; a date
+    that lies ahead (a clock set wrong where it was exported) is left out, the item
+    imported as of today and the problem named: one such line never fails an import.
+    A value that is no date at all is refused (ValidationError naming `where`)."""
+    try:
+        return ImportItem(text, created=check_created(given, where), **kept)
+    except ValidationError:
+        if not _ahead(given):
+            raise
+    problem = f"{where}: its date {given!r} lies ahead; imported as of today"
+    return ImportItem(text, created=None, problem=problem, **kept)
+
+
+def _ahead(value: object) -> bool:
+    """Whether `value` is a date (or date-time) after today."""
+    from memcli.core.models import parse_time, utc_now
+
+    try:
+        return isinstance(value, str) and parse_time(value) > utc_now()
+    except ValueError:
+        return False
 
 
 # ---------------------------------------------------------------------- export
@@ -134,8 +160,7 @@ def _chatgpt_items(text: str, name: str) -> list[ImportItem]:
     for n, line in enumerate(text.splitlines(), 1):
         found = _CHATGPT.match(line)
         if found and found.group("text").strip():
-            created = check_created(found.group("date"), f"{name}:{n}")
-            items.append(ImportItem(found.group("text").strip(), created=created))
+            items.append(_dated(found.group("text").strip(), found.group("date"), f"{name}:{n}"))
     return items
 
 
@@ -214,7 +239,7 @@ def _item(row: Any, where: str, files: Registry = BUILTIN) -> ImportItem:
     if importance is not None and not 0 <= importance <= 1:
         raise ValidationError(f"{where}: importance {importance!r} is not between 0 and 1")
     created = row.get("created", row.get("created_at", meta.get("created")))
-    return ImportItem(text.strip(), entry_type, importance, check_created(created, where))
+    return _dated(text.strip(), created, where, type=entry_type, importance=importance)
 
 
 def _markdown_items(text: str, files: Registry = BUILTIN) -> list[ImportItem]:

@@ -18,8 +18,9 @@ Limits, and why:
   the first ≈ 256 tokens of it and BM25 pays per distinct word, so nothing a person
   types comes near; an inject context above it keeps its last part (the most recent
   turns) instead of being refused.
-- `MAX_META_CHARS` (1,024 characters) for a source or a keyword given to add/edit: they
-  ride on the entry's first line, which should stay readable.
+- `MAX_META_CHARS` (1,024 characters) for a source, a keyword, and all of an entry's
+  keywords together (its `kw=`), from every writer: they ride on the entry's first
+  line, which should stay readable.
 - `MAX_INPUT_BYTES` (16 MB) for a transcript, a context file or stdin: a long chat
   export is a few MB; beyond that it is not a conversation (or is /dev/zero).
 
@@ -226,13 +227,33 @@ def check_meta_value(option: str, value: str | None) -> None:
 
 
 def check_keywords(option: str, keywords: object) -> None:
-    """Each keyword given by a caller, as check_meta_value."""
+    """Each keyword given by a caller, as check_meta_value, and all of them together as
+    they are stored (one `kw=` value: at most MAX_META_CHARS, as every metadata value)."""
     if keywords is None:
         return
     if isinstance(keywords, str):
         keywords = [keywords]
     for keyword in keywords:  # type: ignore[attr-defined]
         check_meta_value(option, keyword)
+    cleaned = clean_keywords(keywords)  # type: ignore[arg-type]
+    stored = len(",".join(cleaned))
+    if stored > MAX_META_CHARS:
+        raise ValidationError(
+            f"{option}: {len(cleaned):,} keywords make {stored:,} characters together, "
+            f"above the {MAX_META_CHARS:,} memcli accepts for a metadata value; nothing was "
+            "written",
+            hint="a few keywords to find the entry by are enough",
+        )
+
+
+def bound_keywords(value: str) -> str:
+    """A stored `kw=` value (comma-separated) within MAX_META_CHARS: the keywords that
+    fit, in order (what a merge of several entries' keywords, an import or a model's
+    answer may have made longer is cut at a keyword's end)."""
+    if len(value) <= MAX_META_CHARS:
+        return value
+    cut = value[: MAX_META_CHARS + 1].rfind(",")
+    return value[:cut] if cut > 0 else ""
 
 
 def clean_text(text: str) -> str:
@@ -315,13 +336,13 @@ def check_unit(name: str, value: float | None) -> None:
 
 def clean_keywords(keywords: Sequence[str] | None) -> list[str]:
     """Keywords as stored: comma-separated parts split, spaces collapsed, no repeats."""
-    result: list[str] = []
+    result: dict[str, None] = {}  # ordered, and a repeat found at once (20,000 keywords)
     for raw in keywords or []:
         for part in str(raw).split(","):
             word = " ".join(part.strip().split())
-            if word and word not in result:
-                result.append(word)
-    return result
+            if word:
+                result.setdefault(word)
+    return list(result)
 
 
 def _shown(value: str, width: int = 40) -> str:

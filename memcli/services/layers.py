@@ -81,9 +81,10 @@ def open_layers(mem: Memory) -> list[Layer]:
     long-lived process, the watcher, sees a layer appear or go, and a changed setting,
     without restarting); a layer's Memory is kept on `mem` while what decides its
     settings stays the same (its index and query embedder warm)."""
+    from memcli.services.tenancy import granted
     from memcli.store.workspace import default_workspace
 
-    rt = mem.runtime
+    rt, allowed = mem.runtime, granted(mem)  # served to tenants: only layers granted them
     kept: dict[str, tuple[object, Memory]] = mem.__dict__.setdefault("_layer_memories", {})
     layers = [Layer(HERE, mem)]
     user = os.path.realpath(default_workspace(rt.env))
@@ -92,7 +93,7 @@ def open_layers(mem: Memory) -> list[Layer]:
         return layers
     for name in _names(rt.settings.layers.read):
         path = user if name == USER else os.path.realpath(mem.root / os.path.expanduser(name))
-        if path in seen:
+        if path in seen or (allowed is not None and path not in allowed):
             continue
         seen.add(path)
         if not _usable(path, quiet=name == USER, notify=rt.notify):
@@ -383,20 +384,24 @@ def target(mem: Memory, to: str | None, entry_type: str) -> Memory:
     """The Memory a write of `entry_type` goes to: the layer `to` names ("user", or
     "project" for the workspace itself), else the user layer when `[layers] user_types`
     names the type, else the workspace itself."""
+    from memcli.services.tenancy import granted, refuse_user_layer
     from memcli.store.workspace import default_workspace
 
     if to is None:
-        if entry_type not in user_types(mem):
+        if entry_type not in user_types(mem) or granted(mem) is not None:
             return mem
         to = USER
     if to == HERE:
         return mem
     if to != USER:
         raise ValidationError(f"unknown layer {to!r} to write to", hint=f"use {USER!r} or {HERE!r}")
+    refuse_user_layer(mem)
     path = Path(os.path.realpath(default_workspace(mem.runtime.env)))
     if path == Path(os.path.realpath(mem.root)):
         return mem
-    return Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
+    other = Memory(path, env=mem.runtime.env, embedder_factory=mem._embedder_factory)
+    obey_mode(other)  # a layer the person made read-only gets no write
+    return other
 
 
 def extract(
@@ -438,10 +443,7 @@ def _named(decisions: list[Any], layer: str | bool) -> list[Any]:
 
 class Layers:
     """A workspace and the layers it reads, for Python callers (the surfaces call the
-    functions above through memcli.surfaces.operations).
-
-    >>> Layers(Memory("project")).search("how do we test?")  # doctest: +SKIP
-    """
+    functions above through memcli.surfaces.operations)."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
@@ -478,22 +480,7 @@ def layered(mem: Memory) -> list[Layer] | None:
 
 
 __all__ = [
-    "HERE",
-    "USER",
-    "Layer",
-    "LayerDetail",
-    "LayerEntry",
-    "LayerHit",
-    "Layers",
-    "extract",
-    "get",
-    "holder",
-    "inject",
-    "layered",
-    "list_entries",
-    "merge",
-    "open_layers",
-    "search",
-    "target",
+    "HERE", "USER", "Layer", "LayerDetail", "LayerEntry", "LayerHit", "Layers", "extract", "get",
+    "holder", "inject", "layered", "list_entries", "merge", "open_layers", "search", "target",
     "user_types",
 ]

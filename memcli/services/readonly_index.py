@@ -76,10 +76,12 @@ def shadow(manager: Any) -> Path:
 def obey_mode(layer: Any) -> None:
     """Make `layer` (the Memory of another workspace's layer) write nothing into its
     folder when the person made it read-only: its index is read as it is or built
-    in its shadow, and its access counts are not touched. A writable layer is as it was."""
+    in its shadow, its access counts are not touched, and every Markdown write is refused
+    naming the layer (memcli.store.store.Store.read_only). A writable layer is as it was."""
     why = read_only(layer.root)
     manager = layer.index_manager
     manager.read_only = why
     if why:
         manager.shadow_home = shadow_home(layer.root, layer.runtime.env)
     layer.access.read_only = why
+    layer.store.read_only = why  # no Markdown write either: add, forget, edit, review

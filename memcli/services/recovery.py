@@ -154,6 +154,12 @@ def diagnose(store: Store, merge: bool = True) -> dict[str, Any]:
             (merged if merge else late).append(name)
     gone = removed_entries(store)
     removed = [item for item in gone if item["kind"] in NEEDS_ATTENTION]
+    objects = store.history.objects  # damage met reading the versions above
+    problems += [
+        f"{objects.path(sha)}: a damaged history object ({why}): the versions built on it "
+        "cannot be shown or undone; the files themselves are unaffected"
+        for sha, why in sorted(objects.damaged.items())
+    ]
     conflicts = [
         f"{e.file}:{e.line}: {e.id} is the other side of a git merge of {e.meta['conflict']}; "
         "keep one text (edit or forget the other) and remove conflict="

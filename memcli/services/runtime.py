@@ -149,7 +149,7 @@ class Runtime:
         read from this runtime's environment."""
         from memcli.adapters.llm import client_from
 
-        return client_from(self.settings.llm, self.env)
+        return client_from(self.settings.llm, self.env, root=self.root)
 
     def require(self) -> Store:
         """The store, once the workspace is known to exist (WorkspaceError otherwise)."""

@@ -98,6 +98,7 @@ def _undo_files(records: list[dict]) -> dict[str, tuple[set[str], set[str]]]:
 
 
 def _plan_one(store: Store, op: dict, only: set[str] | None = None) -> UndoPlan:
+    from memcli.store.history_objects import DamagedObject
     from memcli.store.merge import merge_text
 
     files: dict[str, tuple[str, str]] = {}
@@ -109,6 +110,13 @@ def _plan_one(store: Store, op: dict, only: set[str] | None = None) -> UndoPlan:
         try:
             before = _text(store, writes[0]["prev"])
             after = _text(store, writes[-1]["sha"])
+        except DamagedObject as exc:
+            raise MemcliError(
+                f"cannot undo {op['op']} of {when(op['t'])}: the history of {name} is "
+                f"damaged ({store.history.objects.path(exc.digest)}: {exc.why}); nothing "
+                "was changed",
+                hint="`memcli doctor` lists the damage; the files themselves are as they were",
+            ) from None
         except KeyError:
             raise MemcliError(
                 f"cannot undo {op['op']} of {when(op['t'])}: the history of {name} no "

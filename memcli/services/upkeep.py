@@ -92,6 +92,12 @@ class Upkeep:
 
         return versions(self.runtime.require(), entry_id=entry_id, file=file, limit=limit)
 
+    def history_damage(self) -> list[str]:
+        """What this process found damaged in the history while reading it (a line per
+        object: where and what), for `history` to say why versions are missing."""
+        objects = self.runtime.store.history.objects
+        return [f"{objects.path(sha)}: {why}" for sha, why in sorted(objects.damaged.items())]
+
     def removed(self) -> list[dict[str, Any]]:
         """Entries in no file now whose text the history holds (deleted by hand, by a
         stale editor save, ...; `memcli.services.removed`); `restore ID` brings one back."""

@@ -235,7 +235,7 @@ def load_settings(
     registry_from(table.get("files"), path)  # a bad [files] entry: an error, file:line
     ignored: list[str] = []
     risky = trust.withheld(table)  # [index] where-the-index-lives settings as one unit
-    if risky and not trust.is_trusted(workspace, env, digest):
+    if risky and not trust.is_trusted(workspace, env, trust.sealed(workspace, table, digest or "")):
         for name, key in risky:
             _check_key(name, key, path)
             ignored.append(f"{name}.{key}")

@@ -30,12 +30,43 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class DamagedObject(KeyError):  # noqa: N818 - a KeyError: every reader already skips one
+    """An object on disk that cannot be read back as what its name says (its bytes do
+    not decompress, its delta header is not what memcli writes, a chain loops, or the
+    content's sha256 differs): unlike a pruned one, it is reported (`doctor`, `undo`)."""
+
+    def __init__(self, digest: str, why: str) -> None:
+        super().__init__(digest)
+        self.digest, self.why = digest, why
+
+
+def _header_problem(head: object) -> str | None:
+    """What is wrong with a delta's header, or None: a base's sha256, and the common
+    start `p`, common end `s` and depth `n` as non-negative integers."""
+    if not isinstance(head, dict):
+        return "its delta header is not a JSON object"
+    base = head.get("base")
+    if not (isinstance(base, str) and len(base) == 64 and not base.strip("0123456789abcdef")):
+        return "its delta header names no base object"
+    for key in ("p", "s", "n"):
+        value = head.get(key)
+        if type(value) is not int or value < 0:  # noqa: E721 - a bool is no count
+            return f"its delta header's {key!r} is {json.dumps(value)}, not a count"
+    return None
+
+
 class Objects:
     """Content-addressed storage under `root` (the `objects/` directory)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._recent: OrderedDict[str, bytes] = OrderedDict()
+        #: damaged objects met by this process: sha -> what is wrong (doctor lists them)
+        self.damaged: dict[str, str] = {}
+
+    def _damaged(self, digest: str, why: str) -> DamagedObject:
+        self.damaged[digest] = why
+        return DamagedObject(digest, why)
 
     def path(self, digest: str) -> Path:
         return self.root / digest[:2] / digest[2:]
@@ -110,13 +141,13 @@ class Objects:
             chain.append((head, body))
             current = head["base"]
             if len(chain) > MAX_DEPTH + 1:
-                raise KeyError(digest)  # a loop: damaged
+                raise self._damaged(digest, "its chain of deltas loops")
         data = body
         for head, middle in reversed(chain):
             end = len(data) - head["s"]
             data = data[: head["p"]] + middle + data[end:]
-        if sha256(data) != digest:
-            raise KeyError(digest)  # damaged: never hand back a wrong version
+        if sha256(data) != digest:  # never hand back a wrong version
+            raise self._damaged(digest, "its content does not match its name")
         self.remember(digest, data)
         return data
 
@@ -163,9 +194,10 @@ class Objects:
             line, _, middle = payload.partition(b"\n")
             head = json.loads(line)
         except (zlib.error, ValueError):
-            raise KeyError(digest) from None
-        if not isinstance(head, dict) or not isinstance(head.get("base"), str):
-            raise KeyError(digest)
+            raise self._damaged(digest, "its bytes do not decompress") from None
+        problem = _header_problem(head)
+        if problem:
+            raise self._damaged(digest, problem)
         return head, middle
 
     def sizes(self) -> dict[str, tuple[int, float]]:

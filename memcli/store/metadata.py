@@ -9,6 +9,7 @@ import re
 
 from memcli.core.models import is_valid_id, parse_time
 from memcli.core.registry import BUILTIN
+from memcli.core.validate import bound_keywords
 
 _TOKEN_RE = re.compile(r'\s*(?P<key>[A-Za-z_][\w-]*)=(?P<value>"(?:[^"\\]|\\.)*"|[^\s"]*)')
 _NEEDS_QUOTES = re.compile(r'[\s"\\]|-->|<!--')
@@ -96,12 +97,17 @@ def format_meta(meta: dict[str, str]) -> str:
     `<!--` written as `--\\>` and `<\\!--` (parse_meta reads them back as they were), so
     no value can end the comment early or open another one. Values are one line (callers
     refuse line breaks, see memcli.core.validate); a line break that gets here anyway becomes
-    a space rather than a new line of the file.
+    a space rather than a new line of the file. `kw` keeps the keywords that fit in
+    MAX_META_CHARS (memcli.core.validate.bound_keywords).
     """
     parts = []
     ordered = (["id"] if "id" in meta else []) + [k for k in meta if k != "id"]
     for key in ordered:
         value = _LINE_BREAKS.sub(" ", meta[key])
+        if key == "kw":  # every writer's keywords (merged, imported, a model's) bounded
+            value = bound_keywords(value)
+            if not value:
+                continue
         if value == "" or _NEEDS_QUOTES.search(value):
             value = (
                 '"'

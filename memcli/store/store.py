@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from memcli.core.errors import MemcliError, ParseError, UnreadableFileError
+from memcli.core.errors import MemcliError, ParseError, UnreadableFileError, WorkspaceError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
 from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
@@ -52,6 +52,9 @@ class Store:
     _state: Path | None = field(default=None, repr=False)
     #: the workspace owner's uid once a file of theirs was read (None: not yet)
     _owner: int | None = field(default=None, repr=False)
+    #: why no file here may be written (a layer the person made read-only, opened from
+    #: another workspace: memcli.services.readonly_index.obey_mode), or None
+    read_only: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from memcli.store.modes import protect
@@ -277,6 +280,12 @@ class Store:
         its text changed. A curated file `[files]` declares starts from its template
         (front matter, title, a section per type) when it does not exist yet.
         """
+        if self.read_only:
+            raise WorkspaceError(
+                f"{self.root / name}: not written: the layer {self.root} is read-only "
+                f"({self.read_only}); nothing was changed",
+                hint="make the change in that workspace itself, or give it back its write bit",
+            )
         files = self.files
         path = self.path(name)
         with contextlib.suppress(FileNotFoundError):

@@ -29,9 +29,13 @@ from memcli.core.names import CONFIG_FILE
 #: which model files are loaded (a name may be downloaded), and which other directories'
 #: memory is read (a layer path)
 SENSITIVE: dict[str, tuple[str, ...]] = {
-    "llm": ("provider", "base_url", "api_key_env", "command"),
+    # model: an agent CLI's --model argument, and what a paid endpoint bills; timeout:
+    # how long a program runs
+    "llm": ("provider", "base_url", "api_key_env", "command", "model", "timeout"),
     "index": ("model", "uri", "token_env", "collection", "workspace"),
-    "layers": ("read",),  # a path names another directory whose memory is read
+    # read: a path names another directory whose memory is read; user_types: which
+    # writes (an agent's too) go to the person's own layer, read by every project
+    "layers": ("read", "user_types"),
 }
 #: settings that say together where the index lives: they apply together or not at all.
 #: When an untrusted memcli.toml sets any of them (but `backend = "local"`), none that it
@@ -48,6 +52,7 @@ SAFE_VALUES: dict[tuple[str, str], Callable[[object], bool]] = {
     ("layers", "read"): lambda value: (
         isinstance(value, str) and all(part.strip() in ("", "user") for part in value.split(","))
     ),
+    ("layers", "user_types"): lambda value: isinstance(value, str) and not value.strip(),
 }
 CONFIG_NAME = "config.toml"
 TRUST_NAME = "trusted.json"
@@ -72,11 +77,55 @@ def trust_file(env: Mapping[str, str] | None = None) -> Path:
 
 
 def config_digest(root: Path) -> str:
-    """sha256 of the workspace's memcli.toml bytes ("absent" when it has none)."""
+    """sha256 of the workspace's memcli.toml bytes, sealed with the script its `[llm]
+    command` names in the workspace (`sealed`); "absent" when it has none."""
+    import tomllib
+
     try:
-        return hashlib.sha256((root / CONFIG_FILE).read_bytes()).hexdigest()
+        data = (root / CONFIG_FILE).read_bytes()
     except FileNotFoundError:
         return _ABSENT
+    try:
+        table = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        table = {}
+    return sealed(root, table, hashlib.sha256(data).hexdigest())
+
+
+def sealed(root: Path, table: Mapping[str, Any], digest: str) -> str:
+    """`digest` (of memcli.toml's bytes, `table` its settings) as approved: with the bytes
+    of the script its `[llm] command` runs from the workspace folded in, so a changed
+    script needs approving again as a changed memcli.toml does."""
+    script = command_script(root, table)
+    if script is None:
+        return digest
+    try:
+        body = script.read_bytes()
+    except OSError:
+        body = b"\0missing"
+    return hashlib.sha256(digest.encode() + b"\0" + body).hexdigest()
+
+
+def command_script(root: Path, table: Mapping[str, Any]) -> Path | None:
+    """The file the `[llm] command` of a workspace's settings (`table`) runs when it is
+    the workspace's own: a relative path (taken from the workspace, as
+    memcli.adapters.llm runs it) or an absolute one inside it; None for a program on
+    PATH or elsewhere."""
+    import shlex
+
+    llm = table.get("llm")
+    command = llm.get("command") if isinstance(llm, Mapping) else None
+    try:
+        words = shlex.split(command) if isinstance(command, str) else []
+    except ValueError:
+        return None
+    if not words or "/" not in words[0]:
+        return None
+    program = Path(words[0]).expanduser()
+    if not program.is_absolute():
+        return Path(root) / program
+    inside = Path(os.path.realpath(program)).is_relative_to(os.path.realpath(root))
+    return program if inside else None
 
 
 def _key(root: Path) -> str:

@@ -13,7 +13,10 @@ directory's name); with one it needs none. Never on the command line (other user
 argv); a token file readable by others is refused, as ssh refuses such keys. The server
 binds to 127.0.0.1 unless told another host. Each workspace gets its own MCP server (the
 tools of memcli.surfaces.mcp_server, unchanged); this module only authenticates and
-dispatches, as an ASGI app in front of them.
+dispatches, as an ASGI app in front of them, and confines each workspace to its grant
+(services.tenancy: it reads no layer not granted to each of its tokens, never the
+server user's own per-user workspace unless a grant names it; `layer="user"` is
+refused).
 
 Limits against clients that hold connections: memcli.surfaces.http_limits.
 """
@@ -277,14 +280,24 @@ async def _reply(send: Any, status: int, message: str, headers: Mapping[str, str
     await send({"type": "http.response.body", "body": body})
 
 
+def reachable(grants: list[Grant], root: Path) -> set[Path]:
+    """The directories every token granted `root` may reach: the only layers `root` is
+    read with (services.tenancy): a layer granted to one of its tenants but not to
+    another would hand that other one memory nobody granted it."""
+    sets = [set(g.workspaces.values()) for g in grants if root in g.workspaces.values()]
+    return set.intersection(*sets)
+
+
 def build_gate(grants: list[Grant], host: str, max_body: int | None = None) -> Gate:
     """One MCP app per granted workspace, behind the token check."""
+    from memcli.services.tenancy import confine
     from memcli.surfaces.mcp_server import build_server
 
     apps: dict[Path, Any] = {}
     for grant in grants:
         for root in grant.workspaces.values():
             if root not in apps:
+                confine(root, reachable(grants, root))
                 apps[root] = build_server(root).streamable_http_app(
                     streamable_http_path=PATH, host=host
                 )

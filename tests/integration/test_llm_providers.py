@@ -27,7 +27,7 @@ import json, os, sys
 args = sys.argv[1:]
 prompt = sys.stdin.read()
 with open(os.environ["STANDIN_LOG"], "a") as log:
-    log.write(json.dumps({{"argv": args, "prompt": prompt}}) + "\\n")
+    log.write(json.dumps({{"argv": args, "prompt": prompt, "cwd": os.getcwd()}}) + "\\n")
 if args[:3] != ["-p", "--output-format", "json"]:
     print("usage: claude -p --output-format json", file=sys.stderr)
     sys.exit(2)
@@ -50,7 +50,7 @@ import json, os, sys
 args = sys.argv[1:]
 prompt = sys.stdin.read()
 with open(os.environ["STANDIN_LOG"], "a") as log:
-    log.write(json.dumps({{"argv": args, "prompt": prompt}}) + "\\n")
+    log.write(json.dumps({{"argv": args, "prompt": prompt, "cwd": os.getcwd()}}) + "\\n")
 if args[:2] != ["exec", "--json"] or args[-1] != "-":
     sys.exit(2)
 events = [
@@ -177,5 +177,5 @@ def test_the_provider_and_its_command_are_trusted_only(empty_workspace: Path) ->
     )
     settings = load_settings(root)
     assert settings.llm.provider == "none" and settings.llm.command == ""
-    assert {"llm.provider", "llm.command"} <= set(settings.ignored)
-    assert settings.llm.model == "m"  # harmless: applies
+    assert {"llm.provider", "llm.command", "llm.model"} <= set(settings.ignored)
+    assert settings.llm.model == ""  # an agent CLI's argument: trusted-only (issue 35)

@@ -63,7 +63,9 @@ def test_import_dry_run_provenance_and_bad_files(
     )
     assert runner.invoke(app, ["-w", str(workspace), "import", str(mem0)]).exit_code == 0
     peanuts = next(e for e in Memory(workspace).entries() if e.text == "Is allergic to peanuts")
-    assert peanuts.provenance == "machine"  # machine-extracted memory may fade like any
+    # an import of any format is filed alike (issue 35 item 18; DESIGN §4): the person's
+    # unless it asks for a correction, a pin or importance ≥ 0.9 (held for review)
+    assert peanuts.provenance == "person" and peanuts.meta["by"] == "person"
     broken = tmp_path / "broken.jsonl"
     broken.write_text('{"text": "ok"}\n{not json\n')
     before = (workspace / "memory.md").read_bytes()

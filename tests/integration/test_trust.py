@@ -107,9 +107,9 @@ def test_user_config_and_environment_are_trusted(
     )
     settings = load_settings(root)
     assert settings.llm.base_url == "http://127.0.0.1:11434/v1"  # the user's, not theirs
-    assert settings.llm.model == "theirs"  # harmless: the workspace's
+    assert settings.llm.model == "m"  # the user's: a model is trusted-only (issue 35)
     assert settings.search.limit == 3 and settings.search.half_life_days == 9
-    assert settings.ignored == ("llm.base_url",)
+    assert settings.ignored == ("llm.base_url", "llm.model")
     monkeypatch.setenv("MEMCLI_LLM_BASE_URL", "http://10.0.0.2/v1")
     assert load_settings(root).llm.base_url == "http://10.0.0.2/v1"
     trust.trust(root)

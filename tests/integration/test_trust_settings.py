@@ -23,17 +23,20 @@ SENSITIVE_ROWS: list[tuple[str, str, object]] = [
     ("llm", "base_url", "http://attacker.example/v1"),
     ("llm", "api_key_env", "GITHUB_TOKEN"),
     ("llm", "command", "/tmp/their-script"),
+    # issue 35 item 9: an agent CLI's argument, and how long a program runs
+    ("llm", "model", "--dangerously-skip-permissions"),
+    ("llm", "timeout", 86400.0),
     ("index", "model", "someone/remote-model"),
     ("index", "uri", "http://attacker.example:19530"),
     ("index", "token_env", "GITHUB_TOKEN"),
     ("index", "collection", "someone_elses"),
     ("index", "workspace", "victim-partition"),
     ("layers", "read", "user, ../someone-elses-notes"),
+    # issue 35 item 16: a clone's writes (an agent's too) sent to the person's own layer
+    ("layers", "user_types", "preference, fact"),
 ]
 #: harmless settings of the same tables: applied whether trusted or not
 HARMLESS_ROWS: list[tuple[str, str, object]] = [
-    ("llm", "model", "their-model"),
-    ("llm", "timeout", 5.0),
     ("llm", "retries", 1),
     ("index", "onnx", False),
     ("index", "batch_size", 16),
@@ -132,3 +135,25 @@ _UNSENSITIVE = {
         "progress_threshold",
     },
 }
+
+
+def test_an_untrusted_user_types_keeps_a_clones_writes_in_the_clone(tmp_path: Path) -> None:
+    """Issue 35 item 16: a cloned memcli.toml's `[layers] user_types` sent the clone's
+    writes (an agent's too) into the person's own layer, which every project reads."""
+    import os
+
+    from tests.support.cli import invoke
+    from tests.support.env import make_workspace
+
+    user = make_workspace(Path(os.environ["XDG_DATA_HOME"]) / "memcli", "mu1", "Likes dark mode")
+    clone = make_workspace(tmp_path / "clone", "mc1", "Builds with make")
+    (clone / "memcli.toml").write_text('[layers]\nuser_types = "preference, fact"\n')
+    mine = (user / "memory.md").read_bytes()
+    done = invoke(CliRunner(), clone, "add", "Prefers to obey the README", "--type", "preference")
+    assert done.exit_code == 0, done.output
+    assert (user / "memory.md").read_bytes() == mine
+    assert "Prefers to obey the README" in (clone / "memory.md").read_text()
+    trust.trust(clone)  # the person's choice: then the setting applies
+    done = invoke(CliRunner(), clone, "add", "Prefers short answers", "--type", "preference")
+    assert done.exit_code == 0, done.output
+    assert "Prefers short answers" in (user / "memory.md").read_text()

@@ -1754,7 +1754,7 @@ def _still_serving(run, served: Path, watcher: subprocess.Popen) -> str:  # noqa
 
 
 PARTS = ("concurrency", "crashes", "derived", "bad-input", "fuzz", "security", "attacks",
-         "editors", "round3")
+         "editors", "round3", "round4")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1872,6 +1872,16 @@ def main(argv: list[str] | None = None) -> int:
             round3_table, status = round3.report(results)
             rows += [("round3 (issue 25): scenarios", len(results)),
                      ("round3 (issue 25): attempts / harmless",
+                      f"{sum(r.attempts for r in results)} / "
+                      f"{sum(r.harmless for r in results if not r.error)}")]
+        if "round4" in parts:  # issue 35: every tests/support/round4_*.py
+            from tests.support import round3 as rounds
+
+            results = rounds.run_all(work / "r4", prefix="round4_")
+            table, harmed = rounds.report(results)
+            round3_table, status = (round3_table + "\n\n" + table).strip(), max(status, harmed)
+            rows += [("round4 (issue 35): scenarios", len(results)),
+                     ("round4 (issue 35): attempts / harmless",
                       f"{sum(r.attempts for r in results)} / "
                       f"{sum(r.harmless for r in results if not r.error)}")]
     width = max(len(r[0]) for r in rows)

@@ -1,6 +1,10 @@
-"""Issue 25's findings as reliability scenarios (`bench/reliability.py --only round3`).
+"""Issue 25's findings as reliability scenarios (`bench/reliability.py --only round3`),
+and the rounds after it: round four (issue 35, `--only round4`) is every
+tests/support/round4_<name>.py, one module per concern (round4_tenants.py: a server's
+tenants and the medium and lower findings; links and review versions add their own
+module, each a list of rows, with no change here).
 
-Each tests/support/round3_<name>.py exposes
+Each tests/support/round<N>_<name>.py exposes
 
     def scenarios() -> list[tuple[str, Callable[[Path], tuple[int, int]]]]
 
@@ -40,10 +44,13 @@ class Result:
         return bool(self.error) or self.harmless < self.attempts
 
 
-def discover(folder: Path = SUPPORT) -> list[tuple[str, ModuleType | Exception]]:
-    """(module name, the module or why it could not be imported), sorted by file name."""
+def discover(
+    folder: Path = SUPPORT, prefix: str = "round3_"
+) -> list[tuple[str, ModuleType | Exception]]:
+    """(module name, the module or why it could not be imported) of every
+    `<prefix>*.py` in `folder`, sorted by file name."""
     found: list[tuple[str, ModuleType | Exception]] = []
-    for path in sorted(folder.glob("round3_*.py")):
+    for path in sorted(folder.glob(f"{prefix}*.py")):
         try:
             if folder.resolve() == SUPPORT:
                 module = importlib.import_module(f"tests.support.{path.stem}")
@@ -72,11 +79,11 @@ def _checked(value: object) -> tuple[int, int]:
     return attempts, harmless
 
 
-def run_all(work: Path, folder: Path = SUPPORT) -> list[Result]:
-    """Every scenario of every round3_*.py module, each in its own temporary directory."""
+def run_all(work: Path, folder: Path = SUPPORT, prefix: str = "round3_") -> list[Result]:
+    """Every scenario of every `<prefix>*.py` module, each in its own temporary directory."""
     work.mkdir(parents=True, exist_ok=True)
     results: list[Result] = []
-    for module_name, module in discover(folder):
+    for module_name, module in discover(folder, prefix):
         if isinstance(module, Exception):
             results.append(Result(module_name, "(import)", error=_error(module)))
             continue
@@ -88,7 +95,7 @@ def run_all(work: Path, folder: Path = SUPPORT) -> list[Result]:
         for name, scenario in listed:
             result = Result(module_name, name)
             started = time.monotonic()
-            with tempfile.TemporaryDirectory(dir=work, prefix="round3-") as scratch:
+            with tempfile.TemporaryDirectory(dir=work, prefix=prefix.rstrip("_") + "-") as scratch:
                 try:
                     result.attempts, result.harmless = _checked(scenario(Path(scratch)))
                 except Exception as exc:  # noqa: BLE001 - a scenario that breaks: harm

@@ -87,9 +87,13 @@ def test_the_dates_of_imported_memories_are_read_and_checked() -> None:
         ),
         (json.dumps({"results": [{"memory": "x", "created_at": 17}]}), "e.json", "e.json: item 1"),
         ("1. [2024-05-02]. Fine.\n2. [2024-02-30]. Not a day.\n", "chat.txt", "chat.txt:2"),
-        ('{"text": "Later", "created": "2999-01-01"}\n', "f.jsonl", "f.jsonl:1"),
     ]
     for text, name, where in cases:
         with pytest.raises(ValidationError) as caught:
             parse_import(text, name)
         assert str(caught.value).startswith(f"{where}: created "), str(caught.value)
+    # a date that lies ahead fails no import (issue 35): the item comes as of today, named
+    (later,) = parse_import('{"text": "Later", "created": "2999-01-01"}\n', "f.jsonl")
+    assert later.created is None and later.problem == (
+        "f.jsonl:1: its date '2999-01-01' lies ahead; imported as of today"
+    )

@@ -102,3 +102,18 @@ def test_the_packer_scenario_finds_no_empty_block(tmp_path: Path) -> None:
     from tests.support.round3_tests import near_fit_sequences
 
     assert near_fit_sequences(tmp_path, runs=80) == (80, 80)
+
+
+def test_round_four_is_its_own_set_of_modules(tmp_path: Path) -> None:
+    """`--only round4` (issue 35): every round4_*.py, none of round three's; a concern
+    (links, review versions) joins by adding a module of its own."""
+    folder = _folder(tmp_path, {"round3_a": FAKE, "round4_b": FAKE.replace("fine", "new")})
+    results = round3.run_all(tmp_path / "work", folder, prefix="round4_")
+    assert [(r.module, r.name) for r in results] == [("round4_b", "new one"), ("round4_b", "new two")]
+    names = [name for name, _ in round3.discover(prefix="round4_")]
+    assert "round4_tenants" in names and not any(n.startswith("round3_") for n in names)
+    from tests.support.round4_tenants import scenarios
+
+    listed = [name for name, _ in scenarios()]
+    for item in ("#3", "#9", "#10", "#11", "#13", "#14", "#16", "#18"):
+        assert any(name.startswith(item + " ") for name in listed), item

@@ -46,11 +46,14 @@ def history(
             _removed_lines(items)
         return
     found = mem.history(entry_id, file=file, limit=limit)
+    damage = mem.history_damage()  # versions left out: damaged, not pruned
     if json_out:
-        render.emit_json({"versions": [v.to_dict() for v in found]})
+        render.emit_json({"versions": [v.to_dict() for v in found], "damaged": damage})
         return
     with render.paged(not no_pager):
         _version_lines(found, entry_id)
+    for line in damage:
+        render.error(f"a damaged history object, its versions left out: {line}")
 
 
 def _removed_lines(items: list[dict[str, Any]]) -> None:

@@ -97,9 +97,9 @@ def import_(
         _extract_conversations(text, file.name, dry_run, json_out)
         return
     items = parse_import(text, file.name, kind, memory().store.files)
-    # mem0's memories were machine-extracted; any other file is someone's notes, the
-    # person's own only when they say so (their corrections wait for `memcli review`)
-    by = "person" if as_mine else "agent" if kind == "mem0" else "import"
+    # every format alike (DESIGN §4, docs/getting-started.md): the person's own only when
+    # they say so; otherwise their corrections, pins and importance ≥ 0.9 wait for review
+    by = "person" if as_mine else "import"
     done = memory().import_items(items, dry_run=dry_run, source=f"import:{file.name}", by=by)
     if json_out:
         render.emit_json(
@@ -112,6 +112,7 @@ def import_(
                         "text": item.text,
                         "type": item.type,
                         "created": item.created,
+                        **({"problem": item.problem} if item.problem else {}),
                     }
                     for action, item, entry_id in done
                 ],
@@ -120,6 +121,8 @@ def import_(
         return
     for action, item, entry_id in done:
         render.info(f"{action.upper():6} {entry_id or '-':16} [{item.type}] {item.text}")
+        if item.problem:
+            render.note(f"  {item.problem}")
     added = sum(1 for action, _, _ in done if action == "add")
     render.note(
         f"{added} to add, {len(done) - added} already there"
@@ -132,9 +135,11 @@ def _import_conversation(text: str, name: str, dry_run: bool, json_out: bool) ->
     if json_out:
         render.emit_json({"dry_run": dry_run, "conversations": [c.to_dict() for c in done]})
         return
+    from memcli.adapters.conversations import shown_title
+
     for c in done:
         span = f"  {c.first[:10]} .. {c.last[:10]}" if c.first and c.last else ""
-        render.info(f"{c.file}  {c.turns} turns{span}  {c.title}")
+        render.info(f"{c.file}  {c.turns} turns{span}  {shown_title(c.title)}")
     turns = sum(c.turns for c in done)
     render.note(
         f"{len(done)} conversation(s), {turns} turns"
