@@ -118,7 +118,11 @@ REVIEWED_APART = [
 
 
 @pytest.mark.parametrize("order", ["person-ours", "person-theirs"])
-@pytest.mark.parametrize(("person", "agent", "kept", "pending"), REVIEWED_APART)
+@pytest.mark.parametrize(
+    ("person", "agent", "kept", "pending"),
+    REVIEWED_APART,
+    ids=["confirm-rewrite", "confirm-asks-more", "reject-rewrite", "confirm-confidence"],
+)
 def test_a_proposal_reviewed_on_one_side_and_changed_on_the_other_stays_apart(
     order: str, person: str, agent: str, kept: str | None, pending: str | None
 ) -> None:
