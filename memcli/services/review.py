@@ -86,8 +86,11 @@ def show(rt: Runtime) -> list[Proposal]:
     `confirm --all` confirm these versions, nothing newer). A workspace whose .memcli
     cannot be written (a read-only layer) keeps no record: `ID@FINGERPRINT` still works."""
     from memcli.store.atomic import atomic_write
+    from memcli.store.readonly import read_only
 
     found = waiting(rt)
+    if read_only(rt.root):  # the person made the layer read-only: nothing written there
+        return found
     record = {"listed": {p.entry.id: p.fields() for p in found}}
     with contextlib.suppress(OSError, MemcliError):
         rt.store.state_dir.mkdir(exist_ok=True)

@@ -143,7 +143,7 @@ REPEATED = [
 ]
 
 
-@pytest.mark.parametrize("line", REPEATED)
+@pytest.mark.parametrize("line", REPEATED, ids=["hand", "person", "pinned"])
 def test_an_agents_repeat_adds_no_keywords_or_source_to_the_persons_entry(
     empty_workspace: Path, line: str
 ) -> None:
