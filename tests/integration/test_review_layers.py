@@ -86,3 +86,21 @@ def test_an_unknown_id_among_them_changes_nothing(asked: tuple[Path, Path]) -> N
     result = invoke(CliRunner(), project, "review", "confirm", "mtabs", "mtern", "nope")
     assert result.exit_code != 0 and "nope" in result.output
     assert [(root / "memory.md").read_text() for root in (project, user)] == before
+
+
+def test_a_listing_writes_nothing_into_a_read_only_layer(asked: tuple[Path, Path]) -> None:
+    """`memcli review` records what it showed in each layer it lists, but not in a layer
+    the person made read-only (root ignores the mode: the rule is memcli's); there,
+    ID@FINGERPRINT confirms."""
+    project, user = asked
+    user.chmod(0o555)
+    try:
+        rows = as_json(invoke(CliRunner(), project, "review", "--json"))["waiting"]
+    finally:
+        user.chmod(0o755)
+    assert not (user / ".memcli" / "review-listing.json").exists()
+    assert (project / ".memcli" / "review-listing.json").exists()
+    mine = next(r for r in rows if r["id"] == "mtabs")
+    done = invoke(CliRunner(), project, "review", "confirm", f"mtabs@{mine['fingerprint']}")
+    assert done.exit_code == 0, done.output
+    assert "mtabs" not in {e.id for e in Memory(user).list()}

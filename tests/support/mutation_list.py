@@ -832,6 +832,14 @@ MUTATIONS: list[Mutation] = [
         why="the merge driver writes theirs' NUL byte into memory.md (35.17)",
     ),
     m(
+        "review-listing-into-a-read-only-layer",
+        "memcli/services/review.py",
+        "    if read_only(rt.root):  # the person made the layer read-only: nothing written there\n",
+        "    if False:\n",
+        f"{INTEG}test_review_layers.py::test_a_listing_writes_nothing_into_a_read_only_layer",
+        why="memcli review writes its listing record into a layer the person made read-only",
+    ),
+    m(
         "agent-repeat-adds-to-the-persons-entry",
         "memcli/services/entries.py",
         "        if not agent_may_forget(entry):  # the person's: only a request, in review=\n",
