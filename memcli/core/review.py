@@ -192,8 +192,9 @@ def agent_may_forget(entry: Entry) -> bool:
     """An agent may archive the entry at once: a program wrote it (extract, an agent,
     compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
     or by the person (a reflection too), confirmed, pinned, an episode note, an imported
-    conversation — waits for the person (`forget` in `review=`), and so does a program's
-    rewrite of such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
+    conversation — waits for the person (`forget` in `review=`). A program's proposal for
+    the person's entry (`rewrite:` in `review=`) is the program's: forgetting it drops the
+    proposal, the person's entry stays as it is."""
     if entry.confirmed:
         return False
     if entry.provenance == "reflection":  # the Reflections section: reflect's, or by hand

@@ -3,7 +3,7 @@
 `Changes` is one edit's request (None: left as it is), checked before anything is
 written; `edit` writes it for a person (everything applies) or for a program whose entry
 it is (a pin or an importance ≥ 0.9 it asks for waits in `review=`). An agent's edit of
-an entry the person stands behind is a rewrite that waits for them:
+an entry the person stands behind is a proposal beside it that waits for them:
 memcli.services.review.agent_edit.
 """
 
