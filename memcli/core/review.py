@@ -142,6 +142,16 @@ def held_of(entry: Entry) -> Held:
     return parse_held(raw) if raw is not None else Held()
 
 
+def asking(meta: dict[str, str], held: Held, entry: Entry | None = None) -> dict[str, str]:
+    """`meta` with `held` waiting for a person, joined to what `entry` (the entry being
+    written over) waited for already: the one spelling of a request an agent's add,
+    repeat or edit leaves. `meta` itself when nothing is held."""
+    if not held:
+        return meta
+    joined = held_of(entry).union(held) if entry is not None else held
+    return {**meta, REVIEW_KEY: joined.format()}
+
+
 def hold(
     entry_type: str, importance: float | None, pin: bool
 ) -> tuple[str, float | None, bool, Held]:

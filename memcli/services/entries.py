@@ -31,11 +31,10 @@ from memcli.core.models import (
 from memcli.core.requests import AddRequest, ListRequest
 from memcli.core.review import (
     IMPORT_WRITER,
-    REVIEW_KEY,
     Held,
     agent_may_forget,
+    asking,
     beyond,
-    held_of,
     hold,
 )
 from memcli.core.validate import (
@@ -258,8 +257,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
         # an import the person ran is theirs to keep (it never fades for age), but what
         # it asks to lead waits for review like an agent's
         meta[BY_KEY] = "person" if by == IMPORT_WRITER else by
-        if held:
-            meta[REVIEW_KEY] = held.format()
+        meta = asking(meta, held)
         entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
         return AddResult(doc.insert_entry(entry), "added")
 
@@ -303,17 +301,13 @@ def repeat_meta(
         _, importance, pin, wanted = hold(entry_type, importance, pin)
         held = beyond(entry, wanted)
         if not agent_may_forget(entry):  # the person's: only a request, in review=
-            if not held:
-                return dict(entry.meta)
-            return {**entry.meta, "id": entry.id, REVIEW_KEY: held_of(entry).union(held).format()}
+            return asking({**entry.meta, "id": entry.id}, held, entry) if held else dict(entry.meta)
     meta = merged_meta(entry, importance, confidence, keywords, source, pin, now)
     if secret:
         meta["secret"] = "ok"
     if by == "person":
         meta[BY_KEY] = by
-    if held:
-        meta[REVIEW_KEY] = held_of(entry).union(held).format()
-    return meta
+    return asking(meta, held, entry)
 
 
 def merged_meta(
