@@ -66,9 +66,16 @@ class Outcome:
 
 
 def as_dict(p: Proposal) -> dict[str, Any]:
-    """A proposal for --json: the entry holding it, what it asks for, its fingerprint,
-    and (a rewrite) the person's entry it would replace (`was`)."""
-    row = {**p.entry.to_dict(), "asked": p.asked.describe(), **p.fields()}
+    """A proposal for --json: the entry holding it as it is, what it asks for, its
+    fingerprint and kind, what a confirm applies, and (a rewrite) the person's entry it
+    would replace (`was`)."""
+    row = {
+        **p.entry.to_dict(),
+        "asked": p.asked.describe(),
+        "fingerprint": p.fingerprint,
+        "kind": p.kind,
+        "applies": {"text": p.text, "type": p.type, "importance": p.importance, "pin": p.pin},
+    }
     if p.target is not None:
         row["was"] = {"id": p.target.id, "text": p.target.text}
     return row

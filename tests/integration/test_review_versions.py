@@ -106,8 +106,13 @@ def test_the_agents_rewrite_leaves_the_persons_pinned_correction_in_every_block(
     memory = (root / "memory.md").read_text()
     line = next(x for x in mine.splitlines() if "Never deploy" in x)
     assert line in memory.splitlines()  # byte for byte, the person's line
-    fingerprint = listed(root, runner)[proposal.id]
-    assert fingerprint
+    (row,) = as_json(invoke(runner, root, "review", "--json"))["waiting"]
+    assert (row["id"], row["kind"], row["type"], row["pinned"]) == (proposal.id, "rewrite",
+                                                                   "fact", False)
+    assert row["applies"] == {"text": "Deploying on Fridays is fine", "type": "correction",
+                              "importance": 0.5, "pin": True}
+    assert row["was"] == {"id": added["id"], "text": "Never deploy on Fridays"}
+    assert listed(root, runner)[proposal.id] == row["fingerprint"]
     done = invoke(runner, root, "review", "confirm", proposal.id)
     assert done.exit_code == 0, done.output
     entry = Memory(root).get(added["id"]).entry
