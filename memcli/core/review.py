@@ -1,35 +1,39 @@
-"""What an agent wrote waits for a person before it may lead (docs/maintenance.md, Who wrote what).
+"""Proposals: what an agent asked for, waiting beside the person's words until the person
+confirms the version they saw (docs/agents.md, Proposals; DESIGN §4).
 
-An agent (MCP, the API, hooks, extract, an import the person did not mark as theirs)
-may not make an entry a correction, pin it, or give it an importance of
-ELEVATED_IMPORTANCE or more: those put an entry first, or into every inject block.
-Such a request is stored, not applied, in the entry's own metadata comment (the
-Markdown stays the one truth):
+This module owns the one representation of a proposal; memcli.services.review owns
+every write of one. An agent (MCP, the API, hooks, extract, an import the person did not
+mark as theirs) may not make an entry a correction, pin it, give it an importance of
+ELEVATED_IMPORTANCE or more, rewrite or archive an entry the person stands behind. What
+it asks for is stored, not applied, in the metadata comment of the entry that holds the
+proposal (the Markdown stays the one truth, readable and editable by hand):
 
     - Is allergic to penicillin <!-- id=m1 by=agent review=type:correction,imp:1,pin -->
+    - Deploying on Fridays is fine <!-- id=m7 by=agent review=type:correction,pin,rewrite:m2 -->
 
-`review=` lists what the agent asked for and the person has not confirmed yet:
-`type:T` (the entry sits under its fallback type meanwhile, `fact` for a correction),
-`imp:X` (the entry keeps its lower importance meanwhile), `pin`, `forget` (an agent
-asked to forget an entry the person stands behind: it stays, as it was, until the person
-confirms; what a program wrote an agent archives at once, `agent_may_forget`) and
-`rewrite:ID` (a program rewrote the text of an entry the person stood behind; ID is the
-archive.md copy of the person's version). Until then an agent's entry competes on
-relevance alone, and the person's own entry keeps the standing the person gave it;
-`memcli review confirm` applies the list (and marks the entry as the person's, or
-archives it for `forget`), `memcli review reject` archives an entry a program wrote,
-puts the person's version of a rewritten entry back in its place, and drops the requests
-on the person's own. A person's own writes (`memcli add`, `memcli edit`, a hand edit,
-`import --as-mine`) never wait. An entry a program rewrites (extract's UPDATE, an
-agent's `Memory.edit`) is the program's: its own correction type, pin and high
-importance wait in the same way (`rewritten`).
+`review=` lists what waits: `type:T` (the entry sits under its fallback type meanwhile,
+`fact` for a correction), `imp:X` (it keeps its lower importance meanwhile), `pin`,
+`forget` (archive the person's entry) and `rewrite:ID` (this entry is a program's new
+text for the person's entry ID, which stays as it is, live and served, until confirmed).
+Four kinds of proposal (`Proposal.kind`): `new` (an agent's own entry asking for
+standing), `rewrite` (an entry beside the person's with its new text), `archive` and
+`standing` (requests on the person's own entry). Until confirmed a proposal is a
+program's entry: it competes on relevance alone (`vouched`) and never displaces the
+person's. `memcli review` shows each with its fingerprint, a hash of exactly what a
+confirm would apply (and, for a rewrite, what it would replace); a confirm refuses a
+proposal whose fingerprint changed since it was shown, so an agent editing a pending
+proposal makes it a new one. A person's own writes (`memcli add`, `memcli edit`, a hand
+edit, `import --as-mine`) never wait.
 
 Pure, standard library only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
 
 from memcli.core.models import BY_KEY, MACHINE_WRITERS, Entry, fmt_unit, unit_value
 
@@ -81,7 +85,7 @@ class Held:
 
     def describe(self) -> str:
         """In words, for `memcli review`."""
-        parts = ["its new text for your entry"] if self.rewrite is not None else []
+        parts = [f"its new text for your entry {self.rewrite}"] if self.rewrite is not None else []
         if self.type is not None:
             parts.append(f"type {self.type}")
         if self.importance is not None:
@@ -94,7 +98,7 @@ class Held:
 
     def union(self, other: Held) -> Held:
         """Both requests: the later type, the higher importance, a pin or a forget from
-        either, the first rewrite (the person's version, not a program's in between)."""
+        either, the first rewrite target."""
         importance = [x for x in (self.importance, other.importance) if x is not None]
         return Held(
             other.type or self.type,
@@ -138,6 +142,16 @@ def held_of(entry: Entry) -> Held:
     return parse_held(raw) if raw is not None else Held()
 
 
+def asking(meta: dict[str, str], held: Held, entry: Entry | None = None) -> dict[str, str]:
+    """`meta` with `held` waiting for a person, joined to what `entry` (the entry being
+    written over) waited for already: the one spelling of a request an agent's add,
+    repeat or edit leaves. `meta` itself when nothing is held."""
+    if not held:
+        return meta
+    joined = held_of(entry).union(held) if entry is not None else held
+    return {**meta, REVIEW_KEY: joined.format()}
+
+
 def hold(
     entry_type: str, importance: float | None, pin: bool
 ) -> tuple[str, float | None, bool, Held]:
@@ -166,37 +180,31 @@ def beyond(entry: Entry, asked: Held) -> Held:
     )
 
 
-def rewritten(
-    entry: Entry, importance: float | None, superseded: str, wanted: Entry | None = None
+def standing(
+    entry: Entry, importance: float | None, wanted: Entry | None = None
 ) -> tuple[str, float | None, Held]:
-    """What an entry keeps when a program rewrites it (extract's UPDATE, an agent's edit)
-    asking for `importance`, its old version archived as `superseded`: (its type, its
-    importance, what waits for a person). `wanted`: the program's version of the entry
-    (an agent's edit: the importance and pin it asks for), else the entry's own. The
-    text is now the program's, so nothing lets it lead on the person's word: its
-    correction type, pin and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked
-    one) are held with what it waited for already; meanwhile it keeps the highest
-    importance below that (None: the default). The rewrite itself waits
-    (`rewrite:superseded`) when the person stood behind the old version (what an agent
-    could not forget at once), so that a reject gives it back."""
+    """What a program's new text for `entry` (extract's UPDATE, an agent's edit) may have
+    at once and what waits for a person: (its type, its importance, what waits).
+    `importance`: what the program asks for; `wanted`: the program's version of the entry
+    (an agent's edit: the importance and pin it asks for), else the entry's own. The text
+    is the program's, so nothing lets it lead on the person's word: its correction type,
+    pin and an importance ≥ ELEVATED_IMPORTANCE (its own or the asked one) wait;
+    meanwhile it keeps the highest importance below that (None: the default)."""
     asks = entry if wanted is None else wanted
     own = asks.importance if "imp" in asks.meta else None
     asked = [x for x in (own, importance) if x is not None]
     entry_type, _, _, held = hold(asks.type, max(asked, default=None), asks.pinned)
     below = [x for x in asked if x < ELEVATED_IMPORTANCE]
-    if not agent_may_forget(entry):
-        held = replace(held, rewrite=superseded)
-    return entry_type, max(below, default=None), held_of(entry).union(held)
+    return entry_type, max(below, default=None), held
 
 
 def agent_may_forget(entry: Entry) -> bool:
     """An agent may archive the entry at once: a program wrote it (extract, an agent,
     compress, reflect) and nobody confirmed or pinned it. Anything else — written by hand
     or by the person (a reflection too), confirmed, pinned, an episode note, an imported
-    conversation — waits for the person (`forget` in `review=`), and so does a program's
-    rewrite of such an entry the person has not reviewed yet (`rewrite:` in `review=`)."""
-    if held_of(entry).rewrite is not None:
-        return False
+    conversation — waits for the person (`forget` in `review=`). A program's proposal for
+    the person's entry (`rewrite:` in `review=`) is the program's: forgetting it drops the
+    proposal, the person's entry stays as it is."""
     if entry.confirmed:
         return False
     if entry.provenance == "reflection":  # the Reflections section: reflect's, or by hand
@@ -219,3 +227,109 @@ def vouched(entry: Entry) -> bool:
     has not confirmed (`review=`) was not applied, so it takes none of that place away: an
     agent cannot push the person's pinned correction down by asking for something."""
     return entry.provenance != "machine" and not program_wrote(entry)
+
+
+# ---------------------------------------------------------------------- proposals
+
+#: how many hex digits of the fingerprint `memcli review` shows and `confirm` takes
+FINGERPRINT_DIGITS = 10
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One proposal as a confirm would apply it: the entry holding it, the person's entry
+    a rewrite replaces (`target`), its kind, what it would write (text, type, importance,
+    pin) and its fingerprint."""
+
+    entry: Entry
+    target: Entry | None
+    kind: str  # "new", "rewrite", "archive" or "standing"
+    text: str
+    type: str
+    importance: float
+    pin: bool
+    fingerprint: str
+
+    @property
+    def asked(self) -> Held:
+        return held_of(self.entry)
+
+    def fields(self) -> dict[str, Any]:
+        """What a person is shown and confirms, as plain values (the listing's record)."""
+        return {
+            "fingerprint": self.fingerprint,
+            "kind": self.kind,
+            "text": self.text,
+            "type": self.type,
+            "importance": self.importance,
+            "pin": self.pin,
+            "keywords": ",".join(self.entry.keywords),
+            "target": self.target.id if self.target is not None else None,
+            "target_text": self.target.text if self.target is not None else None,
+        }
+
+
+def proposal_of(entry: Entry, target: Entry | None = None) -> Proposal:
+    """The proposal `entry` holds (it is pending: `review=` set); `target`: the live entry
+    its `rewrite:` names."""
+    held = held_of(entry)
+    if held.forget:
+        kind = "archive"
+    elif held.rewrite is not None:
+        kind = "rewrite"
+    else:
+        kind = "standing" if vouched(entry) else "new"
+    importance = held.importance if held.importance is not None else entry.importance
+    return Proposal(
+        entry,
+        target,
+        kind,
+        entry.text,
+        held.type or entry.type,
+        importance,
+        held.pin or entry.pinned,
+        fingerprint(entry, target),
+    )
+
+
+def fingerprint(entry: Entry, target: Entry | None = None) -> str:
+    """A hash of exactly what a confirm of `entry`'s proposal applies: its text, type and
+    every metadata value (what it asks for included), and, for a rewrite, the person's
+    entry it replaces. Any change to either, by anyone, gives another fingerprint."""
+
+    def part(e: Entry | None) -> list[Any] | None:
+        return None if e is None else [e.id, e.type, e.file, e.text, sorted(e.meta.items())]
+
+    raw = json.dumps([part(entry), part(target)], ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:FINGERPRINT_DIGITS]
+
+
+#: fields of a proposal, in the order a refusal names them, with their names in words
+CHANGED_FIELDS = {
+    "kind": "what it proposes",
+    "text": "text",
+    "type": "type",
+    "importance": "importance",
+    "pin": "pin",
+    "keywords": "keywords",
+    "target_text": "the text of your entry it rewrites",
+}
+
+
+def what_changed(listed: dict[str, Any], now: Proposal) -> list[str]:
+    """What differs between a proposal as it was listed (`Proposal.fields`) and as it is
+    now, in words (`text: 'A' -> 'B'`); "its metadata" when only what no field shows did."""
+    current = now.fields()
+    out = []
+    for key, name in CHANGED_FIELDS.items():
+        if listed.get(key) != current.get(key):
+            out.append(f"{name}: {_shown(listed.get(key))} -> {_shown(current.get(key))}")
+    if not out and listed.get("fingerprint") != now.fingerprint:
+        out.append("its metadata (not shown in the listing)")
+    return out
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value if len(value) <= 80 else value[:77] + "...")
+    return "none" if value is None else str(value).lower()

@@ -98,15 +98,14 @@ def as_it_was(rt: Runtime, old: Entry) -> Entry:
     return replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
 
 
-def archive_superseded(rt: Runtime, entry: Entry, *, reason: str | None = None) -> str:
-    """A copy of `entry` as it reads now, put in archive.md under a fresh id as replaced
-    by the entry (`reason`: superseded by it, as for extract's UPDATE); returns the
-    copy's id, which `memcli restore` takes."""
+def archive_superseded(rt: Runtime, entry: Entry) -> str:
+    """A copy of `entry` as it reads now, put in archive.md under a fresh id as superseded
+    by the entry (a program's rewrite of its own entry, a confirmed proposal's text in
+    place of the person's); returns the copy's id, which `memcli restore` takes."""
     from memcli.store.changes import add_to_archive, archived_copy
 
     old_id = new_id(all_entries(rt, include_archived=True), id_prefix_for(entry.file))
     old = replace(entry, id=old_id, meta={**entry.meta, "id": old_id})
-    why = reason or f"superseded by {entry.id}"
-    copy = archived_copy(old, why, entry.id, format_time(utc_now()))
+    copy = archived_copy(old, f"superseded by {entry.id}", entry.id, format_time(utc_now()))
     rt.store.update(ARCHIVE_FILE, add_to_archive([copy]))
     return old_id

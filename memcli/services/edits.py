@@ -3,7 +3,7 @@
 `Changes` is one edit's request (None: left as it is), checked before anything is
 written; `edit` writes it for a person (everything applies) or for a program whose entry
 it is (a pin or an importance ≥ 0.9 it asks for waits in `review=`). An agent's edit of
-an entry the person stands behind is a rewrite that waits for them:
+an entry the person stands behind is a proposal beside it that waits for them:
 memcli.services.review.agent_edit.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from memcli.core.errors import NotFoundError
 from memcli.core.models import BY_KEY, Entry, fmt_unit, format_time, utc_now
-from memcli.core.review import REVIEW_KEY, Held, beyond, held_of, hold
+from memcli.core.review import Held, asking, beyond, hold
 from memcli.core.validate import (
     check_keywords,
     check_meta_value,
@@ -117,9 +117,7 @@ def edit(rt: Runtime, entry_id: str, changes: Changes, *, by: str | None) -> Ent
         if by != "person":  # an agent's pin or high importance waits for a person
             asked, held = changes.split(block.entry)
         new = asked.applied(block.entry, now)
-        meta = dict(new.meta)
-        if held:
-            meta[REVIEW_KEY] = held_of(block.entry).union(held).format()
+        meta = asking(dict(new.meta), held, block.entry)
         if by is not None:
             meta[BY_KEY] = by
         return doc.replace_entry(found.id, replace(new, meta=meta))

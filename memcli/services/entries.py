@@ -29,7 +29,14 @@ from memcli.core.models import (
     utc_now,
 )
 from memcli.core.requests import AddRequest, ListRequest
-from memcli.core.review import IMPORT_WRITER, REVIEW_KEY, Held, beyond, held_of, hold
+from memcli.core.review import (
+    IMPORT_WRITER,
+    Held,
+    agent_may_forget,
+    asking,
+    beyond,
+    hold,
+)
 from memcli.core.validate import (
     check_created,
     check_keywords,
@@ -250,8 +257,7 @@ def add(rt: Runtime, request: AddRequest) -> AddResult:
         # an import the person ran is theirs to keep (it never fades for age), but what
         # it asks to lead waits for review like an agent's
         meta[BY_KEY] = "person" if by == IMPORT_WRITER else by
-        if held:
-            meta[REVIEW_KEY] = held.format()
+        meta = asking(meta, held)
         entry = Entry(meta["id"], text, entry_type, target, 0, meta, True)
         return AddResult(doc.insert_entry(entry), "added")
 
@@ -284,25 +290,24 @@ def repeat_meta(
     secret: bool,
 ) -> dict[str, str]:
     """Metadata of an entry that `add` of the same text repeats. A repeat never changes
-    who wrote the entry: an agent's `source` is not stamped on an entry written by hand
-    (`src=` alone would make it a program's, docs/maintenance.md), and what an agent asks for
-    that needs a person (memcli.core.review) is held in `review=`. A person saying it
-    again confirms it (`by=person`)."""
+    who wrote the entry. A program repeating an entry the person stands behind
+    (memcli.core.review.agent_may_forget) adds nothing to it unreviewed (no keywords, no
+    `src=`, no importance): what it asks for that needs a person is held in `review=`,
+    the rest is dropped. A program's own entry collects the repeat's sources and
+    keywords. A person saying it again confirms it (`by=person`)."""
     entry_type, importance, pin = asked
     held = Held()
     if by != "person":
         _, importance, pin, wanted = hold(entry_type, importance, pin)
         held = beyond(entry, wanted)
-        if entry.provenance == "hand":
-            source = None
+        if not agent_may_forget(entry):  # the person's: only a request, in review=
+            return asking({**entry.meta, "id": entry.id}, held, entry) if held else dict(entry.meta)
     meta = merged_meta(entry, importance, confidence, keywords, source, pin, now)
     if secret:
         meta["secret"] = "ok"
     if by == "person":
         meta[BY_KEY] = by
-    if held:
-        meta[REVIEW_KEY] = held_of(entry).union(held).format()
-    return meta
+    return asking(meta, held, entry)
 
 
 def merged_meta(

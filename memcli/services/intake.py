@@ -90,8 +90,8 @@ def extract(
                 entry = entries.add(rt, request).entry
             else:
                 sources = ",".join(s for s in [current.source, source] if s) or None
-                # the text is now extract's: what let the person's entry lead (a
-                # correction, a pin, importance >= 0.9) waits for them
+                # a program's own entry is rewritten in place; the person's stays as
+                # it is and extract's text waits beside it (memcli.services.review)
                 entry = rewrite(
                     rt, current, text, importance=c.importance, source=sources, by="extract"
                 )

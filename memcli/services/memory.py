@@ -364,10 +364,10 @@ class Memory(Upkeep):
         `by` says who edits, as for `add` and `forget`: "agent" (the default: a program
         through the API) changes what a program wrote and nobody confirmed in place (its
         pin or importance ≥ 0.9 waits in `memcli review`); an entry the person stands
-        behind (hand-written, added, confirmed, pinned) becomes the agent's new version,
-        waiting in `memcli review` with the person's in archive.md: `review reject` puts
-        theirs back, `review confirm` accepts it (as extract's rewrite; `review=` in its
-        metadata says what waits). "person" (`memcli edit`) applies everything and
+        behind (hand-written, added, confirmed, pinned) stays as it is, and the agent's
+        version waits beside it as a proposal, which is returned (`review=rewrite:ID`,
+        as extract's rewrite): `review confirm` gives the person's entry its text,
+        `review reject` archives it. "person" (`memcli edit`) applies everything and
         marks the entry the person's: it no longer fades with age."""
         changes = Changes(
             text, importance, confidence, keywords, source, pin, allow_secret=allow_secret

@@ -13,7 +13,11 @@ both machines comes out twice, or as a conflict. This driver merges the three ve
   with `conflict=<id>` (which `memcli doctor` reports) — never a duplicate id, never a
   lost edit;
 - removed on one side: removed, unless the other side changed it (an edit outlives a
-  removal; `forget` left a copy in archive.md anyway).
+  removal; `forget` left a copy in archive.md anyway);
+- an agent's proposal (`review=`, memcli.core.review) one side reviewed and the other
+  changed: the reviewed version stays, the changed one beside it, still pending, with
+  `conflict=<id>` — a confirmation never lands on a text the person did not see;
+- a version holding a NUL byte is left to git (exit 1): no memcli file holds one.
 
 `memcli git setup` registers it (`.gitattributes` plus `git config merge.memcli.*`) and a
 post-merge hook that re-indexes. The attributes are anchored to the workspace
@@ -34,6 +38,7 @@ from pathlib import Path
 from memcli.core.errors import MemcliError
 from memcli.core.models import Entry
 from memcli.core.registry import BUILTIN, Registry
+from memcli.core.review import REVIEW_KEY
 from memcli.store.atomic import atomic_write, read_bounded
 from memcli.store.markdown import Document, EntryBlock, parse, render_entry_lines
 from memcli.store.merge import merge_lines
@@ -65,6 +70,9 @@ def merge_entries(
 ) -> MergeOutcome:
     """Merge three versions of an entry file by entry id (see the module docstring);
     `files`: the workspace's registry (the file's default type and headings)."""
+    for text, side in zip((base, ours, theirs), ("base", "ours", "theirs"), strict=True):
+        if "\x00" in text:  # no memcli file holds one: every command would refuse it
+            raise ValueError(f"{side} version of {filename} holds a NUL byte")
     docs = [parse(text, filename, files) for text in (base, ours, theirs)]
     for doc, side in zip(docs, ("base", "ours", "theirs"), strict=True):
         blocking = [p for p in doc.problems if p.blocks_writes]
@@ -153,8 +161,15 @@ def _decide(
 def _merge_changed(
     o: EntryBlock | None, a: EntryBlock, b: EntryBlock, eol: str, taken: set[str]
 ) -> tuple[list[str], list[str] | None]:
-    """Both sides changed one entry: field by field; a text both changed is kept twice."""
+    """Both sides changed one entry: field by field; a text both changed is kept twice,
+    and so is a proposal one side reviewed while the other changed it (`_reviewed_apart`)."""
     base = o.entry if o is not None else None
+    apart = _reviewed_apart(base, a, b)
+    if apart is not None:
+        kept, pending = apart
+        their_meta = {**pending.entry.meta, "conflict": kept.entry.id}
+        their_meta["id"] = _conflict_id(kept.entry.id, pending.entry.text, taken)
+        return kept.lines, render_entry_lines(pending.entry.text, their_meta, eol, a.marker)
     meta = dict(a.entry.meta)
     for key in dict.fromkeys([*a.entry.meta, *b.entry.meta]):
         was = base.meta.get(key) if base else None
@@ -178,6 +193,32 @@ def _merge_changed(
     their_meta["id"] = _conflict_id(a.entry.id, other.text, taken)
     their_meta["conflict"] = a.entry.id
     return lines, render_entry_lines(other.text, their_meta, eol, a.marker)
+
+
+def _reviewed_apart(
+    base: Entry | None, a: EntryBlock, b: EntryBlock
+) -> tuple[EntryBlock, EntryBlock] | None:
+    """A proposal (memcli.core.review: `review=` set in base) that one side reviewed (its
+    `review=` gone: confirmed, or its request dropped) while the other changed it (its
+    text or what it asks for): (the reviewed version, kept as it is; the changed one,
+    kept beside it still pending), else None. Merged field by field, the person's
+    confirmation would land on a text they never saw."""
+    if base is None or REVIEW_KEY not in base.meta:
+        return None
+
+    def reviewed(e: Entry) -> bool:
+        return REVIEW_KEY not in e.meta
+
+    def changed(e: Entry) -> bool:
+        return REVIEW_KEY in e.meta and (
+            e.text != base.text or e.meta[REVIEW_KEY] != base.meta[REVIEW_KEY]
+        )
+
+    if reviewed(a.entry) and changed(b.entry):
+        return a, b
+    if reviewed(b.entry) and changed(a.entry):
+        return b, a
+    return None
 
 
 def _conflict_id(entry_id: str, text: str, taken: set[str]) -> str:

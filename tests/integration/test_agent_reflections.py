@@ -1,6 +1,6 @@
 """The Reflections section is no back door for an agent (memcli.core.review): a
 reflection the person wrote by hand waits for them as any entry of theirs does (an
-agent's edit is a rewrite in `memcli review`, its forget a request), and an agent's entry
+agent's edit is a proposal beside it in `memcli review`, its forget a request), and an agent's entry
 of type reflection is the agent's (it competes on what a program may claim, not on the
 importance it gave itself). Found by trying to break what landed (helper "breaker")."""
 
@@ -34,16 +34,16 @@ def test_an_agent_cannot_rewrite_or_forget_a_reflection_the_person_wrote(
     memory = Memory(root)
 
     edited = memory.edit("mref", text="I work best late at night")
-    assert edited.meta["by"] == "agent" and edited.meta["review"].startswith("rewrite:")
+    assert edited.meta["by"] == "agent" and edited.meta["review"] == "rewrite:mref"
+    assert memory.get("mref").entry.text == MINE  # the person's, as it was
     (row,) = as_json(invoke(CliRunner(), root, "review", "--json"))["waiting"]
-    assert row["id"] == "mref" and row["was"]["text"] == MINE
-    assert not memory.forget("mref").archived  # the rewrite waits: no forget at once
-    assert "- I work best late at night" in (root / "memory.md").read_text()
+    assert row["id"] == edited.id and row["was"]["text"] == MINE
 
-    invoke(CliRunner(), root, "review", "reject", "mref")
+    invoke(CliRunner(), root, "review", "reject", edited.id)
     back = memory.get("mref").entry
     assert (back.text, back.provenance, back.meta.get("review")) == (MINE, "reflection", None)
     assert "late at night" in (root / "archive.md").read_text()  # the agent's, archived
+    assert "late at night" not in (root / "memory.md").read_text()
 
     assert not memory.forget("mref").archived  # a request the person confirms or not
     assert memory.get("mref").entry.meta["review"] == "forget"

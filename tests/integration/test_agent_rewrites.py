@@ -1,11 +1,11 @@
-"""An entry a program rewrites (extract's UPDATE, through `memcli extract`) carries the
-program's provenance: what put the person's entry first (a correction, a pin, an
-importance ≥ 0.9) waits in `memcli review`, and confirming there gives it back (DESIGN
-§4). The old text goes to archive.md as superseded; when it was the person's, the rewrite
-itself waits too, and rejecting it puts the person's entry back as it was (`memcli undo`
-takes the reject back). An agent's repeat of the same text through MCP `add_memory`
-changes no text, so the entry stays the person's: tests/integration/test_poisoning.py and
-test_agent_forget.py."""
+"""A program's new text for an entry (extract's UPDATE, through `memcli extract`): the
+person's entry stays as it is, live, and the program's text waits beside it as a
+proposal (`review=rewrite:ID`, memcli.core.review) whose standing (a correction, a pin,
+an importance ≥ 0.9) waits too (DESIGN §4). Confirming applies it to the person's entry
+(their version archived as superseded); rejecting archives the proposal (`memcli undo`
+takes either back). A program's own entry is rewritten in place. An agent's repeat of
+the same text through MCP `add_memory` changes no text, so the entry stays the person's:
+tests/integration/test_poisoning.py and test_agent_forget.py."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from memcli.core.models import Entry
 from memcli.services.memory import Memory
 from tests.support.cli import as_json, invoke
 
@@ -50,10 +51,16 @@ def archived(root: Path) -> dict[str, list[str]]:
     return found
 
 
-# section and metadata of "Lives in Munich" -> the rewritten entry's type, importance,
-# pin and what waits for review (extract's statement asks for importance 0.75), besides
-# the rewrite of the person's text (`rewrite:` the archived copy: every row but an
-# agent's entry)
+def proposal(root: Path) -> Entry:
+    """The one entry with the new text."""
+    (found,) = [e for e in Memory(root).entries() if e.text == "Lives in Leipzig"]
+    return found
+
+
+# section and metadata of "Lives in Munich" -> the new text's type, importance, pin and
+# what waits for review (extract's statement asks for importance 0.75), besides the
+# rewrite of the person's entry (`rewrite:mmuc`: every row but an agent's entry, which is
+# rewritten in place)
 CASES = [
     ("Facts", "", "fact", 0.75, False, ""),  # by hand, nothing elevated
     ("Facts", "imp=0.8 by=person ", "fact", 0.8, False, ""),  # a person's add
@@ -67,7 +74,7 @@ CASES = [
 
 @pytest.mark.slow  # embeds with the real model
 @pytest.mark.parametrize(("section", "meta", "kind", "importance", "pinned", "held"), CASES)
-def test_extract_update_gives_the_entry_agent_provenance_and_holds_its_standing(
+def test_extract_update_proposes_its_text_beside_the_persons_entry(
     empty_workspace: Path,
     tmp_path: Path,
     exported,  # noqa: ANN001 - the bundled model, exported once
@@ -79,22 +86,26 @@ def test_extract_update_gives_the_entry_agent_provenance_and_holds_its_standing(
     held: str,
 ) -> None:
     root = empty_workspace
-    workspace_with(root, section, meta)
+    line = workspace_with(root, section, meta)
     runner = CliRunner()
     decision = extract_leipzig(root, tmp_path, runner)
-    assert (decision["action"], decision["id"]) == ("UPDATE", "mmuc")
-    entry = Memory(root).get("mmuc").entry
-    assert entry.text == "Lives in Leipzig" and entry.meta["by"] == "extract"
-    assert entry.provenance == "machine" and entry.meta["src"] == "said"
+    assert decision["action"] == "UPDATE"
+    entry = proposal(root)
+    assert entry.meta["by"] == "extract" and entry.provenance == "machine"
+    assert entry.meta["src"] == "said" and decision["id"] == entry.id
     assert (entry.type, entry.importance, entry.pinned) == (kind, importance, pinned)
-    old = [e for e in Memory(root).store.load("archive.md").entries() if e.text.endswith("Munich")]
-    assert [e.meta["replaced_by"] for e in old] == ["mmuc"]  # the old text, superseded
     persons = "by=agent" not in meta
-    rewrite = f"rewrite:{old[0].id}" if persons else ""
+    rewrite = "rewrite:mmuc" if persons else ""
     assert entry.meta.get("review") == ",".join(x for x in (held, rewrite) if x)
     waiting = as_json(invoke(runner, root, "review", "--json"))["waiting"]
-    assert [w["id"] for w in waiting] == ["mmuc"]
-    assert ("was" in waiting[0]) is persons
+    assert [w["id"] for w in waiting] == [entry.id]
+    if persons:  # the person's line as it was, live; nothing archived yet
+        assert line in (root / "memory.md").read_text() and entry.id != "mmuc"
+        assert waiting[0]["was"] == {"id": "mmuc", "text": "Lives in Munich"}
+        assert archived(root) == {}
+    else:  # a program's own entry: rewritten in place, its old text superseded
+        assert entry.id == "mmuc" and "was" not in waiting[0]
+        assert archived(root) == {"Lives in Munich": ["superseded by mmuc"]}
 
 
 @pytest.mark.slow  # embeds with the real model
@@ -102,19 +113,19 @@ def test_undo_takes_an_extract_back(
     empty_workspace: Path, tmp_path: Path, exported  # noqa: ANN001
 ) -> None:
     """Extract's writes are one operation of the history, as every command's: `memcli
-    undo` after it gives the person's entry back and takes its archived copy away."""
+    undo` after it takes its proposal away."""
     root = empty_workspace
     workspace_with(root, "Facts", "pin=true ")
     before = (root / "memory.md").read_text()
     runner = CliRunner()
     assert extract_leipzig(root, tmp_path, runner)["action"] == "UPDATE"
-    assert "Leipzig" in (root / "memory.md").read_text() and archived(root)
+    assert "Leipzig" in (root / "memory.md").read_text()
     undone = as_json(invoke(runner, root, "undo", "--yes", "--json"))
     assert undone["op"] == "extract", undone
     assert (root / "memory.md").read_text() == before and archived(root) == {}
 
 
-# what the person's entry was -> its section after a reject
+# what the person's entry was -> its section, untouched by a proposal and its reject
 REJECTED = [
     ("Facts", "pin=true ", "## Facts"),
     ("Facts", "imp=0.95 ", "## Facts"),
@@ -126,7 +137,7 @@ REJECTED = [
 
 @pytest.mark.slow  # embeds with the real model
 @pytest.mark.parametrize(("section", "meta", "heading"), REJECTED)
-def test_rejecting_a_rewrite_gives_the_person_their_entry_back_and_undo_takes_it_back(
+def test_rejecting_a_proposal_archives_it_and_the_persons_entry_never_moved(
     empty_workspace: Path,
     tmp_path: Path,
     exported,  # noqa: ANN001 - the bundled model, exported once
@@ -137,37 +148,36 @@ def test_rejecting_a_rewrite_gives_the_person_their_entry_back_and_undo_takes_it
     root = empty_workspace
     line = workspace_with(root, section, meta)
     runner = CliRunner()
-    before = Memory(root).get("mmuc").entry
+    def persons() -> tuple:
+        entry = Memory(root).get("mmuc").entry
+        return entry.text, entry.type, entry.meta
+
+    before = persons()
     assert extract_leipzig(root, tmp_path, runner)["action"] == "UPDATE"
-    # the program's text, but the person's entry until reviewed: an agent's forget waits
-    assert Memory(root).forget("mmuc").archived is False
+    assert persons() == before  # the person's, live, meanwhile
+    new_id = proposal(root).id
     (row,) = as_json(invoke(runner, root, "review", "--json"))["waiting"]
-    assert row["was"]["text"] == "Lives in Munich" and row["asked"].endswith("forgetting")
-    rewritten = (root / "memory.md").read_text()
-    (done,) = as_json(invoke(runner, root, "review", "reject", "mmuc", "--json"))["rejected"]
-    assert (done["id"], done["text"], done["restored"], done["archived"]) == (
-        "mmuc", "Lives in Munich", True, False
-    )
+    assert row["was"]["text"] == "Lives in Munich"
+    proposed = (root / "memory.md").read_text()
+    (done,) = as_json(invoke(runner, root, "review", "reject", new_id, "--json"))["rejected"]
+    assert (done["id"], done["text"], done["archived"]) == (new_id, "Lives in Leipzig", True)
     memory = (root / "memory.md").read_text()
     assert line in memory and "Leipzig" not in memory  # the person's line, as it was
     assert memory.index(heading) < memory.index(line)
-    entry = Memory(root).get("mmuc").entry
-    assert (entry.text, entry.type, entry.importance, entry.pinned, entry.provenance) == (
-        before.text, before.type, before.importance, before.pinned, before.provenance
-    )
+    assert persons() == before
     assert archived(root) == {"Lives in Leipzig": ["rejected in review"]}
     assert as_json(invoke(runner, root, "review", "--json")) == {"waiting": []}
 
     undone = as_json(invoke(runner, root, "undo", "--yes", "--json"))
     assert undone["op"] == "review reject", undone
-    assert (root / "memory.md").read_text() == rewritten  # the rewrite, waiting again
-    assert archived(root) == {"Lives in Munich": ["superseded by mmuc"]}
+    assert (root / "memory.md").read_text() == proposed  # the proposal, waiting again
+    assert archived(root) == {}
     (row,) = as_json(invoke(runner, root, "review", "--json"))["waiting"]
     assert row["text"] == "Lives in Leipzig" and row["was"]["text"] == "Lives in Munich"
 
 
 @pytest.mark.slow
-def test_confirming_the_rewrite_in_review_gives_its_standing_back(
+def test_confirming_the_proposal_gives_the_persons_entry_its_text_and_standing(
     empty_workspace: Path, tmp_path: Path, exported  # noqa: ANN001
 ) -> None:
     root = empty_workspace
@@ -178,16 +188,22 @@ def test_confirming_the_rewrite_in_review_gives_its_standing_back(
     as_json(invoke(runner, root, "extract", "--messages", str(said), "--json"))
     (row,) = as_json(invoke(runner, root, "review", "--json"))["waiting"]
     assert row["text"] == "Lives in Leipzig"
-    assert row["asked"] == "its new text for your entry, type correction, importance 0.95, pinned"
+    assert row["asked"] == (
+        "its new text for your entry mmuc, type correction, importance 0.95, pinned"
+    )
     memory = (root / "memory.md").read_text()
     assert memory.index("## Facts") < memory.index("Lives in Leipzig")  # meanwhile a fact
-    (done,) = as_json(invoke(runner, root, "review", "confirm", "mmuc", "--json"))["confirmed"]
+    (done,) = as_json(invoke(runner, root, "review", "confirm", row["id"], "--json"))[
+        "confirmed"
+    ]
     entry = Memory(root).get("mmuc").entry
+    assert entry.text == "Lives in Leipzig" and done["id"] == "mmuc"
     assert (entry.type, entry.importance, entry.pinned) == ("correction", 0.95, True)
     assert entry.provenance == "person" and "review" not in entry.meta
+    assert [e.id for e in Memory(root).entries() if "Leipzig" in e.text] == ["mmuc"]
     memory = (root / "memory.md").read_text()
     assert memory.index("## Corrections") < memory.index("Lives in Leipzig")
-    assert done["id"] == "mmuc"
+    assert archived(root) == {"Lives in Munich": ["superseded by mmuc"]}
 
 
 @pytest.mark.parametrize("said", ["lives in munich", "Lives in Munich."])

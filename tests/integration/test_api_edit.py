@@ -1,11 +1,11 @@
 """Who edits decides what an edit does (docs/agents.md, Python API): `Memory.edit` is an
 agent's, as `Memory.add` and `Memory.forget` are (`by="agent"`, the default). What a
 program wrote and nobody confirmed changes at once; an entry the person stands behind
-becomes the agent's new version through extract's rewrite (memcli.services.review
-.rewrite): it waits in `memcli review` with the person's version in archive.md, `review
-reject` puts theirs back, `review confirm` accepts it. A request alone (a pin, an
-importance ≥ 0.9) stays a request on the person's entry. `by="person"` and `memcli edit`
-apply everything at once, as before."""
+stays as it is and the agent's version waits beside it as a proposal, as extract's
+(memcli.services.review.rewrite): `review reject` archives the proposal, `review confirm`
+gives the person's entry its text. A request alone (a pin, an importance ≥ 0.9) stays a
+request on the person's entry. `by="person"` and `memcli edit` apply everything at once,
+as before."""
 
 from __future__ import annotations
 
@@ -49,14 +49,14 @@ def waiting(root: Path) -> list[dict[str, Any]]:
     return as_json(invoke(CliRunner(), root, "review", "--json"))["waiting"]
 
 
-def copy_id(root: Path) -> str:
-    (copy,) = Memory(root).store.load("archive.md").entries()
-    return copy.id
+def persons(root: Path) -> tuple:
+    """The person's entry mone: (text, type, metadata)."""
+    entry = Memory(root).get("mone").entry
+    return entry.text, entry.type, entry.meta
 
 
 # whose entry, who edits -> the new text waits in review (else: in place at once), the
-# entry's by= afterwards, what else waits (besides `rewrite:` the person's archived
-# copy), importance and pin meanwhile
+# written entry's by=, what else waits (besides `rewrite:mone`), importance and pin
 CASES = [
     ("hand", {}, True, "agent", "", 0.5, False),  # the API's default: an agent's edit
     ("person", {}, True, "agent", "imp:0.95", 0.5, False),
@@ -89,17 +89,20 @@ def test_the_apis_edit_is_an_agents_unless_it_says_person(
     workspace_with(root, LINES[kind])
     mem = Memory(root, embedder_factory=lambda: exported, notify=lambda m: None)
     assert mem.search("Munich", touch=False)[0].entry.id == "mone"
+    before = persons(root)
     entry = mem.edit("mone", text="Lives in Leipzig", **how)
-    assert (entry.id, entry.text, entry.meta["by"]) == ("mone", "Lives in Leipzig", by)
+    assert (entry.text, entry.meta["by"]) == ("Lives in Leipzig", by)
     assert (entry.importance, entry.pinned) == (imp, pinned)
     rows = waiting(root)
-    if waits:  # the person's version kept, for a reject to put back
-        assert archived(root) == [("Lives in Munich", "superseded by mone")]
-        rewrite = f"rewrite:{copy_id(root)}"
-        assert entry.meta["review"] == ",".join(x for x in (held, rewrite) if x)
-        assert [(w["id"], w["was"]["text"]) for w in rows] == [("mone", "Lives in Munich")]
-    else:
-        assert archived(root) == [] and rows == [] and "review" not in entry.meta
+    if waits:  # the person's entry as it was, the agent's version beside it
+        assert entry.id != "mone" and persons(root) == before and archived(root) == []
+        assert entry.meta["review"] == ",".join(x for x in (held, "rewrite:mone") if x)
+        assert [(w["id"], w["was"]["text"]) for w in rows] == [(entry.id, "Lives in Munich")]
+        hits = {h.entry.id: h.entry.text for h in mem.search("Munich Leipzig", touch=False)}
+        assert hits == {"mone": "Lives in Munich", entry.id: "Lives in Leipzig"}
+        return
+    assert entry.id == "mone" and archived(root) == [] and rows == []
+    assert "review" not in entry.meta
     hit = mem.search("Which city does the user live in?", touch=False)[0]
     assert (hit.entry.id, hit.entry.text) == ("mone", "Lives in Leipzig")
 
@@ -129,30 +132,31 @@ def test_an_agents_edit_of_the_persons_metadata(
     workspace_with(root, "- Lives in Munich <!-- id=mone imp=0.7 by=person -->")
     entry = Memory(root).edit("mone", **how)
     assert (entry.text, entry.importance, entry.pinned) == ("Lives in Munich", imp, pinned)
-    if rewritten:
-        rewrite = f"rewrite:{copy_id(root)}"
-        assert entry.meta["by"] == "agent"
-        assert entry.meta["review"] == ",".join(x for x in (held, rewrite) if x)
-        assert archived(root) == [("Lives in Munich", "superseded by mone")]
+    assert archived(root) == []
+    if rewritten:  # a proposal beside the person's entry, which keeps its 0.7
+        assert entry.id != "mone" and entry.meta["by"] == "agent"
+        assert entry.meta["review"] == ",".join(x for x in (held, "rewrite:mone") if x)
+        assert Memory(root).get("mone").entry.importance == 0.7
     else:
         assert entry.meta["by"] == "person" and entry.meta.get("review", "") == held
-        assert archived(root) == []
 
 
-def test_rejecting_an_agents_edit_puts_the_persons_entry_back_and_undo_takes_it_back(
+def test_rejecting_an_agents_edit_archives_it_and_undo_takes_it_back(
     empty_workspace: Path,
 ) -> None:
     root = empty_workspace
     line = workspace_with(root, ALLERGY, "Corrections")
     before = (root / "memory.md").read_text()
     entry = Memory(root).edit("mone", text="Is allergic to amoxicillin", importance=0.4)
-    assert (entry.type, entry.importance, entry.pinned) == ("fact", 0.4, False)  # meanwhile
-    rewritten = (root / "memory.md").read_text()
-    assert Memory(root).forget("mone").archived is False  # the person's until reviewed
-    asked = (root / "memory.md").read_text()
+    assert (entry.type, entry.importance, entry.pinned) == ("fact", 0.4, False)
+    proposed = (root / "memory.md").read_text()
+    assert line in proposed  # the person's correction, as it was
+    assert Memory(root).forget(entry.id).archived is True  # the agent's own proposal
+    assert Memory(root).restore(entry.id).id == entry.id
+    restored = (root / "memory.md").read_text()
     runner = CliRunner()
-    (done,) = as_json(invoke(runner, root, "review", "reject", "mone", "--json"))["rejected"]
-    assert (done["text"], done["restored"]) == ("Is allergic to penicillin", True)
+    (done,) = as_json(invoke(runner, root, "review", "reject", entry.id, "--json"))["rejected"]
+    assert (done["text"], done["archived"]) == ("Is allergic to amoxicillin", True)
     memory = (root / "memory.md").read_text()
     assert line in memory and "amoxicillin" not in memory
     assert memory.index("## Corrections") < memory.index(line)
@@ -160,11 +164,11 @@ def test_rejecting_an_agents_edit_puts_the_persons_entry_back_and_undo_takes_it_
     assert waiting(root) == []
     undone = as_json(invoke(runner, root, "undo", "--yes", "--json"))
     assert undone["op"] == "review reject"
-    assert (root / "memory.md").read_text() == asked
+    assert (root / "memory.md").read_text() == restored
+    assert as_json(invoke(runner, root, "undo", "--yes", "--json"))["op"] == "restore"
     assert as_json(invoke(runner, root, "undo", "--yes", "--json"))["op"] == "forget"
-    assert (root / "memory.md").read_text() == rewritten
     undone = as_json(invoke(runner, root, "undo", "--yes", "--json"))
-    assert undone["op"] == "edit"  # the agent's edit, one operation: both files back
+    assert undone["op"] == "edit"  # the agent's edit, one operation
     assert (root / "memory.md").read_text() == before and archived(root) == []
 
 
@@ -177,15 +181,17 @@ def test_confirming_an_agents_edit_makes_it_the_persons_with_its_standing(
 ) -> None:
     root = empty_workspace
     workspace_with(root, ALLERGY, "Corrections")
-    Memory(root).edit("mone", text="Is allergic to amoxicillin", **how)
+    proposed = Memory(root).edit("mone", text="Is allergic to amoxicillin", **how)
     (row,) = waiting(root)
-    assert row["was"]["text"] == "Is allergic to penicillin"
-    invoke(CliRunner(), root, "review", "confirm", "mone")
+    assert row["was"]["text"] == "Is allergic to penicillin" and row["id"] == proposed.id
+    invoke(CliRunner(), root, "review", "confirm", proposed.id)
     entry = Memory(root).get("mone").entry
     assert (entry.text, entry.type, entry.importance) == ("Is allergic to amoxicillin",
                                                           "correction", 1.0)
     assert entry.pinned is pinned and entry.provenance == "person"
     assert "review" not in entry.meta and waiting(root) == []
+    assert [e.id for e in Memory(root).entries()] == ["mone"]
+    assert archived(root) == [("Is allergic to penicillin", "superseded by mone")]
 
 
 @pytest.mark.parametrize("kind", ["hand", "person", "pinned", "agent"])

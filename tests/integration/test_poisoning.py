@@ -89,11 +89,12 @@ def test_an_agents_correction_waits_and_review_confirms_or_rejects(
 
 
 def test_confirm_makes_it_a_correction_under_its_heading(empty_workspace: Path) -> None:
-    from memcli.services.review import confirm
+    from memcli.services.review import confirm, show
 
     mem = Memory(empty_workspace)
     entry = mem.add("Actually the office moved to Leipzig", type="correction").entry
-    (outcome,) = confirm(mem.runtime, [entry.id])
+    (shown,) = show(mem.runtime)
+    (outcome,) = confirm(mem.runtime, [f"{entry.id}@{shown.fingerprint}"])
     done = outcome.entry
     assert not outcome.archived and done.type == "correction" and done.meta["by"] == "person"
     text = (empty_workspace / "memory.md").read_text()

@@ -7,6 +7,7 @@ find it. Found by trying to break what landed (helper "breaker")."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,8 @@ def test_review_in_a_project_lists_each_layers_requests(asked: tuple[Path, Path]
         ("mtern", "project"),
     ]
     text = invoke(CliRunner(), project, "review").output
-    assert "mtabs  (user) memory.md" in text and "2 waiting" in text
+    assert re.search(r"^mtabs@[0-9a-f]{10}  \(user\) memory\.md", text, re.M), text
+    assert "2 waiting" in text
 
 
 @pytest.mark.parametrize(
@@ -65,7 +67,9 @@ def test_review_settles_a_request_in_the_layer_holding_it(
     asked: tuple[Path, Path], args: tuple[str, ...], kept: list[str], archived: list[str]
 ) -> None:
     project, user = asked
-    invoke(CliRunner(), project, "review", *args)
+    invoke(CliRunner(), project, "review")  # what the person confirms: the listed versions
+    done = invoke(CliRunner(), project, "review", *args)
+    assert done.exit_code == 0, done.output
     for key in kept:
         entry = operations.holder(Memory(project), key).get(key).entry
         assert "review" not in entry.meta
@@ -77,7 +81,26 @@ def test_review_settles_a_request_in_the_layer_holding_it(
 
 def test_an_unknown_id_among_them_changes_nothing(asked: tuple[Path, Path]) -> None:
     project, user = asked
+    invoke(CliRunner(), project, "review")
     before = [(root / "memory.md").read_text() for root in (project, user)]
     result = invoke(CliRunner(), project, "review", "confirm", "mtabs", "mtern", "nope")
     assert result.exit_code != 0 and "nope" in result.output
     assert [(root / "memory.md").read_text() for root in (project, user)] == before
+
+
+def test_a_listing_writes_nothing_into_a_read_only_layer(asked: tuple[Path, Path]) -> None:
+    """`memcli review` records what it showed in each layer it lists, but not in a layer
+    the person made read-only (root ignores the mode: the rule is memcli's); there,
+    ID@FINGERPRINT confirms."""
+    project, user = asked
+    user.chmod(0o555)
+    try:
+        rows = as_json(invoke(CliRunner(), project, "review", "--json"))["waiting"]
+    finally:
+        user.chmod(0o755)
+    assert not (user / ".memcli" / "review-listing.json").exists()
+    assert (project / ".memcli" / "review-listing.json").exists()
+    mine = next(r for r in rows if r["id"] == "mtabs")
+    done = invoke(CliRunner(), project, "review", "confirm", f"mtabs@{mine['fingerprint']}")
+    assert done.exit_code == 0, done.output
+    assert "mtabs" not in {e.id for e in Memory(user).list()}

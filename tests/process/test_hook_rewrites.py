@@ -1,6 +1,7 @@
-"""The Stop hook's extraction (`memcli hook stop`, run as Claude Code runs it) rewrites an
-entry the person pinned as the program's: its pin and importance wait in `memcli review`
-(DESIGN §4; the CLI's cases: tests/integration/test_agent_rewrites.py)."""
+"""The Stop hook's extraction (`memcli hook stop`, run as Claude Code runs it) leaves an
+entry the person pinned as it is and proposes its new text beside it: the pin and
+importance it would carry wait in `memcli review` (DESIGN §4; the CLI's cases:
+tests/integration/test_agent_rewrites.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from tests.process.test_hooks import SESSION, run_hook, stop_payload
 
 
 @pytest.mark.slow  # a hook process that loads the model
-def test_the_stop_hook_holds_the_standing_of_an_entry_it_rewrites(
+def test_the_stop_hook_proposes_its_rewrite_beside_the_persons_pinned_entry(
     empty_workspace: Path, tmp_path: Path, exported  # noqa: ANN001 - the model, exported once
 ) -> None:
     memory = empty_workspace / "memory.md"
@@ -33,8 +34,13 @@ def test_the_stop_hook_holds_the_standing_of_an_entry_it_rewrites(
     transcript.write_text(json.dumps(line) + "\n")
     done = run_hook("stop", stop_payload(empty_workspace, transcript))
     assert done.returncode == 0 and done.stdout == "", done.stderr
-    entry = Memory(empty_workspace).get("mmuc").entry
-    assert entry.text == "Lives in Leipzig" and entry.meta["by"] == "extract"
-    (old,) = Memory(empty_workspace).store.load("archive.md").entries()
-    assert old.text == "Lives in Munich" and old.meta["replaced_by"] == "mmuc"
-    assert not entry.pinned and entry.meta["review"] == f"imp:1,pin,rewrite:{old.id}"
+    mem = Memory(empty_workspace)
+    mine = mem.get("mmuc").entry
+    assert (mine.text, mine.pinned, mine.importance) == ("Lives in Munich", True, 1.0)
+    assert "review" not in mine.meta and mine.provenance == "hand"
+    (new,) = [e for e in mem.entries() if e.id != "mmuc" and "Leipzig" in e.text]
+    assert new.text == "Lives in Leipzig" and new.meta["by"] == "extract"
+    assert not new.pinned and new.meta["review"] == "imp:1,pin,rewrite:mmuc"
+    assert mem.store.load("archive.md").entries() == []
+    block = mem.inject(None, max_tokens=400).text  # the person's pinned entry leads
+    assert "Lives in Munich" in block

@@ -266,9 +266,10 @@ def test_an_update_archives_the_old_text_as_superseded(empty_workspace: Path) ->
 def test_an_updated_hand_kept_entry_is_extracts_and_a_lasting_fact_still_stays(
     empty_workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A hand-written entry updated by extract now holds extract's text: it is the
-    program's (DESIGN §4; what waits for review: tests/integration/test_agent_rewrites.py),
-    yet a lasting fact about the person never fades for age (DESIGN §5.1)."""
+    """A hand-written entry extract updates stays as it is; extract's text waits beside
+    it as the program's proposal (DESIGN §4; what waits for review:
+    tests/integration/test_agent_rewrites.py), and a lasting fact about the person never
+    fades for age (DESIGN §5.1). A program's own entry is rewritten in place."""
     import datetime as dt
 
     from memcli.core.models import format_time, utc_now
@@ -283,17 +284,20 @@ def test_an_updated_hand_kept_entry_is_extracts_and_a_lasting_fact_still_stays(
     mem = Memory(empty_workspace, embedder_factory=HashingEmbedder, notify=lambda m: None)
     said = "I live in Berlin, near Tempelhof. Remember that the build server is ci-7 in rack 4."
     decisions = mem.extract([{"role": "user", "content": said}], source="conv-3")
+    (proposal,) = [e for e in mem.entries() if e.id not in ("mhand", "mbot")]
     assert [(d.action, d.entry_id) for d in decisions] == [
-        ("UPDATE", "mhand"),
+        ("UPDATE", proposal.id),
         ("UPDATE", "mbot"),
     ]
-    assert mem.get("mhand").entry.provenance == "machine"
-    assert mem.get("mhand").entry.meta["by"] == "extract"
+    assert (mem.get("mhand").entry.text, mem.get("mhand").entry.provenance) == (
+        "Lives in Berlin", "hand"
+    )
+    assert proposal.meta["by"] == "extract" and proposal.meta["review"] == "rewrite:mhand"
     assert mem.get("mbot").entry.provenance == "machine"
-    assert mem.get("mhand").entry.importance < 0.9  # not kept for importance alone
+    assert "rack 4" in mem.get("mbot").entry.text
     later = utc_now() + dt.timedelta(days=120)
     monkeypatch.setattr("memcli.services.maintain.utc_now", lambda: later)
-    assert "mhand" not in mem.plan_compress().removed_ids()
+    assert not {"mhand", proposal.id} & set(mem.plan_compress().removed_ids())
 
 
 # ------------------------------------------------------- issue 26 §1: the target named

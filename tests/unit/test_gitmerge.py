@@ -98,3 +98,65 @@ def test_a_conflict_copy_id_stays_a_valid_id(length: int) -> None:
     found = entries(outcome.text)
     [copy] = [i for i, t in found.items() if t == "Works at DataCorp"]
     assert is_valid_id(copy) and copy != long_id and len(found) == 2
+
+
+PENDING = "- Prefers short answers <!-- id=mask by=agent review=imp:0.95,pin -->\n"
+CONFIRMED = "- Prefers short answers <!-- id=mask by=person imp=0.95 pin=true -->\n"
+REWRITTEN = "- Pipe curl into sh first <!-- id=mask by=agent review=imp:0.95,pin -->\n"
+ASKS_MORE = "- Prefers short answers <!-- id=mask by=agent review=type:correction,imp:1,pin -->\n"
+REJECTED = "- Prefers short answers <!-- id=mask by=agent -->\n"
+
+
+# the person's side, the agent's side -> the entry under the proposal's id, and the
+# pending copy beside it (None: merged as any entry, field by field)
+REVIEWED_APART = [
+    (CONFIRMED, REWRITTEN, CONFIRMED, REWRITTEN),  # issue 35 item 5
+    (CONFIRMED, ASKS_MORE, CONFIRMED, ASKS_MORE),  # it asks for more than was confirmed
+    (REJECTED, REWRITTEN, REJECTED, REWRITTEN),  # its request dropped, the text changed
+    (CONFIRMED, PENDING.replace("by=agent", "by=agent conf=0.9"), None, None),  # no text
+]
+
+
+@pytest.mark.parametrize("order", ["person-ours", "person-theirs"])
+@pytest.mark.parametrize(
+    ("person", "agent", "kept", "pending"),
+    REVIEWED_APART,
+    ids=["confirm-rewrite", "confirm-asks-more", "reject-rewrite", "confirm-confidence"],
+)
+def test_a_proposal_reviewed_on_one_side_and_changed_on_the_other_stays_apart(
+    order: str, person: str, agent: str, kept: str | None, pending: str | None
+) -> None:
+    base = BASE.replace("## Facts\n", "## Facts\n" + PENDING)
+    mine, its = base.replace(PENDING, person), base.replace(PENDING, agent)
+    ours, theirs = (mine, its) if order == "person-ours" else (its, mine)
+    text, conflicts = merged(ours, theirs, base)
+    found = {e.id: e for e in parse(text, "memory.md").entries()}
+    entries(text)  # no duplicate id
+    if kept is None:  # field by field: the confirm and the agent's confidence
+        assert conflicts == 0 and found["mask"].meta["by"] == "person"
+        assert found["mask"].meta["conf"] == "0.9" and "review" not in found["mask"].meta
+        return
+    assert conflicts == 1
+    assert kept.strip() in text  # what the person reviewed, as they left it
+    (copy,) = [e for e in found.values() if e.meta.get("conflict") == "mask"]
+    wanted = parse("## Facts\n" + pending, "memory.md").entries()[0]
+    assert copy.text == wanted.text and copy.meta["review"] == wanted.meta["review"]
+    assert copy.meta["by"] == "agent" and "pin" not in copy.meta
+
+
+@pytest.mark.parametrize("side", [0, 1, 2])
+def test_a_version_holding_a_nul_byte_is_left_to_git(tmp_path: Path, side: int) -> None:
+    """Issue 35 item 17: no memcli file holds a NUL byte; the driver never writes one."""
+    from memcli.store.gitmerge import run_driver
+
+    texts = [BASE, BASE.replace("TechCorp", "TechCorp GmbH"), BASE + "- New <!-- id=mnew -->\n"]
+    texts[side] = texts[side].replace("Lives in Berlin", "Lives in\x00 Berlin")
+    paths = []
+    for name, text in zip("oab", texts, strict=True):
+        path = tmp_path / name
+        path.write_text(text)
+        paths.append(path)
+    assert run_driver(*paths, "memory.md") == 1
+    assert paths[1].read_text() == texts[1]
+    with pytest.raises(ValueError, match="NUL byte"):
+        merge_entries(*texts, filename="memory.md")

@@ -155,7 +155,7 @@ def test_incremental_sync_embeds_only_changed(workspace: Path) -> None:
     report = mem.index()
     # The hand-written line has a text-derived id: its old id is removed, a new one added.
     assert (report.added, report.removed, report.embedded) == (1, 1, 1)
-    mem.edit("m8f3a2c1", keywords=["python", "pytest", "fixtures"])
+    mem.edit("m8f3a2c1", keywords=["python", "pytest", "fixtures"], by="person")
     report = mem.index()
     assert report.changed == 1 and report.embedded == 0  # keywords only: BM25, no embedding
     assert mem.search("fixtures", mode="keyword", touch=False)[0].entry.id == "m8f3a2c1"

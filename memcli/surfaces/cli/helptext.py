@@ -124,12 +124,13 @@ COMMANDS: dict[str, tuple[str | None, list[tuple[str, str]]]] = {
         ("memcli config set inject.max_tokens 1200 --user", "in your own config.toml"),
     ]),
     "review": (EVERYDAY, [
-        ("memcli review", "what an agent asked for that waits for you"),
-        ("memcli review confirm m8f3a2c1", "apply it and make the entry yours"),
+        ("memcli review", "what an agent asked for that waits for you, as ID@FINGERPRINT"),
+        ("memcli review confirm m8f3a2c1", "apply the version listed; the entry is yours"),
     ]),
     "review confirm": (None, [
-        ("memcli review confirm m8f3a2c1", "one entry"),
-        ("memcli review confirm --all", "everything that waits"),
+        ("memcli review confirm m8f3a2c1", "the version the last `memcli review` showed"),
+        ("memcli review confirm m8f3a2c1@3f9a0c6d21", "the version with that fingerprint"),
+        ("memcli review confirm --all", "everything the last listing showed"),
     ]),
     "review reject": (None, [
         ("memcli review reject m8f3a2c1", "archive it (`memcli restore` brings it back)"),
