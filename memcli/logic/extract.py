@@ -4,7 +4,8 @@ UPDATE or NOOP each, decided against the entries it already holds.
 A correction ("actually, …", "not X any more", "I moved to …", "不对，应该是…") UPDATEs the
 entry it corrects, found by subject similarity (embedding + words); a statement that
 restates an entry is a NOOP, one that adds a detail to it or gives its subject a new
-value an UPDATE, which rewrites only the clause it is about. `plan` and `screen` are
+value an UPDATE, whose statement replaces the entry's text as a whole (never spliced
+into old clauses it keeps: their old text goes to archive.md). `plan` and `screen` are
 pure; Memory.extract applies a plan (the old text of an updated entry goes to
 archive.md as superseded). A statement that looks like it holds a credential is never
 added (SKIP, reported with the credential redacted), nor one memcli would refuse from
@@ -25,7 +26,7 @@ from memcli.core.credentials import describe, find, redact
 from memcli.core.models import Entry, normalize_text
 from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
-from memcli.logic.cues import CJK, END_PUNCT
+from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
 from memcli.logic.statements import Candidate
 
@@ -117,28 +118,6 @@ def conflicting(new: str, old: str) -> bool:
     if _jaccard(a[0], b[0]) < SAME_SUBJECT or not a[1] or not b[1]:
         return False
     return a[1] not in b[1] and b[1] not in a[1]  # "berlin" in "berlin, near x": a detail
-
-
-def updated_text(old: str, new: str) -> str:
-    """The entry's text once `new` replaces the clause of `old` it is about: "The on-call
-    rotation is two weeks long; the handbook lives in the ops wiki" + "The on-call rotation
-    is one week long" keeps the handbook clause."""
-    if "\n" in old:
-        return new
-    parts = re.split(r"(\s*[;；]\s*)", old)
-    if len(parts) < 3:
-        return new
-    clauses = parts[::2]
-    mine = _words(new)
-    scores = [_jaccard(mine, _words(c)) for c in clauses]
-    best = max(range(len(clauses)), key=scores.__getitem__)
-    if scores[best] == 0 or sorted(scores)[-2] == scores[best]:
-        return new
-    text = new.rstrip(END_PUNCT)
-    if best > 0 and clauses[best][:1].islower() and not text[1:2].isupper():
-        text = text[:1].lower() + text[1:]
-    parts[2 * best] = text
-    return "".join(parts)
 
 
 @dataclass
@@ -286,8 +265,9 @@ def plan(
         if target.entry is None:
             decisions.append(Decision("ADD", candidate, None, why, candidate.text))
         else:
-            text = updated_text(target.entry.text, candidate.text)
-            decisions.append(Decision("UPDATE", candidate, target.entry.id, why, text))
+            # the statement replaces the entry's text as a whole (DESIGN §7): never spliced
+            # into old clauses it keeps ("…; ask her before …" once "her" is someone else)
+            decisions.append(Decision("UPDATE", candidate, target.entry.id, why, candidate.text))
         target.text, target.vector = candidate.text, vector
         target.words = words
         target.decision = len(decisions) - 1

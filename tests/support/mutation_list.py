@@ -76,6 +76,14 @@ MUTATIONS: list[Mutation] = [
         why="one sentence rewrites a reflection (memcli's own conclusion)",
     ),
     m(
+        "extract-splices-into-kept-clauses",
+        "memcli/logic/extract.py",
+        'target.entry.id, why, candidate.text))',
+        'target.entry.id, why, "; ".join([candidate.text, *target.entry.text.split("; ")[1:]])))',
+        f"{UNIT}test_extract.py::test_a_rewrite_never_splices_a_statement_into_old_text_it_keeps",
+        why="issue 37 §6: a rewrite keeps an old clause that now speaks of someone else",
+    ),
+    m(
         "front-matter-unsafe-yaml",
         "memcli/store/frontmatter.py",
         "settings = handler.load(yaml_text) if",
