@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memcli.index.tokenize import tokenize
 
@@ -123,6 +123,9 @@ class Hit:
     importance: float
     end: int  # where the statement ends in the clause
     replaces: str = ""  # the old value the statement names ("…, not Munich" -> "Munich")
+    slot: str = ""  # the slot it gives a value (memcli.logic.slots), when the rule knows it
+    value: str = ""  # the new value, when the rule knows it ("Initech")
+    drop: str = ""  # it only says `replaces` holds no more: how (see Rule.drop)
 
 
 Make = Callable[[re.Match[str], str], str | None]
@@ -139,9 +142,15 @@ class Rule:
     make: Make
     cue: str = ""  # "remember" / "correct": the value is itself a statement
     slot: bool = False  # one value per person (where one lives, works, what one uses)
+    #: x is an old value that holds no more: "I no longer use X" ("own": its text is the
+    #: statement), "I quit / gave up X" ("frame": the entry it names said no longer in its
+    #: own wording, "No longer works at X"; naming none, its text), "I left / sold X"
+    #: ("named": a statement only of an entry it names; "I left my keys" is none)
+    drop: str = ""
+    slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
 
 
-def _rule(
+def rule(
     pattern: str,
     entry_type: str,
     importance: float,
@@ -149,6 +158,8 @@ def _rule(
     cue: str = "",
     *,
     slot: bool = False,
+    drop: str = "",
+    slot_name: str = "",
 ) -> Rule:
     if isinstance(make, str):
         template = make
@@ -158,7 +169,16 @@ def _rule(
             parts["x"] = x
             return template.format(**parts)
 
-    return Rule(re.compile(pattern, re.I), entry_type, importance, make, cue, slot)
+    return Rule(
+        re.compile(pattern, re.I),
+        entry_type,
+        importance,
+        make,
+        cue,
+        slot or bool(slot_name),
+        drop,
+        slot_name,
+    )
 
 
 def _unless(test: re.Pattern[str], template: str, third: bool = False) -> Make:
@@ -234,21 +254,21 @@ _I = (
 
 #: statements (what a "remember …" or a correction may hold as well)
 STATEMENTS: list[Rule] = [
-    _rule(
+    rule(
         _I + r"(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|prefer|want|"
         r"need|run|have|write|code)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         _not_any_more,
     ),
-    _rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more),
-    _rule(
+    rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more),
+    rule(
         r"i(?:'m| am)\s+(?:not|no longer)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         "Is no longer {x}",
     ),
-    _rule(
+    rule(
         r"(?P<s>(?:the|our|my)\s+.+?)\s+(?P<be>is|are)(?:n't|\s+not|\s+no longer)\s+"
         r"(?P<x>.+?)\s*(?:any\s?more|any longer)?$",
         "correction",
@@ -259,7 +279,7 @@ STATEMENTS: list[Rule] = [
             else None
         ),
     ),
-    _rule(
+    rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
         r"(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
         "correction",
@@ -267,7 +287,7 @@ STATEMENTS: list[Rule] = [
         _moved,
         slot=True,
     ),
-    _rule(
+    rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:switched|migrated|"
         r"changed|upgraded)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
         "correction",
@@ -275,22 +295,22 @@ STATEMENTS: list[Rule] = [
         "Uses {x}",
         slot=True,
     ),
-    _rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
-    _rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
-    _rule(
+    rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    rule(
         _I + r"(?:don't|do not|dont)\s+(?P<v>like|want|enjoy|use|need)\s+(?P<x>.+)",
         "preference",
         0.8,
         _unless(_PRONOUN_OBJECT, "Does not {v} {x}"),
     ),
-    _rule(
+    rule(
         _I + r"(?:hate|dislike|can't stand|cannot stand|detest)\s+(?P<x>.+)",
         "preference",
         0.8,
         _unless(_PRONOUN_OBJECT, "Dislikes {x}"),
     ),
-    _rule(r"call me\s+(?P<x>.+)", "preference", 0.85, "Prefers to be called {x}"),
-    _rule(
+    rule(r"call me\s+(?P<x>.+)", "preference", 0.85, "Prefers to be called {x}"),
+    rule(
         r"i\s+(?P<a>always|usually|normally|typically|generally|never|often|tend to)\s+(?P<x>.+)",
         "pattern",
         0.75,
@@ -300,104 +320,100 @@ STATEMENTS: list[Rule] = [
             else f"{m.group('a').capitalize()} {third_person(x)}"
         ),
     ),
-    _rule(
+    rule(
         r"(?:lesson learned|lesson|note to self|next time|in future|in the future)[:,]?"
         r"\s+(?P<x>.+)",
         "lesson",
         0.8,
         lambda m, x: _capital(x),
     ),
-    _rule(
+    rule(
         r"(?:from now on|going forward|henceforth)[:,]?\s+(?P<x>.+)",
         "preference",
         0.85,
         lambda m, x: _capital(x),
     ),
-    _rule(
+    rule(
         _I + r"work\s+(?P<p>at|for|in|on|as|from)\s+(?P<x>.+)",
         "fact",
         0.75,
         "Works {p} {x}",
         slot=True,
     ),
-    _rule(
-        _I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}", slot=True
-    ),
-    _rule(
+    rule(_I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}", slot=True),
+    rule(
         r"i(?:'m| am)\s+(?:now\s+)?based\s+(?P<p>in|at|near)\s+(?P<x>.+)",
         "fact",
         0.75,
         "Lives {p} {x}",
         slot=True,
     ),
-    _rule(
+    rule(
         _I + r"use\s+(?P<x>.+)",
         "preference",
         0.75,
         _unless(_PRONOUN_OBJECT, "Uses {x}"),
         slot=True,
     ),
-    _rule(
+    rule(
         r"i\s+(?:have|'ve got|have got)\s+(?P<x>(?:a|an|two|three|four|\d+)\s.+)",
         "fact",
         0.75,
         _has,
     ),
-    _rule(
+    rule(
         r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)",
         "fact",
         0.75,
         _my,
         slot=True,
     ),
-    _rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
+    rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
     # Chinese
-    _rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
-    _rule(
-        r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"
-    ),
-    _rule(
+    rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
+    rule(r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"),
+    rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)",
         "correction",
         0.85,
         "住在{x}",
         slot=True,
     ),
-    _rule(
+    rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?(?:改用|换成|换到|换用)了?(?P<x>.+)",
         "correction",
         0.85,
         "用{x}",
         slot=True,
     ),
-    _rule(
+    rule(
         r"我(?:很|非常|真的)?(?P<v>不喜欢|讨厌)(?P<x>.+)",
         "preference",
         0.8,
         lambda m, x: None if _PRONOUN_OBJECT.search(x) else m.group("v") + x,
     ),
-    _rule(
+    rule(
         r"我(?:很|非常|比较|更|最|也|还是|一直|真的)*喜欢(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("喜欢{x}"),
     ),
-    _rule(
+    rule(
         r"我(?:比较|更)?(?:偏好|倾向于|倾向)(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("偏好{x}"),
     ),
-    _rule(r"我(?P<a>总是|一般|通常|习惯|平时|每天)(?P<x>.+)", "pattern", 0.75, "{a}{x}"),
-    _rule(
+    rule(r"我(?P<a>总是|一般|通常|习惯|平时|每天)(?P<x>.+)", "pattern", 0.75, "{a}{x}"),
+    rule(
         r"(?:以后|今后|从现在开始|从今以后)(?:都|请|要)?[，,]?(?P<x>.+)", "preference", 0.85, "{x}"
     ),
-    _rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}", slot=True),
-    _rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作", slot=True),
-    _rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my, slot=True),
-    _rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
-    _rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
-    _rule(
+    rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}", slot=True),
+    rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作", slot=True),
+    rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my, slot=True),
+    rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
+    rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
+    rule(
         r"我(?:主要|一般)?(?:用|使用)(?P<x>(?!一下).+)",
         "preference",
         0.75,
@@ -408,7 +424,7 @@ STATEMENTS: list[Rule] = [
 
 #: cues whose value is a statement of its own
 CUES: list[Rule] = [
-    _rule(
+    rule(
         r"(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:do\s+)?(?:remember|keep in mind|"
         r"don't forget|do not forget|make a note|take note|note(?=\s*(?:that\b|:)))"
         r"(?!\s+(?:when|how|what|where|why|who|to|me|him|her|them|us)\b)"
@@ -418,14 +434,14 @@ CUES: list[Rule] = [
         _as_said,
         "remember",
     ),
-    _rule(
+    rule(
         r"(?:请|麻烦你?|你)?(?:记住|记一下|记下|记好|别忘了)(?:一下)?[：:，,]?\s*(?P<x>.+)",
         "fact",
         0.9,
         _as_said,
         "remember",
     ),
-    _rule(
+    rule(
         r"(?:actually|correction|no|nope|wait|sorry|oops|scratch that|my mistake|i was wrong|"
         r"i misspoke)\b[,:!.—–-]*\s*(?:(?:it|that)(?:'s|\s+is|\s+was|\s+should be)\s+)?(?P<x>.+)",
         "correction",
@@ -433,7 +449,7 @@ CUES: list[Rule] = [
         _as_said,
         "correct",
     ),
-    _rule(
+    rule(
         r"(?:不对|不是的|错了|说错了|更正一下|更正|纠正一下|其实)[，,：:。!！]?\s*"
         r"(?:应该是|其实是)?(?P<x>.+)",
         "correction",
@@ -441,7 +457,7 @@ CUES: list[Rule] = [
         _as_said,
         "correct",
     ),
-    _rule(
+    rule(
         r"(?P<x>(?:the|our|my|we|it)\b.*?\bactually\b.+)",
         "correction",
         0.9,
@@ -451,7 +467,10 @@ CUES: list[Rule] = [
 ]
 
 
-def match(rules: Sequence[Rule], clause: str) -> Hit | None:
+def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit | None:
+    """The first rule that fits the start of `clause`, as a Hit; a cue's own statement is
+    matched against `inner` (STATEMENTS unless given)."""
+    clause = clause.rstrip(END_PUNCT)
     for rule in rules:
         m = rule.pattern.match(clause)
         if not m:
@@ -476,17 +495,33 @@ def match(rules: Sequence[Rule], clause: str) -> Hit | None:
         if not text:
             continue
         if rule.cue:
-            inner = match(STATEMENTS, strip_filler(text))
-            if inner is not None:
-                kind = "correction" if rule.cue == "correct" else inner.type
-                importance = max(rule.importance, inner.importance)
-                return Hit(inner.text, kind, importance, end, inner.replaces)
+            said = match(inner or STATEMENTS, strip_filler(text))
+            if said is not None:
+                kind = "correction" if rule.cue == "correct" else said.type
+                importance = max(rule.importance, said.importance)
+                return replace(said, type=kind, importance=importance, end=end)
             if rule.cue == "correct" and not (
                 (_DECLARATIVE.search(text) and len(tokenize(text)) >= 3)
                 or len(CJK.findall(text)) >= 4
             ):
                 continue
-        return Hit(_capital(_clean(text)), rule.type, rule.importance, end, replaces)
+        old = m.groupdict().get("old")
+        if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
+            replaces = _clean(old)
+        if rule.drop:
+            replaces, x = x.strip(), ""
+        replaces = re.sub(r"^(?:the|my|our|a|an)\s+", "", replaces, flags=re.I)
+        value = x.strip() if rule.slot else ""
+        return Hit(
+            _capital(_clean(text)),
+            rule.type,
+            rule.importance,
+            end,
+            replaces,
+            rule.slot_name,
+            value,
+            rule.drop,
+        )
     return None
 
 

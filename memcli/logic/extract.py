@@ -28,6 +28,7 @@ from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
+from memcli.logic.slots import Slot, fill, negate, parse
 from memcli.logic.statements import Candidate
 
 
@@ -187,6 +188,80 @@ def _slot_target(
     return newest, f"new value for its subject ({sim:.2f} similar{more})"
 
 
+_Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+
+
+def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
+    """A value given up and a new value of the same slot in one turn are one change: "I
+    left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
+    entry that names it, of the new value's slot; a new value of no known slot takes it)."""
+    out = list(found)
+    for gone in [c for c in found if c.drop and c.replaces]:
+        slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
+        if not slots:
+            continue
+        for i, c in enumerate(out):
+            if c.drop or c.replaces or c.turn != gone.turn:
+                continue
+            mine = parse(c.text)
+            if (mine is not None and mine.name in slots) or (mine is None and c.value):
+                out[i] = replace(c, replaces=gone.replaces)
+                out.remove(gone)
+                break
+    return out
+
+
+def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | None:
+    """The decision for a statement of a slot (memcli.logic.slots), or None to leave it to
+    similarity: the entry it names as replaced, else the newest of its slot; NOOP for the
+    value it holds; the new value in the entry's wording ("Uses Helix as the main editor"),
+    a value given up as the entry said no longer ("No longer works at Globex"). A value
+    given up that names no entry is no statement (action NONE) when its verb needs one
+    ("I left my keys")."""
+    mine = parse(candidate.text)
+    slot = candidate.slot or (mine.name if mine else "")
+    target = None
+    if candidate.replaces:
+        named = [t for t in slotted if names(t[0].text, candidate.replaces)]
+        fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
+        target = max(fits or named, key=lambda t: t[2], default=None)
+        why = f"replaces {candidate.replaces!r}, which it names"
+    if target is None and candidate.drop:
+        if candidate.drop == "named":
+            return Decision("NONE", candidate, None, "gives up something not remembered")
+        return None
+    if target is None and slot and not candidate.drop:
+        same = [t for t in slotted if t[1] is not None and t[1].name == slot]
+        held = next((t for t in same if mine and _holds(t[1].value, mine.value)), None)
+        if held is not None:
+            return Decision("NOOP", candidate, held[0].id, f"already its {slot}")
+        target = max(same, key=lambda t: t[2], default=None)
+        why = f"new value of its {slot}" + (f", the newest of {len(same)}" if len(same) > 1 else "")
+    if target is None:
+        return None
+    entry, theirs = target[0], target[1]
+    text = candidate.text
+    if theirs is not None and theirs.frame:
+        if candidate.drop in ("frame", "named"):
+            text = negate(entry.text)
+        elif not candidate.drop and (mine is None or len(mine.frame) < len(theirs.frame)):
+            # the entry's wording says more of the slot ("Uses {} as the main editor"
+            # for "Uses Helix"); a statement as full as it keeps its own
+            text = (
+                fill(theirs.frame, mine.value if mine else candidate.value)
+                if (mine or candidate.value)
+                else text
+            )
+    if normalize_text(text) == normalize_text(entry.text):
+        return Decision("NOOP", candidate, entry.id, "already remembered")
+    return Decision("UPDATE", candidate, entry.id, why, text)
+
+
+def _holds(old: str, new: str) -> bool:
+    """The old value says the new one already ("Berlin, near Tempelhof" holds "Berlin")."""
+    return normalize_text(old) == normalize_text(new) or names(old, new)
+
+
 def plan(
     found: Sequence[Candidate],
     existing: Sequence[Entry],
@@ -200,14 +275,18 @@ def plan(
     of most word overlap with each statement are compared and embedded. A statement
     corrected later in the same conversation is dropped for the correction (NOOP,
     "corrected later in the conversation")."""
-    mine = [_words(c.text) for c in found]
-    every = frozenset().union(*mine) if mine else frozenset()
     # never a reflection or the turn of an imported conversation (a record of what was said)
-    sharing = [
-        (e, _words(e.text))
+    eligible = [
+        e
         for e in existing
         if e.provenance not in ("reflection", "conversation") and e.type != "reflection"
     ]
+    place = {id(e): n for n, e in enumerate(existing)}
+    slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
+    found = _merge_drops(found, slotted)
+    mine = [_words(c.text) for c in found]
+    every = frozenset().union(*mine) if mine else frozenset()
+    sharing = [(e, _words(e.text)) for e in eligible]
     sharing = [(e, w) for e, w in sharing if w & every]
     chosen: set[int] = set()
     for words in mine:  # the POOL entries of most word overlap with each statement
@@ -216,7 +295,6 @@ def plan(
     pool = [sharing[i][0] for i in sorted(chosen)]
     by_text = {normalize_text(e.text): e for e in existing}
     vectors = embed([c.text for c in found] + [e.text for e in pool]) if embed and found else None
-    place = {id(e): n for n, e in enumerate(existing)}
     knowns = [
         _Known(
             e.text, e, vectors[len(found) + i] if vectors is not None else None, age=_age(e, place)
@@ -229,6 +307,11 @@ def plan(
         same = by_text.get(normalize_text(candidate.text))
         if same is not None:
             decisions.append(Decision("NOOP", candidate, same.id, "already remembered"))
+            continue
+        by_slot = _by_slot(candidate, slotted)
+        if by_slot is not None:
+            if by_slot.action != "NONE":
+                decisions.append(by_slot)
             continue
         words = mine[n]
         scored = sorted(
