@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.logic.cues import Rule, rule
+from memcli.logic.cues import Make, Rule, rule, third_person
 from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
@@ -24,6 +24,10 @@ _S = (
 )
 #: a present state, said as one that replaces an older one
 _NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more)"
+#: where a value ends (Rule.short cuts it there too)
+_END = r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s))"
+#: what a value may be: no clause punctuation
+_V = r"(?P<x>[^,;.，；。]+?)"
 #: values that are places one is at, not employers ("I'm at home now")
 _NOT_EMPLOYER = re.compile(
     r"^(?:the|a|an|home|work|my|our|his|her|their|this|that|it|last|least|most|risk|"
@@ -67,13 +71,36 @@ def _is(m: re.Match[str], x: str) -> str | None:
     return f"Is {x}" if category(x) == "diet" else None
 
 
-def _drop(verb: str) -> object:
+def _drop(verb: str) -> Make:
     def make(m: re.Match[str], x: str) -> str | None:
         if re.match(r"(?:it|that|this|them|him|her|you)\b", x, re.I):
             return None
         return f"{verb} {x}"
 
     return make
+
+
+def _subject_changed(m: re.Match[str], x: str) -> str | None:
+    """ "staging db got upgraded to postgres 17", "Timezone changed to UTC": a subject that
+    names a slot of one's own (not a person, not the team as a whole)."""
+    subject = m.group("s").strip()
+    if noun_slot(subject) in ("", "team"):
+        return None
+    return f"The {subject} is {x}"
+
+
+def _zh_switched(m: re.Match[str], x: str) -> str | None:
+    """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value; "我妹
+    换成…", "把配置改成…", "文档里说要改成…" are someone else's, a request, or hearsay."""
+    key = re.sub(r"^(?:我的|我们|我|团队|本人)|^已经|已经$", "", m.group("k") or "")
+    if key and not noun_slot(key):
+        return None
+    return f"用户的{key}是{x}" if key else f"用{x}"
+
+
+def _zh_old(m: re.Match[str], x: str) -> str | None:
+    """ "比亚迪换成了理想 L7": the old value before the verb, when the lexicon knows it."""
+    return f"用{x}" if category(m.group("old")) else None
 
 
 _THIRD = {
@@ -85,90 +112,108 @@ _THIRD = {
     "writing": "writes",
     "running": "runs",
 }
-
-
-def _zh_switched(m: re.Match[str], x: str) -> str | None:
-    """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value."""
-    key = re.sub(r"^(?:我|我们|团队|我的|本人|已经)+", "", m.group("k") or "")
-    if key and noun_slot(key):
-        return f"用户的{key}是{x}"
-    return f"用{x}"
-
-
 _TEAM = r"(?:the\s+)?(?P<x>[\w -]+?\s+team)"
+_PRESENT = r"(?P<v>play|drink|drive|use|run|write|code|eat|ride|cycle|swim|speak|go to)"
+
+
+def _present(m: re.Match[str], x: str) -> str | None:
+    verb = {"go to": "goes to"}.get(m.group("v").lower()) or third_person(m.group("v").lower())
+    return f"{verb.capitalize()} {x}"
+
+
+def _writes(m: re.Match[str], x: str) -> str | None:
+    return f"Writes {x}" if category(x) == "language" else None
+
+
+def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: object) -> Rule:
+    return rule(pattern, kind, importance, make, short=True, **how)  # type: ignore[arg-type]
+
 
 CHANGES: list[Rule] = [
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
-    rule(
+    _short(
         _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from)\s+"
-        r"(?P<x>(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)[^,;.]+)",
+        r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
         "correction",
         0.85,
         _drop("Left"),
         drop="named",
     ),
-    rule(
-        _S + r"(?:sold|got rid of|traded in|scrapped|returned)\s+(?P<x>[^,;.]+?)"
-        r"(?=\s+for\s+|$|[,;.])",
+    _short(
+        _S
+        + r"(?:sold|got rid of|traded in|scrapped|returned)\s+"
+        + _V
+        + r"(?=\s+for\s+|\s*$|\s*[,;.]|\s(?:and|but|so)\s)",
         "correction",
         0.85,
         _drop("Sold"),
         drop="named",
     ),
-    rule(
-        _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit)\s+(?P<x>[^,;.]+)",
+    _short(
+        _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit)\s+" + _V + _END,
         "correction",
         0.85,
         _drop("Quit"),
         drop="frame",
     ),
-    rule(
-        _S + r"(?:stopped|quit)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)\s+"
-        r"(?P<x>[^,;.]+)",
+    _short(
+        _S + r"(?:stopped|quit)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
+        r"\s+" + _V + _END,
         "correction",
         0.85,
         lambda m, x: f"No longer {_THIRD[m.group('v').lower()]} {x}",
         drop="own",
     ),
-    rule(
-        r"no more\s+(?P<x>[^,;.]+?)(?:\s+for me)?$", "correction", 0.85, _drop("Quit"), drop="frame"
+    _short(
+        r"no more\s+" + _V + r"(?:\s+for me)?" + _END,
+        "correction",
+        0.85,
+        _drop("Quit"),
+        drop="frame",
     ),
-    rule(r"(?P<x>[^,;.]+?)\s+is behind me", "correction", 0.85, _drop("Left"), drop="named"),
+    _short(_V + r"\s+is behind me", "correction", 0.85, _drop("Left"), drop="named"),
+    _short(
+        _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
     # joined: "I'm working at Initech now", "started at Umbrella", "new job at Initech"
-    rule(
+    _short(
         _S + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
-        r"\s+(?:at|for|by|with)\s+(?P<x>[^,;.]+)",
+        r"\s+(?:at|for|by|with)\s+" + _V + _END,
         "fact",
         0.85,
         _employer,
         slot_name="employer",
     ),
-    rule(
-        _S + r"(?:joined|started (?:working )?at|started a new job at|took a (?:job|position) at|"
-        r"taken a (?:job|position) at|accepted an offer from|got hired by|got a job at|"
-        r"signed with|remain at|still work at|am still at|'m still at)\s+(?!the\s+[\w -]+team)"
-        r"(?P<x>[^,;.]+)",
+    _short(
+        _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
+        r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
+        r"got hired by|got a job at|signed with|remain at|still work at|am still at|'m still at)"
+        r"\s+(?!the\s+[\w -]+team)" + _V + _END,
         "fact",
         0.85,
         _employer,
         slot_name="employer",
     ),
-    rule(
-        r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*(?P<x>[^,;.]+)",
+    _short(
+        r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
         "fact",
         0.85,
         _employer,
         slot_name="employer",
     ),
-    rule(
-        r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+(?P<x>[^,;.]+?)\s+" + _NOW + r"\b.*",
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
         "fact",
         0.85,
         _employer,
         slot_name="employer",
     ),
     # teams: "joined the infra team", "I'm on the search team now"
-    rule(
+    _short(
         _S + r"(?:joined|moved to|switched to|(?:am|'m)\s+(?:now\s+)?(?:on|in|part of)|ended up on|"
         r"got moved to|transferred to|work on|been moved to)\s+" + _TEAM + r"\b",
         "fact",
@@ -177,174 +222,227 @@ CHANGES: list[Rule] = [
         slot_name="team",
     ),
     # home: "living in Vienna now", "relocated to Hamburg", "we're out in Dresden now"
-    rule(
-        _S + r"(?:relocated|moved(?:\s+back)?|moving)\s+(?:from\s+[^,;]+?\s+)?to\s+(?P<x>[^,;.]+)",
+    _short(
+        _S
+        + r"(?:relocated|moved(?:\s+back)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
         "correction",
         0.85,
         lambda m, x: _uses(m, x) if category(x) else _home(m, x),
-        slot_name="",
+        slot=True,
     ),
-    rule(
-        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|live|settled)\s+"
-        r"(?:in|at)\s+(?P<x>[^,;.]+)",
+    _short(
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
+        r"(?:in|at)\s+" + _V + _END,
         "fact",
         0.8,
         _home,
         slot_name="home",
     ),
-    rule(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+(?P<x>[^,;.]+?)\s+"
-        + _NOW
-        + r"\b",
+    _short(
+        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+" + _V + r"\s+" + _NOW + r"\b",
         "fact",
         0.8,
         _home,
         slot_name="home",
     ),
-    # cars: "I drive a Tesla now", "bought a used Golf"
-    rule(
-        _S + r"(?:(?:am|'m)\s+)?(?:drive|driving)\s+(?P<x>(?:a|an|the)\s+[^,;.]+)",
+    # cars: "I drive a Tesla now"
+    _short(
+        _S + r"(?:(?:am|'m)\s+)?(?:drive|driving)\s+(?P<x>(?:a|an|the)\s+[^,;.]+?)" + _END,
         "fact",
         0.8,
         _car,
         slot_name="car",
     ),
+    # the present said as new ("I now play squash on weekends", "I write mostly Python now")
+    _short(
+        r"i\s+(?:now|these days|nowadays)\s+" + _PRESENT + r"\s+" + _V + _END,
+        "fact",
+        0.8,
+        _present,
+        slot=True,
+    ),
+    _short(r"i\s+(?:still\s+)?" + _PRESENT + r"\s+" + _V + _END, "fact", 0.75, _present, slot=True),
+    _short(
+        r"i\s+(?:now\s+)?(?:write|code in|program in)\s+" + _V + _END,
+        "fact",
+        0.8,
+        _writes,
+        slot_name="language",
+    ),
+    # a subject of one's own that changed: "staging db got upgraded to postgres 17"
+    _short(
+        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
+        r"(?:upgraded|moved|migrated|switched|changed)\s+to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _subject_changed,
+        slot=True,
+    ),
+    _short(
+        r"(?P<s>(?:the|our)\s+[\w -]+?)\s+(?P<v>deploys|ships|builds|runs)\s+(?P<p>with|on)\s+"
+        + _V
+        + r"\s+"
+        + _NOW
+        + r"\b",
+        "fact",
+        0.85,
+        lambda m, x: f"{m.group('s')} {m.group('v')} {m.group('p')} {x}",
+        slot=True,
+    ),
     # a new value by a verb that does not say the slot: memcli.logic.slots finds it
-    rule(
+    _short(
         _S + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
-        r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+(?P<x>[^,;.]+)",
+        r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
         "correction",
         0.85,
         _uses,
         slot=True,
     ),
-    rule(
-        _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+(?P<x>[^,;.]+)",
+    _short(
+        _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
         "correction",
         0.85,
         _uses,
         slot=True,
     ),
-    rule(
+    _short(
         _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
-        r"going with|went with|bought|got|picked up)\s+(?P<x>[^,;.]+?)(?:\s+" + _NOW + r")?$",
+        r"going with|went with|bought|got|picked up)\s+" + _V + r"(?:\s+" + _NOW + r")?" + _END,
         "fact",
         0.8,
-        lambda m, x: _known(m, x),
+        _known,
         slot=True,
     ),
-    rule(r"(?P<x>[^,;.]+?)\s+(?:now|these days|nowadays)$", "fact", 0.8, _known, slot=True),
-    rule(r"(?P<x>[^,;.]+?)\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
-    rule(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
-    rule(
-        r"i\s+report\s+to\s+(?P<x>[^,;.]+)",
+    _short(
+        r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
         "fact",
         0.8,
-        "User's manager is {x}",
-        slot_name="manager",
+        _known,
+        slot=True,
     ),
-    rule(
+    _short(_V + r"\s+(?:now|these days|nowadays)" + _END, "fact", 0.8, _known, slot=True),
+    _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
+    _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
+    _short(
+        r"i\s+report\s+to\s+" + _V + _END, "fact", 0.8, "User's manager is {x}", slot_name="manager"
+    ),
+    _short(
         r"new\s+(?P<k>manager|boss|lead|editor|shell|phone|car|laptop|browser)(?:\s+is|:)\s*"
-        r"(?P<x>[^,;.]+)",
+        + _V
+        + _END,
         "fact",
         0.85,
         "User's {k} is {x}",
         slot=True,
     ),
     # Chinese
-    rule(
-        r"(?:我|本人)?(?:已经|已|刚)?(?:从)?(?P<x>[^，。,]+?)离职了?",
+    _short(
+        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)离职了?",
         "correction",
         0.85,
         "从{x}离职",
         drop="named",
     ),
-    rule(
-        r"(?:我|本人)?(?:已经|已|刚)?离开了?(?P<x>[^，。,]+?)了?$",
+    _short(
+        r"(?:我|本人)?(?:已经|已|刚)?离开了?(?P<x>[^，。,了]+)",
         "correction",
         0.85,
         "离开{x}",
         drop="named",
     ),
-    rule(
+    _short(
         r"(?:我)?(?:已经)?把?(?P<x>[^，。,把]+?)卖(?:掉)?了",
         "correction",
         0.85,
         "卖了{x}",
         drop="named",
     ),
-    rule(
+    _short(
         r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)", "correction", 0.85, "戒{x}", drop="frame"
     ),
-    rule(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
-    rule(
-        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不)(?P<v>用|使用|去|喝|开)(?P<x>[^，。,]+?)了",
+    _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
+    _short(
+        r"(?:团队|我们)(?:已经|现在)?(?:不再|不)(?P<v>用|使用)(?P<x>[^，。,]+?)了",
         "correction",
         0.9,
         "不再{v}{x}",
         drop="own",
     ),
-    rule(
-        r"(?P<x>[^，。,]+?)(?:不怎么|很少)?(?:不去|不喝|不用|不写|不开)了",
+    _short(
+        r"(?P<x>[^，。,]+?)(?:不去|不喝|不用|不写|不开)了",
         "correction",
         0.85,
         "不再用{x}",
         drop="own",
     ),
-    rule(
-        r"(?:我)?(?:已经|最近|终于)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|去了|(?:现)?就职于|"
-        r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?$",
+    _short(
+        r"(?:我)?(?:已经|最近|终于)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
+        r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,
         lambda m, x: f"在{x}" if re.search(r"团队|组$", x) else f"在{x}工作",
-        slot_name="",
+        slot=True,
     ),
-    rule(
+    _short(
         r"(?:我)?(?:现在)?在(?P<x>[^，。,]+?)(?:上班|工作)",
         "fact",
         0.85,
         "在{x}工作",
         slot_name="employer",
     ),
-    rule(
-        r"(?:我们|我)?(?:家)?(?:已经|今年|终于|最近)?(?:.{0,6}?)(?:搬回|搬去|搬到|迁居|迁到)了?"
-        r"(?:老家)?(?P<x>[^，。,]+?)了?$",
+    _short(
+        r"(?:我们|我)?(?:家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:搬回|搬去|搬到|迁居|迁到)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         "住在{x}",
         slot_name="home",
     ),
-    rule(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
-    rule(
+    _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    _short(
         r"(?:我)?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
         "在{x}",
         slot_name="team",
     ),
-    rule(
-        r"(?:我)?(?:现在)?开(?P<x>[^，。,]+?)了?$",
+    _short(
+        r"(?:我)?(?:现在)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"开{x}" if category(x) == "car" else None,
         slot_name="car",
     ),
-    rule(
-        r"(?:我)?(?:现在)?(?:改喝|喝)(?P<x>[^，。,]+?)了?$", "fact", 0.8, "喝{x}", slot_name="drink"
+    _short(
+        r"(?:我)?(?:现在)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "喝{x}",
+        slot_name="drink",
     ),
-    rule(
+    _short(
         r"(?:我)?现在向(?P<x>[^，。,]+?)汇报", "fact", 0.8, "用户的经理是{x}", slot_name="manager"
     ),
-    rule(
-        r"(?:我的)?(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为)了?"
-        r"(?P<x>[^，。,]+?)了?$",
+    _short(
+        r"(?P<old>[^，。,]{1,8}?)(?:已经)?(?:换成|改成|更换为|换为)了?(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
+        "correction",
+        0.85,
+        _zh_old,
+        slot=True,
+    ),
+    _short(
+        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         _zh_switched,
         slot=True,
     ),
-    rule(
-        r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?$",
+    _short(
+        r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) else None,

@@ -21,7 +21,7 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
-    r"personally|for the record)\b[\s,:;.!—–-]*"
+    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately)\b[\s,:;.!—–-]*"
     r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
@@ -30,6 +30,7 @@ _FILLER = re.compile(
 _NEXT = re.compile(
     r"\s*(?:[,;]|\s(?:and|but|so)\b)\s*(?:(?:and|but|also|so|btw|oh|plus)\s+)*"
     r"(?=(?:i|i'm|i've|i'd|my|remember|please remember|actually)\s)"
+    r"|\s+(?:since|because)\s+(?=(?:i|i'm|i've|we|we're|we've)\s)"
     r"|\s*[，；,;]\s*(?=我|记住|对了|顺便|另外|还有)",
     re.I,
 )
@@ -66,11 +67,17 @@ _HAS_EXCLUDE = re.compile(
 )
 _TRAILING = re.compile(
     r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
-    r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|last (?:week|month|year)|"
+    r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
+    r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"
+    r"(?:in|since|from) (?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|spring|summer|autumn|winter|the spring|the summer|\d{4})|"
+    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the first)|"
     r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$",
     re.I,
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
+#: where a short value (a name, a place, a tool) ends: its clause does
+_SHORT = re.compile(r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since)\s)", re.I)
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
 #: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
 _REPLACED = re.compile(
@@ -79,6 +86,10 @@ _REPLACED = re.compile(
     r"|\s*[，,]\s*而?(?:不是|不再是|不再住在|不住在|不在|不再用|不用)(?P<zh>[^，,。]+?)了?$",
     re.I,
 )
+
+
+_MY = re.compile(r"^my\s+", re.I)
+_USERS = "User's "
 
 
 def _clean(x: str) -> str:
@@ -148,6 +159,7 @@ class Rule:
     #: ("named": a statement only of an entry it names; "I left my keys" is none)
     drop: str = ""
     slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
+    short: bool = False  # the value ends at the clause's end ("Initech, having left …")
 
 
 def rule(
@@ -160,6 +172,7 @@ def rule(
     slot: bool = False,
     drop: str = "",
     slot_name: str = "",
+    short: bool = False,
 ) -> Rule:
     if isinstance(make, str):
         template = make
@@ -178,6 +191,7 @@ def rule(
         slot or bool(slot_name),
         drop,
         slot_name,
+        short,
     )
 
 
@@ -256,28 +270,33 @@ _I = (
 STATEMENTS: list[Rule] = [
     rule(
         _I + r"(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|prefer|want|"
-        r"need|run|have|write|code)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
+        r"need|run|have|write|code|play|drive|go to|attend|own)\s+(?P<x>.+?)\s*"
+        r"(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         _not_any_more,
+        drop="own",
     ),
-    rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more),
+    rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more, drop="own"),
     rule(
         r"i(?:'m| am)\s+(?:not|no longer)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         "Is no longer {x}",
+        drop="own",
     ),
+    rule(r"i(?:'m| am)\s+no longer\s+(?P<x>.+)", "correction", 0.9, "Is no longer {x}", drop="own"),
     rule(
         r"(?P<s>(?:the|our|my)\s+.+?)\s+(?P<be>is|are)(?:n't|\s+not|\s+no longer)\s+"
         r"(?P<x>.+?)\s*(?:any\s?more|any longer)?$",
         "correction",
         0.9,
         lambda m, x: (
-            f"{_capital(m.group('s'))} {m.group('be').lower()} no longer {x}"
+            f"{_capital(_MY.sub(_USERS, m.group('s')))} {m.group('be').lower()} no longer {x}"
             if re.search(r"any\s?more|any longer|no longer", m.group(0), re.I)
             else None
         ),
+        drop="own",
     ),
     rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
@@ -362,7 +381,7 @@ STATEMENTS: list[Rule] = [
         _has,
     ),
     rule(
-        r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)",
+        r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?:now\s+)?(?P<x>.+)",
         "fact",
         0.75,
         _my,
@@ -370,8 +389,20 @@ STATEMENTS: list[Rule] = [
     ),
     rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
     # Chinese
-    rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
-    rule(r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"),
+    rule(
+        r"我(?:已经|现在)?不再(?P<v>用|使用|去|喝|吃|开|住在|在)?(?P<x>.+)",
+        "correction",
+        0.9,
+        "不再{v}{x}",
+        drop="own",
+    ),
+    rule(
+        r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在|去|开)(?P<x>.+?)了",
+        "correction",
+        0.9,
+        "不再{v}{x}",
+        drop="own",
+    ),
     rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)",
         "correction",
@@ -477,7 +508,14 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
             continue
         bounded = m.end("x") < m.end()  # the pattern goes on after x ("在…工作")
         tail = clause[m.start("x") : m.end("x") if bounded else None]
-        cut = _NEXT.search(tail)
+        cut = (_SHORT if rule.short else _NEXT).search(tail) or _NEXT.search(tail)
+        if rule.short and cut and rule.slot:  # "Berlin, not Leipzig": the old value, named
+            rest = tail[cut.start() :]
+            after = _SHORT.search(rest, 1)
+            named = _REPLACED.match(rest[: after.start() if after else None].rstrip(END_PUNCT))
+            if named and (named.group("old") or named.group("zh")):
+                tail = tail[: cut.start()] + rest[: named.end()]
+                cut = _SHORT.search(tail, cut.start() + named.end()) if named else cut
         value = (tail[: cut.start()] if cut else tail).rstrip(END_PUNCT)
         named = _REPLACED.search(value) if rule.slot else None
         replaces = _clean(named.group("old") or named.group("zh")) if named else ""

@@ -244,17 +244,23 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     if theirs is not None and theirs.frame:
         if candidate.drop in ("frame", "named"):
             text = negate(entry.text)
-        elif not candidate.drop and (mine is None or len(mine.frame) < len(theirs.frame)):
-            # the entry's wording says more of the slot ("Uses {} as the main editor"
-            # for "Uses Helix"); a statement as full as it keeps its own
-            text = (
-                fill(theirs.frame, mine.value if mine else candidate.value)
-                if (mine or candidate.value)
-                else text
-            )
+        elif not candidate.drop and _takes_their_words(mine, theirs, candidate.value):
+            text = fill(theirs.frame, mine.value if mine else candidate.value)
     if normalize_text(text) == normalize_text(entry.text):
         return Decision("NOOP", candidate, entry.id, "already remembered")
     return Decision("UPDATE", candidate, entry.id, why, text)
+
+
+def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
+    """A new value goes into the entry's wording when that says more of the slot ("Uses {}
+    as the main editor" for "Uses Helix", "User's editor is Helix"); a statement as full
+    as it keeps its own."""
+    if mine is None:
+        return bool(value)
+    generic = mine.frame in ("Uses {}", "用{}", "用 {}") or mine.frame.startswith(
+        ("User's ", "用户的")
+    )
+    return generic or len(mine.frame) < len(theirs.frame)
 
 
 def _holds(old: str, new: str) -> bool:

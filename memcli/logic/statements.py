@@ -28,15 +28,17 @@ HEDGE_PENALTY = 0.2
 
 #: where a clause may start inside a sentence
 _CLAUSE = re.compile(
-    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus)\s)", re.I
+    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus|since|because)\s)",
+    re.I,
 )
 _HEDGES = re.compile(
     r"\b(maybe|might|perhaps|probably|possibly|not sure|i guess|i think|i suppose|kind of|"
-    r"sort of)\b|可能|也许|大概|好像|或许|说不定|我觉得",
+    r"sort of|not really)\b|可能|也许|大概|好像|或许|说不定|我觉得",
     re.I,
 )
 _TRANSIENT = re.compile(
-    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now)\b"
+    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|this week|"
+    r"for a conference|on holiday|on vacation|while)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -48,7 +50,7 @@ _HYPOTHETICAL = re.compile(
 #: a change planned, wished or weighed, not made ("thinking about selling …", "打算…")
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
-    r"would like to|might|may|should|could|hope to|about to|wonder(?:ing)? if|not sure)\b"
+    r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
     r"|打算|计划|准备|想要|想|考虑|要不要|会不会|可能会|也许",
     re.I,
 )
@@ -91,14 +93,19 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         offset = len(sentence) - len(clause)
         if question and not _REQUEST.match(clause):
             continue
-        if _HYPOTHETICAL.search(sentence[:offset]) or _PLANNED.search(sentence[:offset]):
+        if _HYPOTHETICAL.search(sentence[:offset]):
             continue
         hit = match(CUES, clause, _SAID) or match(_SAID, clause)
         if hit is None:
             continue
         consumed = offset + hit.end
         said = sentence[start:consumed]
-        penalty = HEDGE_PENALTY if _HEDGES.search(said) or _TRANSIENT.search(said) else 0.0
+        if _PLANNED.search(said):
+            continue
+        # a hedge counts up to where the next clause starts ("… any more I guess")
+        upto = min((s for s in starts if s > consumed), default=len(sentence))
+        hedged = sentence[start:upto]
+        penalty = HEDGE_PENALTY if _HEDGES.search(hedged) or _TRANSIENT.search(hedged) else 0.0
         found.append((hit, round(hit.importance - penalty, 2)))
     return found
 
