@@ -84,7 +84,7 @@ def _subject_changed(m: re.Match[str], x: str) -> str | None:
     """ "staging db got upgraded to postgres 17", "Timezone changed to UTC": a subject that
     names a slot of one's own (not a person, not the team as a whole)."""
     subject = m.group("s").strip()
-    if noun_slot(subject) in ("", "team"):
+    if noun_slot(subject) in ("", "team", "manager"):  # the team, a person: not a value
         return None
     return f"The {subject} is {x}"
 
@@ -255,6 +255,13 @@ CHANGES: list[Rule] = [
         _car,
         slot_name="car",
     ),
+    _short(
+        r"i\s+(?:now\s+)?(?:write|code in|program in)\s+" + _V + _END,
+        "fact",
+        0.8,
+        _writes,
+        slot_name="language",
+    ),
     # the present said as new ("I now play squash on weekends", "I write mostly Python now")
     _short(
         r"i\s+(?:now|these days|nowadays)\s+" + _PRESENT + r"\s+" + _V + _END,
@@ -264,13 +271,6 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(r"i\s+(?:still\s+)?" + _PRESENT + r"\s+" + _V + _END, "fact", 0.75, _present, slot=True),
-    _short(
-        r"i\s+(?:now\s+)?(?:write|code in|program in)\s+" + _V + _END,
-        "fact",
-        0.8,
-        _writes,
-        slot_name="language",
-    ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
         r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
@@ -386,7 +386,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我)?(?:现在)?在(?P<x>[^，。,]+?)(?:上班|工作)",
+        r"(?:我)?(?:现在|仍|仍然|还|依然)?在(?P<x>[^，。,]+?)(?:上班|工作)",
         "fact",
         0.85,
         "在{x}工作",
@@ -409,7 +409,7 @@ CHANGES: list[Rule] = [
         slot_name="team",
     ),
     _short(
-        r"(?:我)?(?:现在)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在|还是|仍然|依然)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"开{x}" if category(x) == "car" else None,

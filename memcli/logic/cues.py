@@ -21,7 +21,8 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
-    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately)\b[\s,:;.!—–-]*"
+    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because)\b"
+    r"[\s,:;.!—–-]*"
     r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
@@ -509,6 +510,9 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         bounded = m.end("x") < m.end()  # the pattern goes on after x ("在…工作")
         tail = clause[m.start("x") : m.end("x") if bounded else None]
         cut = (_SHORT if rule.short else _NEXT).search(tail) or _NEXT.search(tail)
+        if rule.slot and not rule.short:  # one value: it never runs past a ";"
+            semi = re.search(r"\s*[;；]", tail)
+            cut = semi if semi and (cut is None or semi.start() < cut.start()) else cut
         if rule.short and cut and rule.slot:  # "Berlin, not Leipzig": the old value, named
             rest = tail[cut.start() :]
             after = _SHORT.search(rest, 1)

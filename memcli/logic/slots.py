@@ -192,8 +192,13 @@ def parse(text: str) -> Slot | None:
 
 def fill(frame: str, value: str) -> str:
     """`frame` with `value` (its own article dropped); "a"/"an" before it chosen anew."""
-    value = re.sub(r"^(?:a|an|the|my)\s+", "", value.strip(), flags=re.I)
+    value = _BARE.sub("", value.strip())
     before, _, after = frame.partition("{}")
+    if CJK.search(before):  # "周末去{}" + "周末游泳": the words the frame has already
+        lead = before.strip()
+        while lead and not value.startswith(lead):
+            lead = lead[:-1]
+        value = value[len(lead) :].strip() if len(lead) >= 2 else value
     article = re.search(r"\b(an?) $", before, re.I)
     if article:
         before = before[: article.start()] + ("an " if value[:1].lower() in "aeiou" else "a ")

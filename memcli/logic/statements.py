@@ -37,7 +37,7 @@ _HEDGES = re.compile(
     re.I,
 )
 _TRANSIENT = re.compile(
-    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|this week|"
+    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
     r"for a conference|on holiday|on vacation|while)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
@@ -51,7 +51,7 @@ _HYPOTHETICAL = re.compile(
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
     r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
-    r"|打算|计划|准备|想要|想|考虑|要不要|会不会|可能会|也许",
+    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -105,7 +105,9 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         # a hedge counts up to where the next clause starts ("… any more I guess")
         upto = min((s for s in starts if s > consumed), default=len(sentence))
         hedged = sentence[start:upto]
-        penalty = HEDGE_PENALTY if _HEDGES.search(hedged) or _TRANSIENT.search(hedged) else 0.0
+        doubts = {m.group().casefold() for m in _HEDGES.finditer(hedged)}
+        doubts |= {m.group().casefold() for m in _TRANSIENT.finditer(hedged)}
+        penalty = HEDGE_PENALTY * min(len(doubts), 2)  # "not really …, I guess": twice
         found.append((hit, round(hit.importance - penalty, 2)))
     return found
 
