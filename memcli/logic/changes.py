@@ -130,6 +130,25 @@ def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: 
 
 
 CHANGES: list[Rule] = [
+    # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
+    _short(
+        _S + r"(?:ditched|dropped|left|traded in|swapped|sold|quit|gave up(?:\s+on)?|"
+        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+for\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _uses(m, x) if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        _S
+        + r"(?:made|did)\s+the\s+(?:switch|jump|move)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        _uses,
+        slot=True,
+    ),
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
     _short(
         _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from)\s+"
@@ -150,7 +169,8 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit)\s+" + _V + _END,
+        _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit|uninstalled|"
+        r"(?:am|'m)\s+done with|(?:am|'m)\s+finished with)\s+" + _V + _END,
         "correction",
         0.85,
         _drop("Quit"),
@@ -270,7 +290,54 @@ CHANGES: list[Rule] = [
         _present,
         slot=True,
     ),
-    _short(r"i\s+(?:still\s+)?" + _PRESENT + r"\s+" + _V + _END, "fact", 0.75, _present, slot=True),
+    _short(r"i\s+still\s+" + _PRESENT + r"\s+" + _V + _END, "fact", 0.75, _present, slot=True),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+)?no longer\s+(?P<p>at|with|in|on|using|driving)\s+" + _V + _END,
+        "correction",
+        0.9,
+        lambda m, x: f"Is no longer {m.group('p')} {x}",
+        drop="own",
+    ),
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:an?\s+)" + _V + r"\s+(?:user|person|fan)\s+" + _NOW,
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    _short(
+        r"i(?:'ve|\s+have)\s+been\s+(?:working\s+)?(?:at|with)\s+" + _V + r"\s+(?:since|for)\b",
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(
+        r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END, "fact", 0.8, _home, slot_name="home"
+    ),
+    _short(_V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW, "fact", 0.8, _home, slot_name="home"),
+    _short(
+        _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:\s+" + _NOW + r")?" + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
         r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
@@ -339,7 +406,22 @@ CHANGES: list[Rule] = [
     ),
     # Chinese
     _short(
-        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)离职了?",
+        r"(?:我)?(?:已经)?(?:换工作|换了工作|换了份工作|跳槽|离职|辞职)了?[，,]\s*(?:现在)?(?:在|去了?)"
+        r"(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了)(?:一)?(?:辆|台)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        slot_name="car",
+    ),
+    _short(
+        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职)了?",
         "correction",
         0.85,
         "从{x}离职",
@@ -353,7 +435,7 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        r"(?:我)?(?:已经)?把?(?P<x>[^，。,把]+?)卖(?:掉)?了",
+        r"(?:我)?(?:已经)?把?(?P<x>[^，。,把]+?)(?:卖|处理|转手|出)(?:掉)?了",
         "correction",
         0.85,
         "卖了{x}",
@@ -364,7 +446,7 @@ CHANGES: list[Rule] = [
     ),
     _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
     _short(
-        r"(?:团队|我们)(?:已经|现在)?(?:不再|不)(?P<v>用|使用)(?P<x>[^，。,]+?)了",
+        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不)(?P<v>用|使用|去|喝|开|吃)(?P<x>[^，。,]+?)了",
         "correction",
         0.9,
         "不再{v}{x}",
@@ -393,8 +475,8 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"(?:我们|我)?(?:家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
-        r"(?:搬回|搬去|搬到|迁居|迁到)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我们|我)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:搬回|搬去|搬到|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         "住在{x}",
@@ -434,7 +516,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为)了?"
+        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用)了?"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,

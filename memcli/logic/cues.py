@@ -78,7 +78,9 @@ _TRAILING = re.compile(
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
 #: where a short value (a name, a place, a tool) ends: its clause does
-_SHORT = re.compile(r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since)\s)", re.I)
+_SHORT = re.compile(
+    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)", re.I
+)
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
 #: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
 _REPLACED = re.compile(

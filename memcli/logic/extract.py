@@ -220,6 +220,8 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     ("I left my keys")."""
     mine = parse(candidate.text)
     slot = candidate.slot or (mine.name if mine else "")
+    chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
+    slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
     target = None
     if candidate.replaces:
         named = [t for t in slotted if names(t[0].text, candidate.replaces)]
