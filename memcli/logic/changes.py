@@ -211,7 +211,7 @@ CHANGES: list[Rule] = [
     _short(
         _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
         r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
-        r"got hired by|got a job at|signed with|remain at|still work at|am still at|'m still at)"
+        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at)"
         r"\s+(?!the\s+[\w -]+team)" + _V + _END,
         "fact",
         0.85,
@@ -306,7 +306,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"i(?:'ve|\s+have)\s+been\s+(?:working\s+)?(?:at|with)\s+" + _V + r"\s+(?:since|for)\b",
+        r"(?:i(?:'ve|\s+have)\s+)?been\s+(?:working\s+)?(?:at|with)\s+" + _V + r"\s+(?:since|for)\b",
         "fact",
         0.85,
         _employer,
@@ -330,6 +330,20 @@ CHANGES: list[Rule] = [
         r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END, "fact", 0.8, _home, slot_name="home"
     ),
     _short(_V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW, "fact", 0.8, _home, slot_name="home"),
+    _short(
+        r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(
+        r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
     _short(
         _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
         r"(?:\s+" + _NOW + r")?" + _END,
@@ -376,7 +390,12 @@ CHANGES: list[Rule] = [
     ),
     _short(
         _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
-        r"going with|went with|bought|got|picked up)\s+" + _V + r"(?:\s+" + _NOW + r")?" + _END,
+        r"going with|went with|bought|purchased|got|picked up)\s+"
+        + _V
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
         "fact",
         0.8,
         _known,
@@ -405,6 +424,27 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     # Chinese
+    _short(
+        r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于)(?P<x>[^，。,]+)",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
     _short(
         r"(?:我)?(?:已经)?(?:换工作|换了工作|换了份工作|跳槽|离职|辞职)了?[，,]\s*(?:现在)?(?:在|去了?)"
         r"(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
@@ -460,7 +500,7 @@ CHANGES: list[Rule] = [
         drop="own",
     ),
     _short(
-        r"(?:我)?(?:已经|最近|终于)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
+        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,

@@ -11,6 +11,7 @@ entry's wording (`fill`), a value given up its negation (`negate`).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from memcli.logic.cues import CJK
@@ -134,7 +135,8 @@ class Slot:
 
 
 def _first_words(value: str) -> str:
-    return " ".join(value.casefold().replace("-", " ").split())
+    plain = "".join(c for c in unicodedata.normalize("NFKD", value) if not unicodedata.combining(c))
+    return " ".join(plain.casefold().replace("-", " ").split())
 
 
 def category(value: str) -> str:
@@ -194,6 +196,9 @@ def fill(frame: str, value: str) -> str:
     """`frame` with `value` (its own article dropped); "a"/"an" before it chosen anew."""
     value = _BARE.sub("", value.strip())
     before, _, after = frame.partition("{}")
+    said = re.search(rf"\s*{re.escape(after.strip())}s?\b", value, re.I) if after.strip() else None
+    if said and said.start() > 0:  # "green tea in the mornings" + "… in the morning"
+        value = value[: said.start()]
     if CJK.search(before):  # "周末去{}" + "周末游泳": the words the frame has already
         lead = before.strip()
         while lead and not value.startswith(lead):
