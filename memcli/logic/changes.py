@@ -306,7 +306,9 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:i(?:'ve|\s+have)\s+)?been\s+(?:working\s+)?(?:at|with)\s+" + _V + r"\s+(?:since|for)\b",
+        r"(?:i(?:'ve|\s+have)\s+)?been\s+(?:working\s+)?(?:at|with)\s+"
+        + _V
+        + r"\s+(?:since|for)\b",
         "fact",
         0.85,
         _employer,

@@ -62,6 +62,30 @@ _LEXICON: dict[str, tuple[str, ...]] = {
     "drink": _words("coffee, tea, green tea, black tea, matcha, decaf, 咖啡, 茶, 绿茶"),
     "diet": _words("vegetarian, vegan, pescatarian, keto, omnivore, 素食"),
 }
+#: more of them, kept apart to keep the table above short to read
+_MORE = {
+    "editor": "jetbrains, fleet, kate, gedit, textmate, bbedit, notepad, micro, lapce, windsurf, "
+    "rider, clion, eclipse",
+    "shell": "elvish, cmd",
+    "browser": "duckduckgo, tor browser, waterfox, floorp, orion, mullvad browser",
+    "os": "chromeos, kubuntu, xubuntu, rocky linux, almalinux, centos, rhel, red hat, void linux, "
+    "alpine, solus, zorin",
+    "car": "chevrolet, chevy, dodge, lexus, acura, infiniti, genesis, lucid, byd, nio, xpeng, "
+    "zeekr, cupra, seat, opel, citroen, dacia, alfa romeo, land rover, range rover, jaguar, saab, "
+    "suzuki, mitsubishi, cadillac, buick, lincoln, rav4, civic, corolla, camry, model 3, model y, "
+    "model s, octavia, polo, leaf, ioniq, outback, forester, crosstrek, 吉利, 长城, 哈弗, 五菱, "
+    "红旗, 领克, 零跑, 埃安, 小米 su7",
+    "phone": "moto, motorola, nokia, xperia, redmi, honor, realme, 红米, 苹果手机",
+    "laptop": "dell, latitude, elitebook, spectre, lenovo, yoga, legion, asus, rog, razer, "
+    "chromebook, 小米笔记本, 联想, 戴尔",
+    "language": "elm, erlang, f#, fortran, cobol, nim, crystal, gleam, mojo, solidity, objective-c",
+    "packages": "npm, yarn, pnpm, bun, cargo, pip-tools",
+    "ci": "azure pipelines, bamboo, harness, concourse, woodpecker, bitbucket pipelines",
+    "database": "cockroachdb, clickhouse, redis, dynamodb, cassandra, sql server, mssql, timescale",
+    "drink": "espresso, latte, oat milk, soy milk, juice, 豆浆, 牛奶, 奶茶, 红茶",
+}
+for _slot, _listed in _MORE.items():
+    _LEXICON[_slot] += _words(_listed)
 #: nouns that name a slot where it is the subject or the role ("my editor is …", "手机换成…")
 _NOUNS: dict[str, tuple[str, ...]] = {
     "editor": _words("editor, ide, 编辑器, 写代码"),
