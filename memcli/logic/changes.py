@@ -7,7 +7,8 @@ older one ("now", "these days", "no longer", "any more", "不再", "现在", "�
 Each is a memcli.logic.cues Rule: the slot its value is of when the verb says it
 (employer, home, car, team …; memcli.logic.slots finds it otherwise), and for a value
 given up (`drop`) how it is said. Which entry a change concerns is
-memcli.logic.extract's decision.
+memcli.logic.extract's decision. Over 500 lines: one table of rules, a rule a few lines
+(one argument a line), read top to bottom.
 """
 
 from __future__ import annotations
