@@ -70,6 +70,7 @@ _HAS_EXCLUDE = re.compile(
 _TRAILING = re.compile(
     r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
     r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
+    r"ages ago|a while ago|long ago|a while back|"
     r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"
     r"(?:in|since|from) (?:january|february|march|april|may|june|july|august|september|"
     r"october|november|december|spring|summer|autumn|winter|the spring|the summer|\d{4})|"
