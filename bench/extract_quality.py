@@ -2,9 +2,11 @@
 against a small fixed memory (bench/data/extract_memory.md), through Memory.extract
 (dry run: what the CLI decides, with the real embedding model, offline rules), and the
 target-choice cases (bench/data/extract_targets.jsonl: several entries of one slot; which
-one a new value updates).
+one a new value updates), and how people say a change or a new fact (bench/data/said.jsonl,
+issue 37: ≥ 300 statements in several voices, ADD / UPDATE with the right target on the
+half not tuned on).
 
-    python bench/extract_quality.py [--json] [--show-errors]
+    python bench/extract_quality.py [--json] [--show-errors] [--only said]
 
 The scoring is tests/support/extract_quality.py (a test asserts on the held-out half;
 tests never import bench/): see its docstring for the data and how decisions match.
@@ -24,13 +26,14 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from memcli.services.memory import Memory  # noqa: E402
-from tests.support.extract_quality import ACTIONS, run, run_targets  # noqa: E402
+from tests.support.extract_quality import ACTIONS, run, run_said, run_targets  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--show-errors", action="store_true")
+    parser.add_argument("--only", choices=["said"], help="only the said.jsonl set")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = str(Path(tmp) / "cache")
@@ -41,35 +44,63 @@ def main() -> None:
         def memory(ws: Path) -> Memory:
             return Memory(ws, embedder_factory=lambda: embedder, notify=lambda message: None)
 
-        report = run(Path(tmp) / "ws", memory)
-        targets = run_targets(Path(tmp) / "targets", memory)
+        said = run_said(Path(tmp) / "said", memory)
+        report = {} if args.only else run(Path(tmp) / "ws", memory)
+        targets = {} if args.only else run_targets(Path(tmp) / "targets", memory)
     if args.json:
-        print(json.dumps({"turns": report, "targets": targets}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"turns": report, "targets": targets, "said": said}, ensure_ascii=False, indent=2
+            )
+        )
         return
     print(
-        "| split | utterances | P (all) | R (all) | P/R ADD | P/R UPDATE | P/R NOOP "
-        "| no-statement turns left alone | text exact | text normalized |"
+        "how people say a change (said.jsonl): ADD and UPDATE (with the right target)\n\n"
+        "| split | utterances | P ADD+UPDATE | R ADD+UPDATE | P/R NOOP "
+        "| no-statement turns left alone | text normalized | reflection updated "
+        "| assistant's words |\n|---|---|---|---|---|---|---|---|---|"
     )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for split, r in report.items():
-        cells = [f"{r[a]['precision']:.2f} / {r[a]['recall']:.2f}" for a in ACTIONS]
+    for split, r in said.items():
+        w, n = r["add_update"], r["noop"]
         print(
-            f"| {split} | {r['utterances']} | {r['all']['precision']:.2f} | "
-            f"{r['all']['recall']:.2f} | " + " | ".join(cells) + f" | {r['nothing_kept_clean']} "
-            f"| {r['text_exact']:.2f} | {r['text_normalized']:.2f} |"
+            f"| {split} | {r['utterances']} | {w['precision']:.2f} ({w['predicted']}) | "
+            f"{w['recall']:.2f} ({w['expected']}) | {n['precision']:.2f} / {n['recall']:.2f} | "
+            f"{r['nothing_kept_clean']} | {r['text_normalized']:.2f} | "
+            f"{r['reflection_updated']} | {r['assistant_words']} |"
         )
-    print(
-        "\ntarget choice (several entries of one slot):\n\n"
-        "| split | cases | P (all) | R (all) | target accuracy | target and text |\n"
-        "|---|---|---|---|---|---|"
-    )
-    for split, r in targets.items():
+    print()
+    if report:
         print(
-            f"| {split} | {r['utterances']} | {r['all']['precision']:.2f} | "
-            f"{r['all']['recall']:.2f} | {r['target_accuracy']:.2f} | {r['target_and_text']:.2f} |"
+            "| split | utterances | P (all) | R (all) | P/R ADD | P/R UPDATE | P/R NOOP "
+            "| no-statement turns left alone | text exact | text normalized |"
         )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for split, r in report.items():
+            cells = [f"{r[a]['precision']:.2f} / {r[a]['recall']:.2f}" for a in ACTIONS]
+            print(
+                f"| {split} | {r['utterances']} | {r['all']['precision']:.2f} | "
+                f"{r['all']['recall']:.2f} | "
+                + " | ".join(cells)
+                + f" | {r['nothing_kept_clean']} "
+                f"| {r['text_exact']:.2f} | {r['text_normalized']:.2f} |"
+            )
+        print(
+            "\ntarget choice (several entries of one slot):\n\n"
+            "| split | cases | P (all) | R (all) | target accuracy | target and text |\n"
+            "|---|---|---|---|---|---|"
+        )
+        for split, r in targets.items():
+            print(
+                f"| {split} | {r['utterances']} | {r['all']['precision']:.2f} | "
+                f"{r['all']['recall']:.2f} | {r['target_accuracy']:.2f} | "
+                f"{r['target_and_text']:.2f} |"
+            )
     if args.show_errors:
-        for split, r in [*report.items(), *(("targets " + k, v) for k, v in targets.items())]:
+        for split, r in [
+            *report.items(),
+            *(("targets " + k, v) for k, v in targets.items()),
+            *(("said " + k, v) for k, v in said.items() if " " not in k),
+        ]:
             for e in r["errors"]:
                 print(f"[{split}] {e['id']} {e['say']}\n    want {e['want']}\n    got  {e['got']}")
 

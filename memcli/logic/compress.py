@@ -96,7 +96,14 @@ def plan_compress(
         summarize=ctx.summarize,
     )
     episodes(
-        plan, movable, row, taken, cfg=cfg, now=now, new_id=new_id, summarize=ctx.summarize,
+        plan,
+        movable,
+        row,
+        taken,
+        cfg=cfg,
+        now=now,
+        new_id=new_id,
+        summarize=ctx.summarize,
         files=ctx.files,
     )
     forget(plan, movable, taken, cfg=cfg, access=access, now=now, scope=ctx.forget_scope)

@@ -4,14 +4,15 @@ start of a clause ("I prefer …", "my … is …", "remember that …", "actual
 `match` applies the first that fits, cuts the value where the next statement starts,
 and writes it as a short third-person statement ("Prefers …", "User's … is …", "住在…").
 The cues of a "remember" or a correction hold a statement of their own, matched again.
-Small talk ("I like that", "my bad") gives no statement.
+Small talk ("I like that", "my bad") gives no statement. Over 500 lines: one table of
+rules (a rule a few lines, one argument a line) and the matcher they share.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memcli.index.tokenize import tokenize
 
@@ -21,7 +22,8 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
-    r"personally|for the record)\b[\s,:;.!—–-]*"
+    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because)\b"
+    r"[\s,:;.!—–-]*"
     r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
@@ -30,6 +32,7 @@ _FILLER = re.compile(
 _NEXT = re.compile(
     r"\s*(?:[,;]|\s(?:and|but|so)\b)\s*(?:(?:and|but|also|so|btw|oh|plus)\s+)*"
     r"(?=(?:i|i'm|i've|i'd|my|remember|please remember|actually)\s)"
+    r"|\s+(?:since|because)\s+(?=(?:i|i'm|i've|we|we're|we've)\s)"
     r"|\s*[，；,;]\s*(?=我|记住|对了|顺便|另外|还有)",
     re.I,
 )
@@ -66,11 +69,20 @@ _HAS_EXCLUDE = re.compile(
 )
 _TRAILING = re.compile(
     r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
-    r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|last (?:week|month|year)|"
+    r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
+    r"ages ago|a while ago|long ago|a while back|"
+    r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"
+    r"(?:in|since|from) (?:january|february|march|april|may|june|july|august|september|"
+    r"october|november|december|spring|summer|autumn|winter|the spring|the summer|\d{4})|"
+    r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the first)|"
     r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$",
     re.I,
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
+#: where a short value (a name, a place, a tool) ends: its clause does
+_SHORT = re.compile(
+    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)", re.I
+)
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
 #: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
 _REPLACED = re.compile(
@@ -79,6 +91,10 @@ _REPLACED = re.compile(
     r"|\s*[，,]\s*而?(?:不是|不再是|不再住在|不住在|不在|不再用|不用)(?P<zh>[^，,。]+?)了?$",
     re.I,
 )
+
+
+_MY = re.compile(r"^my\s+", re.I)
+_USERS = "User's "
 
 
 def _clean(x: str) -> str:
@@ -123,6 +139,9 @@ class Hit:
     importance: float
     end: int  # where the statement ends in the clause
     replaces: str = ""  # the old value the statement names ("…, not Munich" -> "Munich")
+    slot: str = ""  # the slot it gives a value (memcli.logic.slots), when the rule knows it
+    value: str = ""  # the new value, when the rule knows it ("Initech")
+    drop: str = ""  # it only says `replaces` holds no more: how (see Rule.drop)
 
 
 Make = Callable[[re.Match[str], str], str | None]
@@ -139,9 +158,16 @@ class Rule:
     make: Make
     cue: str = ""  # "remember" / "correct": the value is itself a statement
     slot: bool = False  # one value per person (where one lives, works, what one uses)
+    #: x is an old value that holds no more: "I no longer use X" ("own": its text is the
+    #: statement), "I quit / gave up X" ("frame": the entry it names said no longer in its
+    #: own wording, "No longer works at X"; naming none, its text), "I left / sold X"
+    #: ("named": a statement only of an entry it names; "I left my keys" is none)
+    drop: str = ""
+    slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
+    short: bool = False  # the value ends at the clause's end ("Initech, having left …")
 
 
-def _rule(
+def rule(
     pattern: str,
     entry_type: str,
     importance: float,
@@ -149,6 +175,9 @@ def _rule(
     cue: str = "",
     *,
     slot: bool = False,
+    drop: str = "",
+    slot_name: str = "",
+    short: bool = False,
 ) -> Rule:
     if isinstance(make, str):
         template = make
@@ -158,7 +187,17 @@ def _rule(
             parts["x"] = x
             return template.format(**parts)
 
-    return Rule(re.compile(pattern, re.I), entry_type, importance, make, cue, slot)
+    return Rule(
+        re.compile(pattern, re.I),
+        entry_type,
+        importance,
+        make,
+        cue,
+        slot or bool(slot_name),
+        drop,
+        slot_name,
+        short,
+    )
 
 
 def _unless(test: re.Pattern[str], template: str, third: bool = False) -> Make:
@@ -234,32 +273,37 @@ _I = (
 
 #: statements (what a "remember …" or a correction may hold as well)
 STATEMENTS: list[Rule] = [
-    _rule(
+    rule(
         _I + r"(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|prefer|want|"
-        r"need|run|have|write|code)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
+        r"need|run|have|write|code|play|drive|go to|attend|own)\s+(?P<x>.+?)\s*"
+        r"(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         _not_any_more,
+        drop="own",
     ),
-    _rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more),
-    _rule(
+    rule(r"i\s+no longer\s+(?P<v>\w+)\s+(?P<x>.+)", "correction", 0.9, _not_any_more, drop="own"),
+    rule(
         r"i(?:'m| am)\s+(?:not|no longer)\s+(?P<x>.+?)\s*(?:any\s?more|any longer)\b.*",
         "correction",
         0.9,
         "Is no longer {x}",
+        drop="own",
     ),
-    _rule(
+    rule(r"i(?:'m| am)\s+no longer\s+(?P<x>.+)", "correction", 0.9, "Is no longer {x}", drop="own"),
+    rule(
         r"(?P<s>(?:the|our|my)\s+.+?)\s+(?P<be>is|are)(?:n't|\s+not|\s+no longer)\s+"
         r"(?P<x>.+?)\s*(?:any\s?more|any longer)?$",
         "correction",
         0.9,
         lambda m, x: (
-            f"{_capital(m.group('s'))} {m.group('be').lower()} no longer {x}"
+            f"{_capital(_MY.sub(_USERS, m.group('s')))} {m.group('be').lower()} no longer {x}"
             if re.search(r"any\s?more|any longer|no longer", m.group(0), re.I)
             else None
         ),
+        drop="own",
     ),
-    _rule(
+    rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:moved|relocated)\s+"
         r"(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
         "correction",
@@ -267,7 +311,7 @@ STATEMENTS: list[Rule] = [
         _moved,
         slot=True,
     ),
-    _rule(
+    rule(
         r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|recently\s+|finally\s+)?(?:switched|migrated|"
         r"changed|upgraded)\s+(?:over\s+)?(?:from\s+.+?\s+)?to\s+(?P<x>.+)",
         "correction",
@@ -275,22 +319,22 @@ STATEMENTS: list[Rule] = [
         "Uses {x}",
         slot=True,
     ),
-    _rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
-    _rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
-    _rule(
+    rule(r"i(?:'d|\s+would)\s+(?P<v>rather|prefer)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    rule(_I + r"(?P<v>prefer|like|love|enjoy)\s+(?P<x>.+)", "preference", 0.8, _verb_s),
+    rule(
         _I + r"(?:don't|do not|dont)\s+(?P<v>like|want|enjoy|use|need)\s+(?P<x>.+)",
         "preference",
         0.8,
         _unless(_PRONOUN_OBJECT, "Does not {v} {x}"),
     ),
-    _rule(
+    rule(
         _I + r"(?:hate|dislike|can't stand|cannot stand|detest)\s+(?P<x>.+)",
         "preference",
         0.8,
         _unless(_PRONOUN_OBJECT, "Dislikes {x}"),
     ),
-    _rule(r"call me\s+(?P<x>.+)", "preference", 0.85, "Prefers to be called {x}"),
-    _rule(
+    rule(r"call me\s+(?P<x>.+)", "preference", 0.85, "Prefers to be called {x}"),
+    rule(
         r"i\s+(?P<a>always|usually|normally|typically|generally|never|often|tend to)\s+(?P<x>.+)",
         "pattern",
         0.75,
@@ -300,104 +344,112 @@ STATEMENTS: list[Rule] = [
             else f"{m.group('a').capitalize()} {third_person(x)}"
         ),
     ),
-    _rule(
+    rule(
         r"(?:lesson learned|lesson|note to self|next time|in future|in the future)[:,]?"
         r"\s+(?P<x>.+)",
         "lesson",
         0.8,
         lambda m, x: _capital(x),
     ),
-    _rule(
+    rule(
         r"(?:from now on|going forward|henceforth)[:,]?\s+(?P<x>.+)",
         "preference",
         0.85,
         lambda m, x: _capital(x),
     ),
-    _rule(
+    rule(
         _I + r"work\s+(?P<p>at|for|in|on|as|from)\s+(?P<x>.+)",
         "fact",
         0.75,
         "Works {p} {x}",
         slot=True,
     ),
-    _rule(
-        _I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}", slot=True
-    ),
-    _rule(
+    rule(_I + r"live\s+(?P<p>in|at|near|on)\s+(?P<x>.+)", "fact", 0.75, "Lives {p} {x}", slot=True),
+    rule(
         r"i(?:'m| am)\s+(?:now\s+)?based\s+(?P<p>in|at|near)\s+(?P<x>.+)",
         "fact",
         0.75,
         "Lives {p} {x}",
         slot=True,
     ),
-    _rule(
+    rule(
         _I + r"use\s+(?P<x>.+)",
         "preference",
         0.75,
         _unless(_PRONOUN_OBJECT, "Uses {x}"),
         slot=True,
     ),
-    _rule(
+    rule(
         r"i\s+(?:have|'ve got|have got)\s+(?P<x>(?:a|an|two|three|four|\d+)\s.+)",
         "fact",
         0.75,
         _has,
     ),
-    _rule(
-        r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?P<x>.+)",
+    rule(
+        r"my\s+(?P<k>[^\W\d_][\w'’ -]{0,40}?)\s+(?P<be>is|are)\s+(?:now\s+)?(?P<x>.+)",
         "fact",
         0.75,
         _my,
         slot=True,
     ),
-    _rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
+    rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
     # Chinese
-    _rule(r"我(?:已经|现在)?不再(?P<x>.+)", "correction", 0.9, "不再{x}"),
-    _rule(
-        r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在)(?P<x>.+?)了", "correction", 0.9, "不再{v}{x}"
+    rule(
+        r"我(?:已经|现在)?不再(?P<v>用|使用|去|喝|吃|开|住在|在)?(?P<x>.+)",
+        "correction",
+        0.9,
+        "不再{v}{x}",
+        drop="own",
     ),
-    _rule(
+    rule(
+        r"我(?:已经|现在)?不(?P<v>用|喝|吃|住在|在|去|开)(?P<x>.+?)了",
+        "correction",
+        0.9,
+        "不再{v}{x}",
+        drop="own",
+    ),
+    rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?搬(?:家)?到了?(?P<x>.+)",
         "correction",
         0.85,
         "住在{x}",
         slot=True,
     ),
-    _rule(
+    rule(
         r"我(?:们)?(?:已经|最近|刚|刚刚)?(?:改用|换成|换到|换用)了?(?P<x>.+)",
         "correction",
         0.85,
         "用{x}",
         slot=True,
     ),
-    _rule(
+    rule(
         r"我(?:很|非常|真的)?(?P<v>不喜欢|讨厌)(?P<x>.+)",
         "preference",
         0.8,
         lambda m, x: None if _PRONOUN_OBJECT.search(x) else m.group("v") + x,
     ),
-    _rule(
+    rule(
         r"我(?:很|非常|比较|更|最|也|还是|一直|真的)*喜欢(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("喜欢{x}"),
     ),
-    _rule(
+    rule(
         r"我(?:比较|更)?(?:偏好|倾向于|倾向)(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("偏好{x}"),
     ),
-    _rule(r"我(?P<a>总是|一般|通常|习惯|平时|每天)(?P<x>.+)", "pattern", 0.75, "{a}{x}"),
-    _rule(
+    rule(r"我(?P<a>总是|一般|通常|习惯|平时|每天)(?P<x>.+)", "pattern", 0.75, "{a}{x}"),
+    rule(
         r"(?:以后|今后|从现在开始|从今以后)(?:都|请|要)?[，,]?(?P<x>.+)", "preference", 0.85, "{x}"
     ),
-    _rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}", slot=True),
-    _rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作", slot=True),
-    _rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my, slot=True),
-    _rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
-    _rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
-    _rule(
+    rule(r"我(?:现在)?住在(?P<x>.+)", "fact", 0.75, "住在{x}", slot=True),
+    rule(r"我(?:现在)?在(?P<x>.+?)(?:工作|上班)", "fact", 0.75, "在{x}工作", slot=True),
+    rule(r"我的(?P<k>[^，,。是]{1,10}?)是(?P<x>.+)", "fact", 0.75, _zh_my, slot=True),
+    rule(r"我叫(?P<x>[^了].*)", "fact", 0.75, "用户叫{x}"),
+    rule(r"我的(?P<k>[^，,。是]{1,10}?)叫(?P<x>.+)", "fact", 0.75, "用户的{k}叫{x}"),
+    rule(
         r"我(?:主要|一般)?(?:用|使用)(?P<x>(?!一下).+)",
         "preference",
         0.75,
@@ -408,7 +460,7 @@ STATEMENTS: list[Rule] = [
 
 #: cues whose value is a statement of its own
 CUES: list[Rule] = [
-    _rule(
+    rule(
         r"(?:(?:can|could|would|will)\s+you\s+)?(?:please\s+)?(?:do\s+)?(?:remember|keep in mind|"
         r"don't forget|do not forget|make a note|take note|note(?=\s*(?:that\b|:)))"
         r"(?!\s+(?:when|how|what|where|why|who|to|me|him|her|them|us)\b)"
@@ -418,14 +470,14 @@ CUES: list[Rule] = [
         _as_said,
         "remember",
     ),
-    _rule(
+    rule(
         r"(?:请|麻烦你?|你)?(?:记住|记一下|记下|记好|别忘了)(?:一下)?[：:，,]?\s*(?P<x>.+)",
         "fact",
         0.9,
         _as_said,
         "remember",
     ),
-    _rule(
+    rule(
         r"(?:actually|correction|no|nope|wait|sorry|oops|scratch that|my mistake|i was wrong|"
         r"i misspoke)\b[,:!.—–-]*\s*(?:(?:it|that)(?:'s|\s+is|\s+was|\s+should be)\s+)?(?P<x>.+)",
         "correction",
@@ -433,7 +485,7 @@ CUES: list[Rule] = [
         _as_said,
         "correct",
     ),
-    _rule(
+    rule(
         r"(?:不对|不是的|错了|说错了|更正一下|更正|纠正一下|其实)[，,：:。!！]?\s*"
         r"(?:应该是|其实是)?(?P<x>.+)",
         "correction",
@@ -441,7 +493,7 @@ CUES: list[Rule] = [
         _as_said,
         "correct",
     ),
-    _rule(
+    rule(
         r"(?P<x>(?:the|our|my|we|it)\b.*?\bactually\b.+)",
         "correction",
         0.9,
@@ -451,14 +503,27 @@ CUES: list[Rule] = [
 ]
 
 
-def match(rules: Sequence[Rule], clause: str) -> Hit | None:
+def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit | None:
+    """The first rule that fits the start of `clause`, as a Hit; a cue's own statement is
+    matched against `inner` (STATEMENTS unless given)."""
+    clause = clause.rstrip(END_PUNCT)
     for rule in rules:
         m = rule.pattern.match(clause)
         if not m:
             continue
         bounded = m.end("x") < m.end()  # the pattern goes on after x ("在…工作")
         tail = clause[m.start("x") : m.end("x") if bounded else None]
-        cut = _NEXT.search(tail)
+        cut = (_SHORT if rule.short else _NEXT).search(tail) or _NEXT.search(tail)
+        if rule.slot and not rule.short:  # one value: it never runs past a ";"
+            semi = re.search(r"\s*[;；]", tail)
+            cut = semi if semi and (cut is None or semi.start() < cut.start()) else cut
+        if rule.short and cut and rule.slot:  # "Berlin, not Leipzig": the old value, named
+            rest = tail[cut.start() :]
+            after = _SHORT.search(rest, 1)
+            named = _REPLACED.match(rest[: after.start() if after else None].rstrip(END_PUNCT))
+            if named and (named.group("old") or named.group("zh")):
+                tail = tail[: cut.start()] + rest[: named.end()]
+                cut = _SHORT.search(tail, cut.start() + named.end()) if named else cut
         value = (tail[: cut.start()] if cut else tail).rstrip(END_PUNCT)
         named = _REPLACED.search(value) if rule.slot else None
         replaces = _clean(named.group("old") or named.group("zh")) if named else ""
@@ -476,17 +541,33 @@ def match(rules: Sequence[Rule], clause: str) -> Hit | None:
         if not text:
             continue
         if rule.cue:
-            inner = match(STATEMENTS, strip_filler(text))
-            if inner is not None:
-                kind = "correction" if rule.cue == "correct" else inner.type
-                importance = max(rule.importance, inner.importance)
-                return Hit(inner.text, kind, importance, end, inner.replaces)
+            said = match(inner or STATEMENTS, strip_filler(text))
+            if said is not None:
+                kind = "correction" if rule.cue == "correct" else said.type
+                importance = max(rule.importance, said.importance)
+                return replace(said, type=kind, importance=importance, end=end)
             if rule.cue == "correct" and not (
                 (_DECLARATIVE.search(text) and len(tokenize(text)) >= 3)
                 or len(CJK.findall(text)) >= 4
             ):
                 continue
-        return Hit(_capital(_clean(text)), rule.type, rule.importance, end, replaces)
+        old = m.groupdict().get("old")
+        if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
+            replaces = _clean(old)
+        if rule.drop:
+            replaces, x = x.strip(), ""
+        replaces = re.sub(r"^(?:the|my|our|a|an)\s+", "", replaces, flags=re.I)
+        value = x.strip() if rule.slot else ""
+        return Hit(
+            _capital(_clean(text)),
+            rule.type,
+            rule.importance,
+            end,
+            replaces,
+            rule.slot_name,
+            value,
+            rule.drop,
+        )
     return None
 
 

@@ -4,7 +4,8 @@ UPDATE or NOOP each, decided against the entries it already holds.
 A correction ("actually, …", "not X any more", "I moved to …", "不对，应该是…") UPDATEs the
 entry it corrects, found by subject similarity (embedding + words); a statement that
 restates an entry is a NOOP, one that adds a detail to it or gives its subject a new
-value an UPDATE, which rewrites only the clause it is about. `plan` and `screen` are
+value an UPDATE, whose statement replaces the entry's text as a whole (never spliced
+into old clauses it keeps: their old text goes to archive.md). `plan` and `screen` are
 pure; Memory.extract applies a plan (the old text of an updated entry goes to
 archive.md as superseded). A statement that looks like it holds a credential is never
 added (SKIP, reported with the credential redacted), nor one memcli would refuse from
@@ -25,8 +26,9 @@ from memcli.core.credentials import describe, find, redact
 from memcli.core.models import Entry, normalize_text
 from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
-from memcli.logic.cues import CJK, END_PUNCT
+from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
+from memcli.logic.slots import Slot, fill, negate, parse
 from memcli.logic.statements import Candidate
 
 
@@ -119,28 +121,6 @@ def conflicting(new: str, old: str) -> bool:
     return a[1] not in b[1] and b[1] not in a[1]  # "berlin" in "berlin, near x": a detail
 
 
-def updated_text(old: str, new: str) -> str:
-    """The entry's text once `new` replaces the clause of `old` it is about: "The on-call
-    rotation is two weeks long; the handbook lives in the ops wiki" + "The on-call rotation
-    is one week long" keeps the handbook clause."""
-    if "\n" in old:
-        return new
-    parts = re.split(r"(\s*[;；]\s*)", old)
-    if len(parts) < 3:
-        return new
-    clauses = parts[::2]
-    mine = _words(new)
-    scores = [_jaccard(mine, _words(c)) for c in clauses]
-    best = max(range(len(clauses)), key=scores.__getitem__)
-    if scores[best] == 0 or sorted(scores)[-2] == scores[best]:
-        return new
-    text = new.rstrip(END_PUNCT)
-    if best > 0 and clauses[best][:1].islower() and not text[1:2].isupper():
-        text = text[:1].lower() + text[1:]
-    parts[2 * best] = text
-    return "".join(parts)
-
-
 @dataclass
 class _Known:
     """An entry of the workspace, or a statement added earlier in this conversation."""
@@ -208,6 +188,88 @@ def _slot_target(
     return newest, f"new value for its subject ({sim:.2f} similar{more})"
 
 
+_Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+
+
+def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
+    """A value given up and a new value of the same slot in one turn are one change: "I
+    left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
+    entry that names it, of the new value's slot; a new value of no known slot takes it)."""
+    out = list(found)
+    for gone in [c for c in found if c.drop and c.replaces]:
+        slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
+        if not slots:
+            continue
+        for i, c in enumerate(out):
+            if c.drop or c.replaces or c.turn != gone.turn:
+                continue
+            mine = parse(c.text)
+            if (mine is not None and mine.name in slots) or (mine is None and c.value):
+                out[i] = replace(c, replaces=gone.replaces)
+                out.remove(gone)
+                break
+    return out
+
+
+def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | None:
+    """The decision for a statement of a slot (memcli.logic.slots), or None to leave it to
+    similarity: the entry it names as replaced, else the newest of its slot; NOOP for the
+    value it holds; the new value in the entry's wording ("Uses Helix as the main editor"),
+    a value given up as the entry said no longer ("No longer works at Globex"). A value
+    given up that names no entry is no statement (action NONE) when its verb needs one
+    ("I left my keys")."""
+    mine = parse(candidate.text)
+    slot = candidate.slot or (mine.name if mine else "")
+    chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
+    slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
+    target = None
+    if candidate.replaces:
+        named = [t for t in slotted if names(t[0].text, candidate.replaces)]
+        fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
+        target = max(fits or named, key=lambda t: t[2], default=None)
+        why = f"replaces {candidate.replaces!r}, which it names"
+    if target is None and candidate.drop:
+        if candidate.drop == "named":
+            return Decision("NONE", candidate, None, "gives up something not remembered")
+        return None
+    if target is None and slot and not candidate.drop:
+        same = [t for t in slotted if t[1] is not None and t[1].name == slot]
+        held = next((t for t in same if mine and _holds(t[1].value, mine.value)), None)
+        if held is not None:
+            return Decision("NOOP", candidate, held[0].id, f"already its {slot}")
+        target = max(same, key=lambda t: t[2], default=None)
+        why = f"new value of its {slot}" + (f", the newest of {len(same)}" if len(same) > 1 else "")
+    if target is None:
+        return None
+    entry, theirs = target[0], target[1]
+    text = candidate.text
+    if theirs is not None and theirs.frame:
+        if candidate.drop in ("frame", "named"):
+            text = negate(entry.text)
+        elif not candidate.drop and _takes_their_words(mine, theirs, candidate.value):
+            text = fill(theirs.frame, mine.value if mine else candidate.value)
+    if normalize_text(text) == normalize_text(entry.text):
+        return Decision("NOOP", candidate, entry.id, "already remembered")
+    return Decision("UPDATE", candidate, entry.id, why, text)
+
+
+def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
+    """A new value goes into the entry's wording when that says more of the slot ("Uses {}
+    as the main editor" for "Uses Helix", "User's editor is Helix"); a statement as full
+    as it keeps its own."""
+    if mine is None:
+        return bool(value)
+    generic = mine.frame in ("Uses {}", "用{}", "用 {}") or mine.frame.startswith(
+        ("User's ", "用户的")
+    )
+    return generic or len(mine.frame) < len(theirs.frame)
+
+
+def _holds(old: str, new: str) -> bool:
+    """The old value says the new one already ("Berlin, near Tempelhof" holds "Berlin")."""
+    return normalize_text(old) == normalize_text(new) or names(old, new)
+
+
 def plan(
     found: Sequence[Candidate],
     existing: Sequence[Entry],
@@ -221,14 +283,18 @@ def plan(
     of most word overlap with each statement are compared and embedded. A statement
     corrected later in the same conversation is dropped for the correction (NOOP,
     "corrected later in the conversation")."""
-    mine = [_words(c.text) for c in found]
-    every = frozenset().union(*mine) if mine else frozenset()
     # never a reflection or the turn of an imported conversation (a record of what was said)
-    sharing = [
-        (e, _words(e.text))
+    eligible = [
+        e
         for e in existing
         if e.provenance not in ("reflection", "conversation") and e.type != "reflection"
     ]
+    place = {id(e): n for n, e in enumerate(existing)}
+    slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
+    found = _merge_drops(found, slotted)
+    mine = [_words(c.text) for c in found]
+    every = frozenset().union(*mine) if mine else frozenset()
+    sharing = [(e, _words(e.text)) for e in eligible]
     sharing = [(e, w) for e, w in sharing if w & every]
     chosen: set[int] = set()
     for words in mine:  # the POOL entries of most word overlap with each statement
@@ -237,7 +303,6 @@ def plan(
     pool = [sharing[i][0] for i in sorted(chosen)]
     by_text = {normalize_text(e.text): e for e in existing}
     vectors = embed([c.text for c in found] + [e.text for e in pool]) if embed and found else None
-    place = {id(e): n for n, e in enumerate(existing)}
     knowns = [
         _Known(
             e.text, e, vectors[len(found) + i] if vectors is not None else None, age=_age(e, place)
@@ -250,6 +315,11 @@ def plan(
         same = by_text.get(normalize_text(candidate.text))
         if same is not None:
             decisions.append(Decision("NOOP", candidate, same.id, "already remembered"))
+            continue
+        by_slot = _by_slot(candidate, slotted)
+        if by_slot is not None:
+            if by_slot.action != "NONE":
+                decisions.append(by_slot)
             continue
         words = mine[n]
         scored = sorted(
@@ -286,8 +356,9 @@ def plan(
         if target.entry is None:
             decisions.append(Decision("ADD", candidate, None, why, candidate.text))
         else:
-            text = updated_text(target.entry.text, candidate.text)
-            decisions.append(Decision("UPDATE", candidate, target.entry.id, why, text))
+            # the statement replaces the entry's text as a whole (DESIGN §7): never spliced
+            # into old clauses it keeps ("…; ask her before …" once "her" is someone else)
+            decisions.append(Decision("UPDATE", candidate, target.entry.id, why, candidate.text))
         target.text, target.vector = candidate.text, vector
         target.words = words
         target.decision = len(decisions) - 1

@@ -17,29 +17,41 @@ from dataclasses import dataclass
 from memcli.adapters.messages import message_text
 from memcli.core.models import normalize_text
 from memcli.core.validate import strip_controls
-from memcli.logic.cues import CJK, CUES, STATEMENTS, match, strip_filler
+from memcli.logic.changes import CHANGES
+from memcli.logic.cues import CJK, CUES, STATEMENTS, Hit, match, strip_filler
 from memcli.logic.sentences import split_sentences
 
+#: what one clause may say: a change first ("I moved to …"), then a plain statement
+_SAID = [*CHANGES, *STATEMENTS]
 KEEP_AT = 0.7
 HEDGE_PENALTY = 0.2
 
 #: where a clause may start inside a sentence
 _CLAUSE = re.compile(
-    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus)\s)", re.I
+    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus|since|because)\s)",
+    re.I,
 )
 _HEDGES = re.compile(
     r"\b(maybe|might|perhaps|probably|possibly|not sure|i guess|i think|i suppose|kind of|"
-    r"sort of)\b|可能|也许|大概|好像|或许|说不定|我觉得",
+    r"sort of|not really)\b|可能|也许|大概|好像|或许|说不定|我觉得",
     re.I,
 )
 _TRANSIENT = re.compile(
-    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now)\b"
+    r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
+    r"for a conference|on holiday|on vacation|while)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
 _HYPOTHETICAL = re.compile(
     r"\b(if|what if|suppose|supposing|imagine|assuming|hypothetically|let's say|say we)\b"
     r"|如果|假如|假设|要是|万一|假使",
+    re.I,
+)
+#: a change planned, wished or weighed, not made ("thinking about selling …", "打算…")
+_PLANNED = re.compile(
+    r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
+    r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
+    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -63,14 +75,15 @@ def statements(sentence: str) -> list[tuple[str, str, float]]:
     """(text, type, importance) of the explicit statements of one sentence: a cue at the
     start of any clause; none from a question (unless it asks to remember) or a
     hypothetical; hedged or passing ("today") statements score HEDGE_PENALTY lower."""
-    return [(text, kind, score) for text, kind, score, _ in said_in(sentence)]
+    return [(hit.text, hit.type, score) for hit, score in said_in(sentence)]
 
 
-def said_in(sentence: str) -> list[tuple[str, str, float, str]]:
-    """`statements`, each with the old value it names as replaced ("I live in Leipzig
-    now, not Munich" -> "Munich"), or ""."""
+def said_in(sentence: str) -> list[tuple[Hit, float]]:
+    """The statements of one sentence (memcli.logic.cues.Hit: with the old value it names
+    as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
+    its rule knows them), each with its importance once hedges are counted."""
     question = _is_question(sentence)
-    found: list[tuple[str, str, float, str]] = []
+    found: list[tuple[Hit, float]] = []
     consumed = 0
     starts = [0] + [m.end() for m in _CLAUSE.finditer(sentence)]
     for start in starts:
@@ -82,13 +95,20 @@ def said_in(sentence: str) -> list[tuple[str, str, float, str]]:
             continue
         if _HYPOTHETICAL.search(sentence[:offset]):
             continue
-        hit = match(CUES, clause) or match(STATEMENTS, clause)
+        hit = match(CUES, clause, _SAID) or match(_SAID, clause)
         if hit is None:
             continue
         consumed = offset + hit.end
         said = sentence[start:consumed]
-        penalty = HEDGE_PENALTY if _HEDGES.search(said) or _TRANSIENT.search(said) else 0.0
-        found.append((hit.text, hit.type, round(hit.importance - penalty, 2), hit.replaces))
+        if _PLANNED.search(said):
+            continue
+        # a hedge counts up to where the next clause starts ("… any more I guess")
+        upto = min((s for s in starts if s > consumed), default=len(sentence))
+        hedged = sentence[start:upto]
+        doubts = {m.group().casefold() for m in _HEDGES.finditer(hedged)}
+        doubts |= {m.group().casefold() for m in _TRANSIENT.finditer(hedged)}
+        penalty = HEDGE_PENALTY * min(len(doubts), 2)  # "not really …, I guess": twice
+        found.append((hit, round(hit.importance - penalty, 2)))
     return found
 
 
@@ -101,23 +121,39 @@ class Candidate:
     importance: float
     said: str  # the sentence it came from
     replaces: str = ""  # the old value it names ("…, not Munich"): its entry is the target
+    slot: str = ""  # the slot it gives a value, when its rule knows (memcli.logic.slots)
+    value: str = ""  # the new value ("Initech"), when its rule knows
+    drop: str = ""  # it says only that `replaces` holds no more (memcli.logic.cues.Rule)
+    turn: int = 0  # the message it came from: a drop and a new value of one turn are one
 
 
 def candidates(messages: Sequence[dict]) -> list[Candidate]:
     """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
     found: list[Candidate] = []
     seen: set[str] = set()
-    for message in messages:
+    for turn, message in enumerate(messages):
         if message.get("role") not in ("user", "human"):
             continue
         for sentence in split_sentences(strip_controls(message_text(message))):
             if len(sentence) < 3:
                 continue
-            for text, entry_type, score, replaces in said_in(sentence):
-                key = normalize_text(text)
+            for hit, score in said_in(sentence):
+                key = normalize_text(hit.text)
                 if score >= KEEP_AT and key not in seen:
                     seen.add(key)
-                    found.append(Candidate(text, entry_type, score, sentence, replaces))
+                    found.append(
+                        Candidate(
+                            hit.text,
+                            hit.type,
+                            score,
+                            sentence,
+                            hit.replaces,
+                            hit.slot,
+                            hit.value,
+                            hit.drop,
+                            turn,
+                        )
+                    )
     return found
 
 

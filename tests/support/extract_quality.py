@@ -18,11 +18,31 @@ and a turn that gives the slot a new value, naming the old one or not; the decis
 expected is one UPDATE of the entry named, else of the newest of the slot. `run_targets`
 scores them like the turns above, plus target accuracy (the one UPDATE goes to the entry
 expected) and text accuracy (its stored text, normalized).
+
+bench/data/said.jsonl (issue 37 §10) is how people say a change or a new fact in
+conversation, English and Chinese, in several voices (`hand`: terse chat, rambling,
+agent-session, formal, a dialogue with the assistant), against bench/data/said_memory_en.md
+or said_memory_zh.md (`memory`). Each item is a user turn (`say`) or a short conversation
+(`turns`) and the decisions expected: ADD with the normalised statement, UPDATE with the
+target entry and the normalised statement, NOOP with the entry, or none (questions,
+hypotheticals, plans, third parties, reported speech, the assistant's words, passing
+remarks). Normalised: third person and short ("Works at Initech"); a new value of a
+one-fact entry takes that entry's wording ("Uses Helix as the main editor" for "I'm on
+Helix now" against "Uses Vim as the main editor"); "I left / sold / gave up X" alone is
+"No longer" and the entry's wording ("No longer works at Globex"); a negation in the
+person's own verb is theirs ("No longer drinks coffee"). The split is fixed by the id, not
+chosen: `said_split` (sha256 of the id, even: tune, odd: test), decided before the rules
+were tuned. `run_said` scores ADD and UPDATE together (an UPDATE counts only with its
+target entry), NOOP apart, texts normalized (spaces beside Chinese characters ignored),
+and counts what must never happen: an UPDATE of a reflection, a statement from the
+assistant's words.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 import shutil
 from collections import Counter
 from collections.abc import Callable
@@ -173,4 +193,131 @@ def run_targets(
         scored["target_accuracy"] = round(target / len(mine), 3) if mine else 1.0
         scored["target_and_text"] = round(text / len(mine), 3) if mine else 1.0
         report[split] = scored
+    return report
+
+
+def said_split(item_id: str) -> str:
+    """The half an item of said.jsonl belongs to, fixed by its id: sha256 even → tune."""
+    return "tune" if int(hashlib.sha256(item_id.encode()).hexdigest(), 16) % 2 == 0 else "test"
+
+
+def said_text(text: str | None) -> str:
+    """A stored text as compared: normalize_text, and no space beside a Chinese
+    character ("用 VS Code 写代码" = "用VS Code写代码")."""
+    cjk = r"[\u3400-\u4dbf\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]"
+    return re.sub(rf"\s+(?={cjk})|(?<={cjk})\s+", "", normalize_text(text or ""))
+
+
+def said_messages(item: dict[str, Any]) -> list[dict[str, str]]:
+    return item.get("turns") or [{"role": "user", "content": item["say"]}]
+
+
+def _said_predict(
+    mem: Memory, item: dict[str, Any]
+) -> list[tuple[str, str | None, str | None, str]]:
+    """(action, entry, stored, the sentence it came from) of each decision, bookkeeping
+    NOOPs (no entry) left out."""
+    decisions = mem.extract(said_messages(item), source="bench", dry_run=True)
+    return [
+        (
+            d.action,
+            d.entry_id if d.action in ("UPDATE", "NOOP") else None,
+            d.stored,
+            d.candidate.said,
+        )
+        for d in decisions
+        if not (d.action == "NOOP" and d.entry_id is None)
+    ]
+
+
+def score_said(
+    items: list[dict[str, Any]], results: dict[str, list], reflections: set[str]
+) -> dict[str, Any]:
+    """ADD and UPDATE scored together (an UPDATE matches only with its target), NOOP apart;
+    text accuracy over matched ADD / UPDATE; what must never happen counted."""
+    tp = {"write": 0, "NOOP": 0}
+    predicted = {"write": 0, "NOOP": 0}
+    wanted = {"write": 0, "NOOP": 0}
+    texts = same_text = 0
+    errors = []
+    never = {"reflection_updated": 0, "assistant_words": 0}
+    for item in items:
+        got = list(results[item["id"]])
+        assistant = [m["content"] for m in said_messages(item) if m["role"] == "assistant"]
+        for action, entry, _, said in got:
+            predicted["NOOP" if action == "NOOP" else "write"] += action in ACTIONS
+            never["reflection_updated"] += action == "UPDATE" and entry in reflections
+            never["assistant_words"] += action in ("ADD", "UPDATE") and any(
+                said in a for a in assistant
+            )
+        wrong = False
+        for want in item["expect"]:
+            action = want[0]
+            entry = want[1] if action in ("UPDATE", "NOOP") else None
+            text = want[-1] if action in ("ADD", "UPDATE") else None
+            kind = "NOOP" if action == "NOOP" else "write"
+            wanted[kind] += 1
+            hit = [g for g in got if g[0] == action and g[1] == entry]
+            if not hit:
+                wrong = True
+                continue
+            best = next((g for g in hit if said_text(g[2]) == said_text(text)), hit[0])
+            got.remove(best)
+            tp[kind] += 1
+            if text is not None:
+                texts += 1
+                same_text += said_text(best[2]) == said_text(text)
+                wrong = wrong or said_text(best[2]) != said_text(text)
+        if wrong or any(g[0] in ACTIONS for g in got):
+            errors.append(
+                {
+                    "id": item["id"],
+                    "say": item.get("say") or item["turns"],
+                    "want": item["expect"],
+                    "got": [g[:3] for g in results[item["id"]]],
+                }
+            )
+
+    def pr(kind: str) -> dict[str, float]:
+        return {
+            "precision": round(tp[kind] / predicted[kind], 3) if predicted[kind] else 1.0,
+            "recall": round(tp[kind] / wanted[kind], 3) if wanted[kind] else 1.0,
+            "predicted": predicted[kind],
+            "expected": wanted[kind],
+        }
+
+    nothing = [i for i in items if not i["expect"]]
+    clean = sum(1 for i in nothing if not any(g[0] in ACTIONS for g in results[i["id"]]))
+    return {
+        "utterances": len(items),
+        "add_update": pr("write"),
+        "noop": pr("NOOP"),
+        "nothing_kept_clean": f"{clean}/{len(nothing)}",
+        "text_normalized": round(same_text / texts, 3) if texts else 1.0,
+        **never,
+        "errors": errors,
+    }
+
+
+def run_said(
+    root: Path, memory: Callable[[Path], Memory], splits: tuple[str, ...] = ("tune", "test")
+) -> dict[str, dict[str, Any]]:
+    """said.jsonl's items of `splits`, each decided (dry run) in a workspace under `root`
+    holding its memory (en or zh), scored per split and language (see the docstring)."""
+    items = [i for i in load(DATA / "said.jsonl") if i["split"] in splits]
+    mems, reflections = {}, set()
+    for name in sorted({i["memory"] for i in items}):
+        workspace = root / name
+        (workspace / ".memcli").mkdir(parents=True)
+        shutil.copy(DATA / f"said_memory_{name}.md", workspace / "memory.md")
+        mems[name] = memory(workspace)
+        reflections |= {e.id for e in mems[name].list() if e.type == "reflection"}
+    results = {i["id"]: _said_predict(mems[i["memory"]], i) for i in items}
+    report = {}
+    for split in splits:
+        mine = [i for i in items if i["split"] == split]
+        report[split] = score_said(mine, results, reflections)
+        for lang in sorted({i["lang"] for i in mine}):
+            ours = [i for i in mine if i["lang"] == lang]
+            report[f"{split} {lang}"] = score_said(ours, results, reflections)
     return report

@@ -208,12 +208,22 @@ def test_corrections_update_the_entry_they_correct() -> None:
     assert _decide("I moved to Lisbon last month.") == [("UPDATE", "mcity", "Lives in Lisbon")]
     assert _decide("I don't use Vim any more.") == [("UPDATE", "mvim", "No longer uses Vim")]
     assert _decide("Correction: the on-call rotation is one week long.") == [
-        (
-            "UPDATE",
-            "moncall",
-            "The on-call rotation is one week long; the handbook lives in the ops wiki",
-        )
-    ]  # only the clause it corrects
+        ("UPDATE", "moncall", "The on-call rotation is one week long")
+    ]  # the statement replaces the text as a whole; the old one goes to archive.md
+
+
+def test_a_rewrite_never_splices_a_statement_into_old_text_it_keeps() -> None:
+    """Issue 37 §6 (DESIGN §7): a correction of one clause of an entry replaces its text as
+    a whole, so no kept clause ("ask her …") is left speaking of someone else."""
+    alice = _entry(
+        "malice", "Alice owns the payments integration with Stripe; ask her before touching webhooks"
+    )
+    said = "Actually, Alice moved to the platform team; Bob owns the Stripe integration now"
+    found = candidates([{"role": "user", "content": said}])
+    decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, [alice])]
+    assert decisions == [
+        ("UPDATE", "malice", "Alice moved to the platform team; Bob owns the Stripe integration")
+    ]
 
 
 def test_a_chinese_correction_updates_the_entry() -> None:

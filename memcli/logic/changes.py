@@ -1,0 +1,576 @@
+"""The ways people say a change or a new fact, English and Chinese (extract, DESIGN §7):
+verbs of leaving, selling, giving up ("I left X", "sold the X", "gave up on X", "离职",
+"卖了"), of joining and moving ("started at Y", "I'm at Y now", "relocated to Y", "跳槽到Y",
+"搬回Y"), of switching ("switched to", "went back to", "Y instead of X", "replaced X
+with Y", "换成", "改成", "改用"), and the markers of a present state that replaces an
+older one ("now", "these days", "no longer", "any more", "不再", "现在", "已经…了").
+Each is a memcli.logic.cues Rule: the slot its value is of when the verb says it
+(employer, home, car, team …; memcli.logic.slots finds it otherwise), and for a value
+given up (`drop`) how it is said. Which entry a change concerns is
+memcli.logic.extract's decision. Over 500 lines: one table of rules, a rule a few lines
+(one argument a line), read top to bottom.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcli.logic.cues import Make, Rule, rule, third_person
+from memcli.logic.slots import category, noun_slot
+
+#: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
+_S = (
+    r"(?:(?:i|we)(?:'ve|'d|'m|\s+have|\s+had|\s+am|\s+are)?\s+)?(?:(?:just|finally|recently|"
+    r"also|already|actually|basically|officially|now|since|then|eventually)\s+)*"
+)
+#: a present state, said as one that replaces an older one
+_NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more)"
+#: where a value ends (Rule.short cuts it there too)
+_END = r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s))"
+#: what a value may be: no clause punctuation
+_V = r"(?P<x>[^,;.，；。]+?)"
+#: values that are places one is at, not employers ("I'm at home now")
+_NOT_EMPLOYER = re.compile(
+    r"^(?:the|a|an|home|work|my|our|his|her|their|this|that|it|last|least|most|risk|"
+    r"peace|ease|lunch|school|the office|church)\b",
+    re.I,
+)
+_NOT_HOME = re.compile(r"^(?:the|a|an|my|our|this|that|it|there|here|bed|town)\b", re.I)
+
+
+def _employer(m: re.Match[str], x: str) -> str | None:
+    return None if _NOT_EMPLOYER.search(x) else f"Works at {x}"
+
+
+def _home(m: re.Match[str], x: str) -> str | None:
+    if _NOT_HOME.search(x):
+        return None
+    return f"Works on {x}" if re.search(r"\bteam\b", x, re.I) else f"Lives in {x}"
+
+
+def _uses(m: re.Match[str], x: str) -> str | None:
+    """A new value said by a verb that does not say its slot ("switched to Helix")."""
+    if re.match(r"(?:it|that|this|them|the (?:main|master) branch)\b", x, re.I):
+        return None
+    if not category(x) and re.search(r"\bteam\b", x, re.I):
+        return f"Works on {x}"
+    return f"Uses {x}"
+
+
+def _known(m: re.Match[str], x: str) -> str | None:
+    """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows."""
+    return f"Uses {x}" if category(x) else None
+
+
+def _car(m: re.Match[str], x: str) -> str | None:
+    bare = re.sub(r"^(?:a|an|the|my)\s+", "", x, flags=re.I)
+    article = "an" if bare[:1].lower() in "aeiou" else "a"
+    return f"Drives {article} {bare}"
+
+
+def _is(m: re.Match[str], x: str) -> str | None:
+    return f"Is {x}" if category(x) == "diet" else None
+
+
+def _drop(verb: str) -> Make:
+    def make(m: re.Match[str], x: str) -> str | None:
+        if re.match(r"(?:it|that|this|them|him|her|you)\b", x, re.I):
+            return None
+        return f"{verb} {x}"
+
+    return make
+
+
+def _subject_changed(m: re.Match[str], x: str) -> str | None:
+    """ "staging db got upgraded to postgres 17", "Timezone changed to UTC": a subject that
+    names a slot of one's own (not a person, not the team as a whole)."""
+    subject = m.group("s").strip()
+    if noun_slot(subject) in ("", "team", "manager"):  # the team, a person: not a value
+        return None
+    return f"The {subject} is {x}"
+
+
+def _zh_switched(m: re.Match[str], x: str) -> str | None:
+    """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value; "我妹
+    换成…", "把配置改成…", "文档里说要改成…" are someone else's, a request, or hearsay."""
+    key = re.sub(r"^(?:我的|我们|我|团队|本人)|^已经|已经$", "", m.group("k") or "")
+    if key and not noun_slot(key):
+        return None
+    return f"用户的{key}是{x}" if key else f"用{x}"
+
+
+def _zh_old(m: re.Match[str], x: str) -> str | None:
+    """ "比亚迪换成了理想 L7": the old value before the verb, when the lexicon knows it."""
+    return f"用{x}" if category(m.group("old")) else None
+
+
+_THIRD = {
+    "using": "uses",
+    "drinking": "drinks",
+    "eating": "eats",
+    "playing": "plays",
+    "driving": "drives",
+    "writing": "writes",
+    "running": "runs",
+}
+_TEAM = r"(?:the\s+)?(?P<x>[\w -]+?\s+team)"
+_PRESENT = r"(?P<v>play|drink|drive|use|run|write|code|eat|ride|cycle|swim|speak|go to)"
+
+
+def _present(m: re.Match[str], x: str) -> str | None:
+    verb = {"go to": "goes to"}.get(m.group("v").lower()) or third_person(m.group("v").lower())
+    return f"{verb.capitalize()} {x}"
+
+
+def _writes(m: re.Match[str], x: str) -> str | None:
+    return f"Writes {x}" if category(x) == "language" else None
+
+
+def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: object) -> Rule:
+    return rule(pattern, kind, importance, make, short=True, **how)  # type: ignore[arg-type]
+
+
+CHANGES: list[Rule] = [
+    # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
+    _short(
+        _S + r"(?:ditched|dropped|left|traded in|swapped|sold|quit|gave up(?:\s+on)?|"
+        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+for\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _uses(m, x) if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        _S
+        + r"(?:made|did)\s+the\s+(?:switch|jump|move)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        _uses,
+        slot=True,
+    ),
+    # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
+    _short(
+        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from)\s+"
+        r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
+    _short(
+        _S
+        + r"(?:sold|got rid of|traded in|scrapped|returned)\s+"
+        + _V
+        + r"(?=\s+for\s+|\s*$|\s*[,;.]|\s(?:and|but|so)\s)",
+        "correction",
+        0.85,
+        _drop("Sold"),
+        drop="named",
+    ),
+    _short(
+        _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit|uninstalled|"
+        r"(?:am|'m)\s+done with|(?:am|'m)\s+finished with)\s+" + _V + _END,
+        "correction",
+        0.85,
+        _drop("Quit"),
+        drop="frame",
+    ),
+    _short(
+        _S + r"(?:stopped|quit)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
+        r"\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"No longer {_THIRD[m.group('v').lower()]} {x}",
+        drop="own",
+    ),
+    _short(
+        r"no more\s+" + _V + r"(?:\s+for me)?" + _END,
+        "correction",
+        0.85,
+        _drop("Quit"),
+        drop="frame",
+    ),
+    _short(_V + r"\s+is behind me", "correction", 0.85, _drop("Left"), drop="named"),
+    _short(
+        _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
+    # joined: "I'm working at Initech now", "started at Umbrella", "new job at Initech"
+    _short(
+        _S + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
+        r"\s+(?:at|for|by|with)\s+" + _V + _END,
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
+        r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
+        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at)"
+        r"\s+(?!the\s+[\w -]+team)" + _V + _END,
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    # teams: "joined the infra team", "I'm on the search team now"
+    _short(
+        _S + r"(?:joined|moved to|switched to|(?:am|'m)\s+(?:now\s+)?(?:on|in|part of)|ended up on|"
+        r"got moved to|transferred to|work on|been moved to)\s+" + _TEAM + r"\b",
+        "fact",
+        0.85,
+        "Works on the {x}",
+        slot_name="team",
+    ),
+    # home: "living in Vienna now", "relocated to Hamburg", "we're out in Dresden now"
+    _short(
+        _S
+        + r"(?:relocated|moved(?:\s+back)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: _uses(m, x) if category(x) else _home(m, x),
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
+        r"(?:in|at)\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(
+        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    # cars: "I drive a Tesla now"
+    _short(
+        _S + r"(?:(?:am|'m)\s+)?(?:drive|driving)\s+(?P<x>(?:a|an|the)\s+[^,;.]+?)" + _END,
+        "fact",
+        0.8,
+        _car,
+        slot_name="car",
+    ),
+    _short(
+        r"i\s+(?:now\s+)?(?:write|code in|program in)\s+" + _V + _END,
+        "fact",
+        0.8,
+        _writes,
+        slot_name="language",
+    ),
+    # the present said as new ("I now play squash on weekends", "I write mostly Python now")
+    _short(
+        r"i\s+(?:now|these days|nowadays)\s+" + _PRESENT + r"\s+" + _V + _END,
+        "fact",
+        0.8,
+        _present,
+        slot=True,
+    ),
+    _short(r"i\s+still\s+" + _PRESENT + r"\s+" + _V + _END, "fact", 0.75, _present, slot=True),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+)?no longer\s+(?P<p>at|with|in|on|using|driving)\s+" + _V + _END,
+        "correction",
+        0.9,
+        lambda m, x: f"Is no longer {m.group('p')} {x}",
+        drop="own",
+    ),
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:an?\s+)" + _V + r"\s+(?:user|person|fan)\s+" + _NOW,
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    _short(
+        r"(?:i(?:'ve|\s+have)\s+)?been\s+(?:working\s+)?(?:at|with)\s+"
+        + _V
+        + r"\s+(?:since|for)\b",
+        "fact",
+        0.85,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        _employer,
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(
+        r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END, "fact", 0.8, _home, slot_name="home"
+    ),
+    _short(_V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW, "fact", 0.8, _home, slot_name="home"),
+    _short(
+        r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(
+        r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:\s+" + _NOW + r")?" + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    # a subject of one's own that changed: "staging db got upgraded to postgres 17"
+    _short(
+        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
+        r"(?:upgraded|moved|migrated|switched|changed)\s+to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _subject_changed,
+        slot=True,
+    ),
+    _short(
+        r"(?P<s>(?:the|our)\s+[\w -]+?)\s+(?P<v>deploys|ships|builds|runs)\s+(?P<p>with|on)\s+"
+        + _V
+        + r"\s+"
+        + _NOW
+        + r"\b",
+        "fact",
+        0.85,
+        lambda m, x: f"{m.group('s')} {m.group('v')} {m.group('p')} {x}",
+        slot=True,
+    ),
+    # a new value by a verb that does not say the slot: memcli.logic.slots finds it
+    _short(
+        _S + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
+        r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _uses,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
+        "correction",
+        0.85,
+        _uses,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
+        r"going with|went with|bought|purchased|got|picked up)\s+"
+        + _V
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    _short(
+        r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    _short(_V + r"\s+(?:now|these days|nowadays)" + _END, "fact", 0.8, _known, slot=True),
+    _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
+    _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
+    _short(
+        r"i\s+report\s+to\s+" + _V + _END, "fact", 0.8, "User's manager is {x}", slot_name="manager"
+    ),
+    _short(
+        r"new\s+(?P<k>manager|boss|lead|editor|shell|phone|car|laptop|browser)(?:\s+is|:)\s*"
+        + _V
+        + _END,
+        "fact",
+        0.85,
+        "User's {k} is {x}",
+        slot=True,
+    ),
+    # Chinese
+    _short(
+        r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于)(?P<x>[^，。,]+)",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:已经)?(?:换工作|换了工作|换了份工作|跳槽|离职|辞职)了?[，,]\s*(?:现在)?(?:在|去了?)"
+        r"(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了)(?:一)?(?:辆|台)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        slot_name="car",
+    ),
+    _short(
+        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职)了?",
+        "correction",
+        0.85,
+        "从{x}离职",
+        drop="named",
+    ),
+    _short(
+        r"(?:我|本人)?(?:已经|已|刚)?离开了?(?P<x>[^，。,了]+)",
+        "correction",
+        0.85,
+        "离开{x}",
+        drop="named",
+    ),
+    _short(
+        r"(?:我)?(?:已经)?把?(?P<x>[^，。,把]+?)(?:卖|处理|转手|出)(?:掉)?了",
+        "correction",
+        0.85,
+        "卖了{x}",
+        drop="named",
+    ),
+    _short(
+        r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)", "correction", 0.85, "戒{x}", drop="frame"
+    ),
+    _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
+    _short(
+        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不)(?P<v>用|使用|去|喝|开|吃)(?P<x>[^，。,]+?)了",
+        "correction",
+        0.9,
+        "不再{v}{x}",
+        drop="own",
+    ),
+    _short(
+        r"(?P<x>[^，。,]+?)(?:不去|不喝|不用|不写|不开)了",
+        "correction",
+        0.85,
+        "不再用{x}",
+        drop="own",
+    ),
+    _short(
+        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
+        r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
+        "fact",
+        0.85,
+        lambda m, x: f"在{x}" if re.search(r"团队|组$", x) else f"在{x}工作",
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在|仍|仍然|还|依然)?在(?P<x>[^，。,]+?)(?:上班|工作)",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我们|我)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:搬回|搬去|搬到|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    _short(
+        r"(?:我)?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
+        "fact",
+        0.85,
+        "在{x}",
+        slot_name="team",
+    ),
+    _short(
+        r"(?:我)?(?:现在|还是|仍然|依然)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        slot_name="car",
+    ),
+    _short(
+        r"(?:我)?(?:现在)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "喝{x}",
+        slot_name="drink",
+    ),
+    _short(
+        r"(?:我)?现在向(?P<x>[^，。,]+?)汇报", "fact", 0.8, "用户的经理是{x}", slot_name="manager"
+    ),
+    _short(
+        r"(?P<old>[^，。,]{1,8}?)(?:已经)?(?:换成|改成|更换为|换为)了?(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
+        "correction",
+        0.85,
+        _zh_old,
+        slot=True,
+    ),
+    _short(
+        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        _zh_switched,
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+]

@@ -1,0 +1,195 @@
+"""How people say a change (issue 37 §10), offline and model-free: the change rules
+(memcli.logic.changes), the slots (memcli.logic.slots) and the decisions they lead to
+(memcli.logic.extract.plan), as tables; and the figures of the labelled set
+bench/data/said.jsonl on the half the rules were tuned on, guarded (the half not tuned on
+is only reported: bench/extract_quality.py). End to end: tests/integration/test_extract.py
+and tests/process/test_hook_rewrites.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memcli.core.models import Entry
+from memcli.logic.extract import plan
+from memcli.logic.slots import category, fill, negate, parse
+from memcli.logic.statements import candidates
+from memcli.services.memory import Memory
+from tests.support.extract_quality import run_said
+from tests.support.fakes import HashingEmbedder
+
+#: (what is said, [(statement, slot said by the rule, old value named, how it gives it up)])
+SAID = [
+    (
+        "I left Globex last month, I'm working at Initech now.",
+        [("Left Globex", "", "Globex", "named"), ("Works at Initech", "employer", "", "")],
+    ),
+    (
+        "Heads up: I sold the Subaru, I drive a Tesla now.",
+        [("Sold the Subaru", "", "Subaru", "named"), ("Drives a Tesla", "car", "", "")],
+    ),
+    ("switched from Firefox to Brave", [("Uses Brave", "", "Firefox", "")]),
+    ("ditched Vim for Helix", [("Uses Helix", "", "Vim", "")]),
+    ("I moved to Berlin, not Leipzig", [("Lives in Berlin", "", "Leipzig", "")]),
+    ("gave up on vim", [("Quit vim", "", "vim", "frame")]),
+    ("I no longer use zsh", [("No longer uses zsh", "", "zsh", "own")]),
+    ("stopped drinking coffee", [("No longer drinks coffee", "", "coffee", "own")]),
+    ("joined the infra team", [("Works on the infra team", "team", "", "")]),
+    ("been at Initech since March", [("Works at Initech", "employer", "", "")]),
+    ("Zed is my main editor now", [("User's editor is Zed", "", "", "")]),
+    ("staging db got upgraded to postgres 17", [("The staging db is postgres 17", "", "", "")]),
+    ("我换工作了，现在在腾讯。", [("在腾讯工作", "employer", "", "")]),
+    (
+        "我把比亚迪卖了，现在开特斯拉。",
+        [("卖了比亚迪", "", "比亚迪", "named"), ("开特斯拉", "car", "", "")],
+    ),
+    (
+        "不再用 Vim 了，改成 VS Code 了。",
+        [("不再用 Vim", "", "Vim", "own"), ("用 VS Code", "", "", "")],
+    ),
+    ("手机换成 iPhone 15 了", [("用户的手机是 iPhone 15", "", "", "")]),
+    ("我已经搬到上海了", [("住在上海", "home", "", "")]),
+    # not statements: plans, questions, hypotheticals, other people, hearsay, requests,
+    # passing states, things left that were never remembered facts
+    ("thinking about selling the Subaru", []),
+    ("I might move to Lisbon next year", []),
+    ("Should I switch to Helix?", []),
+    ("If I left Globex, would my pension transfer?", []),
+    ("my brother sold his Subaru", []),
+    ("Dana said I'm moving to the platform team", []),
+    ("switch to the main branch please", []),
+    ("I'm in Lisbon this week for a conference", []),
+    ("I left my keys at the office", []),
+    ("我想换成 VS Code 试试", []),
+    ("我妹换成 Linux 了", []),
+    ("帮我把分支换成 main", []),
+    ("我的朋友已迁居成都。", []),
+]
+
+
+@pytest.mark.parametrize(("said", "expected"), SAID)
+def test_the_ways_a_change_is_said(said: str, expected: list[tuple[str, str, str, str]]) -> None:
+    found = candidates([{"role": "user", "content": said}])
+    assert [(c.text, c.slot, c.replaces, c.drop) for c in found] == expected
+
+
+#: (an entry's text, its slot, value and frame) — None: no one fact of a slot
+SLOTS = [
+    ("Works at Globex", ("employer", "Globex", "Works at {}")),
+    ("Uses Vim as the main editor", ("editor", "Vim", "Uses {} as the main editor")),
+    ("Uses Helix", ("editor", "Helix", "Uses {}")),
+    ("User's phone is an iPhone 13", ("phone", "iPhone 13", "User's phone is an {}")),
+    ("Drinks coffee in the morning", ("drink", "coffee", "Drinks {} in the morning")),
+    ("The team deploys with Jenkins", ("ci", "Jenkins", "The team deploys with {}")),
+    ("用 Vim 写代码", ("editor", "Vim", "用 {} 写代码")),
+    ("用户的经理是王磊", ("manager", "王磊", "用户的经理是{}")),
+    ("在阿里巴巴工作", ("employer", "阿里巴巴", "在{}工作")),
+    ("Alice owns the payments integration with Stripe; ask her before touching webhooks", None),
+    ("Has a dog named Pixel", None),
+]
+
+
+@pytest.mark.parametrize(("text", "slot"), SLOTS)
+def test_slots_of_entries(text: str, slot: tuple[str, str, str] | None) -> None:
+    found = parse(text)
+    assert (found and (found.name, found.value, found.frame)) == slot
+
+
+def test_a_several_clause_entry_has_a_slot_but_no_frame() -> None:
+    assert parse("Works at Globex; ask Dana about payroll").frame == ""
+
+
+@pytest.mark.parametrize(
+    ("frame", "value", "text"),
+    [
+        ("Drives a {}", "an Audi", "Drives an Audi"),
+        ("User's phone is an {}", "Pixel 8", "User's phone is a Pixel 8"),
+        (
+            "Drinks {} in the morning",
+            "green tea in the mornings",
+            "Drinks green tea in the morning",
+        ),
+        ("Runs {} on the desktop", "Windows on the desktop", "Runs Windows on the desktop"),
+        ("周末去{}", "周末游泳", "周末去游泳"),
+        ("Drives a {}", "a used Golf", "Drives a Golf"),
+    ],
+)
+def test_a_new_value_in_the_entrys_wording(frame: str, value: str, text: str) -> None:
+    assert fill(frame, value) == text
+
+
+def test_a_value_given_up_and_the_lexicon() -> None:
+    assert negate("Works at Globex") == "No longer works at Globex"
+    assert negate("在阿里巴巴工作") == "不再在阿里巴巴工作"
+    assert [category(v) for v in ("Helix", "a Škoda Octavia", "特斯拉 Model 3", "Initech")] == [
+        "editor",
+        "car",
+        "car",
+        "",
+    ]
+
+
+def _entry(entry_id: str, text: str, section: str = "fact", created: str = "") -> Entry:
+    meta = {"id": entry_id, **({"created": created} if created else {})}
+    return Entry(entry_id, text, section, "memory.md", 1, meta)
+
+
+MEMORY = [
+    _entry("mhooli", "Works at Hooli", created="2023-04-01T09:00:00Z"),
+    _entry("mglobex", "Works at Globex", created="2025-02-01T09:00:00Z"),
+    _entry("msubaru", "Drives a Subaru"),
+    _entry("mvim", "Uses Vim as the main editor", "preference"),
+    _entry("mcity", "Lives in Munich"),
+    _entry("mali", "在阿里巴巴工作"),
+    _entry("mrefl", "Switches editors often; Vim has lasted longest", "reflection"),
+]
+
+#: (what is said, the decisions: action, entry, stored text)
+DECISIONS = [
+    (
+        "I left Globex last month, I'm working at Initech now.",
+        [("UPDATE", "mglobex", "Works at Initech")],
+    ),
+    (
+        "Heads up: I sold the Subaru, I drive a Tesla now.",
+        [("UPDATE", "msubaru", "Drives a Tesla")],
+    ),
+    ("I'm at Initech these days", [("UPDATE", "mglobex", "Works at Initech")]),  # the newest
+    ("I left Hooli ages ago", [("UPDATE", "mhooli", "No longer works at Hooli")]),  # the named
+    ("switched to Helix", [("UPDATE", "mvim", "Uses Helix as the main editor")]),
+    ("gave up on vim", [("UPDATE", "mvim", "No longer uses Vim as the main editor")]),
+    ("I work at Globex", [("NOOP", "mglobex", None)]),
+    ("I left the party early", []),  # gives up nothing remembered: no statement
+    ("我换工作了，现在在腾讯。", [("UPDATE", "mali", "在腾讯工作")]),
+    ("我住在杭州。", [("ADD", None, "住在杭州")]),  # a slot is one language's
+    ("I quit smoking", [("ADD", None, "Quit smoking")]),
+]
+
+
+@pytest.mark.parametrize(("said", "expected"), DECISIONS)
+def test_the_entry_a_change_concerns(said: str, expected: list) -> None:
+    found = candidates([{"role": "user", "content": said}])
+    decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
+    assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
+    assert all(d[1] != "mrefl" for d in decisions)  # never a reflection
+
+
+def test_the_labelled_set_holds_on_the_half_it_was_tuned_on(tmp_path: Path) -> None:
+    """said.jsonl's tune half, through Memory.extract (the change rules and slots are
+    model-free; the hashing embedder stands in for similarity): ADD / UPDATE with the
+    right target at precision ≥ 0.95 and recall ≥ 0.85 (measured 0.98 / 0.91 with the
+    bundled model and with this one), nothing from a no-statement turn, no reflection
+    updated, no statement from the assistant's words."""
+    report = run_said(
+        tmp_path,
+        lambda ws: Memory(ws, embedder_factory=HashingEmbedder, notify=lambda m: None),
+        splits=("tune",),
+    )["tune"]
+    written = report["add_update"]
+    assert written["precision"] >= 0.95 and written["recall"] >= 0.85, written
+    assert written["expected"] >= 140
+    clean, total = report["nothing_kept_clean"].split("/")
+    assert clean == total and int(total) >= 50
+    assert report["text_normalized"] >= 0.9
+    assert report["reflection_updated"] == 0 and report["assistant_words"] == 0
