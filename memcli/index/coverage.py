@@ -1,4 +1,4 @@
-"""Which texts the configured embedding model reads (DESIGN.md §3, Languages).
+"""Which texts the configured embedding model reads (docs/search.md, Languages).
 
 The bundled all-MiniLM-L6-v2 was trained on English: to it any two Chinese sentences look
 alike, so its cosine says nothing about them. A model is *multilingual* when its name or
@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 #: the share of a workspace's entries in unread scripts from which memcli suggests a
-#: multilingual model (DESIGN.md §3: "a fifth")
+#: multilingual model ("a fifth")
 NOTICE_SHARE = 0.2
 #: the multilingual model the notice names, and the command that switches to it
 SUGGESTED_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"

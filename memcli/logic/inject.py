@@ -3,9 +3,11 @@
 `pack` is pure: given ranked candidates, a budget and a token counter it picks entries
 greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
 newlines), skipping entries that do not fit and trying smaller ones (among the best
-candidates worth a few budgets: the tail could only fill a gap). Pinned entries and
-corrections go first, within a reserved share of the budget; those that do not fit
-there compete for the rest of the budget ahead of the others.
+candidates worth a few budgets: the tail could only fill a gap). Priority candidates go
+first, within a reserved share of the budget; those that do not fit there compete for
+the rest of the budget ahead of the others. Which entries are priority (docs/search.md):
+a pinned entry goes into every block; a correction goes first only into a block whose
+context it is relevant to (never into the block of "hi").
 
 What goes to the model is text: control characters stored in an entry (an escape
 sequence written into memory.md) appear as visible `\x1b` escapes, and entries that look
@@ -107,8 +109,9 @@ class Packed:
         }
 
 
-#: types of the profile entries that apply to every conversation
-PROFILE_TYPES = frozenset({"preference", "correction"})
+#: types of the profile entries that apply to every conversation (a correction is not
+#: one: it goes into a block when it is relevant to the context)
+PROFILE_TYPES = frozenset({"preference"})
 
 
 def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings) -> bool:
@@ -129,8 +132,8 @@ def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings)
 
 
 def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
-    """A preference or correction important enough to apply to every conversation,
-    that a person stands behind (memcli.core.review.vouched): what a program wrote
+    """A preference important enough to apply to every conversation, that a person
+    stands behind (memcli.core.review.vouched): what a program wrote
     competes on relevance only."""
     return (
         entry.type in PROFILE_TYPES
@@ -141,8 +144,14 @@ def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
 
 def is_priority(entry: Entry) -> bool:
     """Pinned entries and corrections a person stands behind go first into an inject
-    block (an agent's wait for review: memcli.core.review)."""
+    block they are in (an agent's wait for review: memcli.core.review); of those, only
+    pinned ones go into every block (is_pinned)."""
     return (entry.pinned or entry.type == "correction") and vouched(entry)
+
+
+def is_pinned(entry: Entry) -> bool:
+    """A pinned entry a person stands behind: it goes into every inject block."""
+    return entry.pinned and vouched(entry)
 
 
 def is_expired(entry: Entry, now: dt.datetime) -> bool:
@@ -167,14 +176,16 @@ def context_candidates(
 ) -> list[Candidate]:
     """The candidates of a block for a context: the search `hits` for it (every one,
     best first) that earn their place, then profile entries the search did not return,
-    then pinned entries and corrections it did not return.
+    then pinned entries it did not return.
 
     `by_confidence` and `priority` are the workspace's entries not archived, most
     confident first (all of them, and the pinned ones and corrections); `wanted` the
     types asked for (empty: any). A hit earns its place when it is relevant to the
-    context (is_relevant), a profile entry (is_profile) or a priority one; it scores
-    similarity_weight · its search score + confidence_weight · confidence. The others
-    score on confidence alone. Unrelated trivia never fills the budget.
+    context (is_relevant; a weak hit never is), a profile entry (is_profile) or pinned
+    (is_pinned); it scores similarity_weight · its search score + confidence_weight ·
+    confidence, and goes first when it is a priority entry (a correction only once it
+    is relevant). The others score on confidence alone. Unrelated trivia never fills the
+    budget, and neither do corrections about something else.
     """
     candidates = [
         Candidate(
@@ -185,9 +196,12 @@ def context_candidates(
         for h in hits
         if not is_expired(h.entry, now)
         and (
-            is_priority(h.entry)
+            is_pinned(h.entry)
             or is_profile(h.entry, cfg)
-            or is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
+            or (
+                not getattr(h, "weak", False)
+                and is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
+            )
         )
     ]
     taken = {c.entry.id for c in candidates}
@@ -204,14 +218,14 @@ def context_candidates(
             continue
         candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence))
         taken.add(entry.id)
-    # Pinned entries and corrections go in even when the search did not return them: the
-    # most confident first, until they could fill the budget many times over (pack looks
-    # no further than a few budgets' worth).
+    # Pinned entries go in even when the search did not return them: the most confident
+    # first, until they could fill the budget many times over (pack looks no further
+    # than a few budgets' worth).
     spare = added = 0
     for entry in priority:
         if spare > 8 * budget and added >= 2 * SCAN_AT_LEAST:
             break
-        if entry.id in taken or (wanted and entry.type not in wanted) or not is_priority(entry):
+        if entry.id in taken or (wanted and entry.type not in wanted) or not is_pinned(entry):
             continue
         if not is_expired(entry, now):
             candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence, True))
@@ -224,15 +238,16 @@ def recall_candidates(
     entries: Sequence[Entry], now: dt.datetime, settings: SearchSettings
 ) -> list[Candidate]:
     """The candidates of a block without a context: every entry not expired, scored by
-    importance × confidence × recency. The importance a program gave an entry
-    counts up to the default only until a person stands behind it (vouched): an agent
-    cannot put its own writes at the top of every session's first block."""
+    importance × confidence × recency; pinned ones first (nothing is relevant without
+    a context, so a correction competes as any entry). The importance a program gave an
+    entry counts up to the default only until a person stands behind it (vouched): an
+    agent cannot put its own writes at the top of every session's first block."""
     from memcli.logic.search import EntryValues, recency
 
     kept = [e for e in entries if not is_expired(e, now)]
     recent = recency(EntryValues.of(kept), now, settings).tolist()
     return [
-        Candidate(e, claimed_importance(e) * e.confidence * r, is_priority(e))
+        Candidate(e, claimed_importance(e) * e.confidence * r, is_pinned(e))
         for e, r in zip(kept, recent, strict=True)
     ]
 

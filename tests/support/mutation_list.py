@@ -1075,4 +1075,29 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_inject_pack_joins.py::test_count_joined_is_the_count_of_the_joined_text",
         why="pieces' counts are added where BPE merges across the join ('\\n' + '\\n')",
     ),
+    # -- issue 38 items 6-8: pins in every block, corrections where relevant, prompts
+    m(
+        "inject-corrections-in-every-block",
+        "memcli/logic/inject.py",
+        "or (wanted and entry.type not in wanted) or not is_pinned(entry):",
+        "or (wanted and entry.type not in wanted) or not is_priority(entry):",
+        f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
+        why='every correction goes into every block, the prompt "hi" too',
+    ),
+    m(
+        "inject-unrelated-correction-hit-taken",
+        "memcli/logic/inject.py",
+        "            is_pinned(h.entry)\n",
+        "            is_priority(h.entry)\n",
+        f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
+        why="a correction the search returned goes in though it is unrelated to the context",
+    ),
+    m(
+        "inject-takes-weak-hits",
+        "memcli/logic/inject.py",
+        '                not getattr(h, "weak", False)\n                and is_relevant(',
+        "                is_relevant(",
+        f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
+        why="a hit below the search's bar (weak) goes into an inject block",
+    ),
 ]

@@ -94,7 +94,12 @@ def add(
     confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = KeywordsOpt,
     source: str | None = SourceOpt,
-    pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
+    pin: bool = typer.Option(
+        False,
+        "--pin",
+        help="Put this entry into every inject block (first), whatever the prompt; never "
+        "forget or compress it.",
+    ),
     allow_secret: bool = AllowSecretOpt,
     to: str | None = typer.Option(
         None,
@@ -126,7 +131,8 @@ def add(
         render.emit_json({**result.to_dict(), **({"layer": layer} if layer else {})})
     elif result.action == "added":
         named = f", {layer} layer" if layer else ""
-        render.info(f"added {result.entry.id} to {where} ({result.entry.type}{named})")
+        pinned = "; pinned: goes into every inject block" if result.entry.pinned else ""
+        render.info(f"added {result.entry.id} to {where} ({result.entry.type}{named}){pinned}")
     else:
         where += f" ({layer} layer)" if layer else ""
         render.info(f"updated {result.entry.id} in {where}: the same text was already there")
@@ -200,7 +206,11 @@ def edit(
     confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = KeywordsOpt,
     source: str | None = SourceOpt,
-    pin: bool | None = typer.Option(None, "--pin/--unpin", help="Never forget or compress it."),
+    pin: bool | None = typer.Option(
+        None,
+        "--pin/--unpin",
+        help="Pinned: in every inject block (first), never forgotten or compressed.",
+    ),
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:
