@@ -1078,7 +1078,7 @@ MUTATIONS: list[Mutation] = [
     # -- issue 38 items 6-8: pins in every block, corrections where relevant, prompts
     m(
         "inject-corrections-in-every-block",
-        "memcli/logic/inject.py",
+        "memcli/logic/inject_choice.py",
         "or (wanted and entry.type not in wanted) or not is_pinned(entry):",
         "or (wanted and entry.type not in wanted) or not is_priority(entry):",
         f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
@@ -1086,17 +1086,17 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "inject-unrelated-correction-hit-taken",
-        "memcli/logic/inject.py",
-        "            is_pinned(h.entry)\n",
-        "            is_priority(h.entry)\n",
+        "memcli/logic/inject_choice.py",
+        "and (is_pinned(h.entry) or is_profile(h.entry, cfg) or relevant(h))",
+        "and (is_priority(h.entry) or is_profile(h.entry, cfg) or relevant(h))",
         f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
         why="a correction the search returned goes in though it is unrelated to the context",
     ),
     m(
         "inject-takes-weak-hits",
-        "memcli/logic/inject.py",
-        '                not getattr(h, "weak", False)\n                and is_relevant(',
-        "                is_relevant(",
+        "memcli/logic/inject_choice.py",
+        '    if getattr(hit, "weak", False):\n        return False\n',
+        "",
         f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
         why="a hit below the search's bar (weak) goes into an inject block",
     ),

@@ -189,7 +189,7 @@ def test_conversation_context_rules(tmp_path: Path) -> None:
     ],
 )
 def test_relevance_floor(semantic: float, keyword: float, mode: str, relevant: bool) -> None:
-    from memcli.logic.inject import is_relevant
+    from memcli.logic.inject_choice import is_relevant
     from memcli.store.config import InjectSettings
 
     assert is_relevant(semantic, keyword, mode, InjectSettings()) is relevant
@@ -205,7 +205,7 @@ def test_context_candidates_choose_what_earns_its_place() -> None:
     did not return goes in on confidence alone; expired entries and unwanted types never."""
     from datetime import UTC, datetime
 
-    from memcli.logic.inject import context_candidates, recall_candidates
+    from memcli.logic.inject_choice import context_candidates, recall_candidates
     from memcli.logic.search import Hit
     from memcli.store.config import InjectSettings, SearchSettings
 
@@ -275,7 +275,7 @@ def test_pins_go_everywhere_corrections_where_relevant(
     from datetime import UTC, datetime
     from types import SimpleNamespace
 
-    from memcli.logic.inject import context_candidates, is_priority
+    from memcli.logic.inject_choice import context_candidates, is_priority
     from memcli.logic.search import Hit
     from memcli.store.config import InjectSettings
 
@@ -310,7 +310,7 @@ def test_without_a_context_only_pins_lead() -> None:
     on importance, confidence and recency like any entry."""
     from datetime import UTC, datetime
 
-    from memcli.logic.inject import recall_candidates
+    from memcli.logic.inject_choice import recall_candidates
     from memcli.store.config import SearchSettings
 
     entries = [_entry("pin", pin="true"), _entry("cor", "correction"), _entry("fac")]
