@@ -1100,4 +1100,28 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_inject.py::test_pins_go_everywhere_corrections_where_relevant",
         why="a hit below the search's bar (weak) goes into an inject block",
     ),
+    m(
+        "inject-prompt-not-split",
+        "memcli/services/inject.py",
+        "            for part in prompt_parts(context)\n",
+        "            for part in prompt_parts(context)[:0]\n",
+        f"{PROC}test_hooks.py::test_a_task_prompt_gets_each_things_lessons_and_hi_no_correction",
+        why="a task prompt naming a table and a migration gets only what its whole embedding finds",
+    ),
+    m(
+        "inject-semantic-votes-on-unread-text",
+        "memcli/logic/inject_choice.py",
+        "    read = reads is None or (reads(query) and reads(hit.entry.text))\n",
+        "    read = True\n",
+        f"{UNIT}test_prompt_parts.py::test_relevance_where_the_model_does_not_read",
+        why="the bundled model's cosine between two Chinese texts puts any Chinese note in a block",
+    ),
+    m(
+        "inject-chinese-function-words-shared",
+        "memcli/logic/inject_choice.py",
+        " and t not in CJK_STOP_WORDS)",
+        ")",
+        f"{UNIT}test_prompt_parts.py::test_shared_word_skips_single_characters_and_function_words",
+        why="怎么 or 一次 in common makes an unrelated Chinese note relevant",
+    ),
 ]
