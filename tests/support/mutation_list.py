@@ -1124,4 +1124,28 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_prompt_parts.py::test_shared_word_skips_single_characters_and_function_words",
         why="怎么 or 一次 in common makes an unrelated Chinese note relevant",
     ),
+    m(
+        "model-switch-not-approved",
+        "memcli/surfaces/cli/commands/setup.py",
+        '        if waiting == [("index", "model")] and not trust.is_trusted(root):\n',
+        "        if False:\n",
+        f"{INTEG}test_model_switch.py",
+        why="`config set index.model` in a project workspace is ignored until `memcli trust`",
+    ),
+    m(
+        "onnx-export-feeds-token-types-to-every-model",
+        "memcli/index/onnx_embedder.py",
+        '    return tuple(name for name in INPUTS if name in names or name == "input_ids")\n',
+        "    return INPUTS\n",
+        f"{INTEG}test_model_switch.py",
+        why="an XLM-RoBERTa export takes token_type_ids its tokenizer never produces",
+    ),
+    m(
+        "index-says-nothing-of-unread-scripts",
+        "memcli/surfaces/cli/commands/search.py",
+        "    if said:\n        render.note(said)\n",
+        "",
+        f"{INTEG}test_model_switch.py",
+        why="a workspace a fifth Chinese never hears of the multilingual model",
+    ),
 ]

@@ -59,6 +59,11 @@ def init(
         render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
         return
     render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+    from memcli.services.health import language_notice
+
+    said = language_notice(mem.runtime)  # a workspace of notes the model does not read
+    if said:
+        render.note(said)
     try:
         default = resolve_workspace(None)
     except MemcliError:

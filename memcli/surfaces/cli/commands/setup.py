@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 config_app = typer.Typer(
     cls=HelpGroup,
-    help="The settings in effect; edit memcli.toml or your config.toml.", no_args_is_help=True
+    help="The settings in effect; edit memcli.toml or your config.toml.",
+    no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 
@@ -76,10 +77,15 @@ def config_set(
     path, old = _config_file(user)
     _write_config(path, with_value(old, section, name, typed), user)
     shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
+    rebuilt = _switch_model(user) if key == MODEL_KEY else None
     if json_out:
-        render.emit_json({"file": str(path), "key": key, "value": typed})
+        render.emit_json(
+            {"file": str(path), "key": key, "value": typed}
+            | ({"index": rebuilt.to_dict()} if rebuilt is not None else {})
+        )
     else:
         render.info(f"{path}: {key} = {shown}")
+        _said_rebuilt(rebuilt)
 
 
 @config_app.command("unset")
@@ -97,12 +103,58 @@ def config_unset(
     new = without_key(old, section, name)
     if new is not None:
         _write_config(path, new, user)
+    rebuilt = _switch_model(user) if key == MODEL_KEY and new is not None else None
     if json_out:
-        render.emit_json({"file": str(path), "key": key, "removed": new is not None})
+        render.emit_json(
+            {"file": str(path), "key": key, "removed": new is not None}
+            | ({"index": rebuilt.to_dict()} if rebuilt is not None else {})
+        )
     elif new is None:
         render.info(f"{path}: {key} is not set there; nothing to do")
     else:
         render.info(f"{path}: {key} removed")
+        _said_rebuilt(rebuilt)
+
+
+#: the setting whose change fetches and prepares a model and rebuilds the index
+MODEL_KEY = "index.model"
+
+
+def _switch_model(user: bool) -> Any:
+    """After `index.model` changed: the model it now names fetched, prepared (each step
+    on stderr) and the index rebuilt with it (memcli.services.models.switch); None when
+    the change does not apply here (an untrusted workspace: said on stderr)."""
+    from memcli.services import models
+    from memcli.services.memory import Memory
+
+    mem = Memory(env().root())  # the settings as they are now
+    wanted = _written_model(user)
+    if wanted is not None and mem.settings.index.model != wanted:
+        render.note(
+            f"{MODEL_KEY} does not apply to {mem.root} yet (its memcli.toml sets other "
+            "settings that wait for your approval, or MEMCLI_INDEX_MODEL overrides it): "
+            "`memcli trust` approves the file, then `memcli index --rebuild`"
+        )
+        return None
+    with progress.model_steps() as steps:
+        return models.switch(mem, steps, render.note, progress.progress_callback("embedding"))
+
+
+def _written_model(user: bool) -> str | None:
+    """The model the edited file now names ("" for none), None for the user's file
+    (a workspace's own may override it)."""
+    if user:
+        return None
+    import tomllib
+
+    path, text = _config_file(False)
+    table = tomllib.loads(text) if text.strip() else {}
+    return str(table.get("index", {}).get("model", ""))
+
+
+def _said_rebuilt(report: Any) -> None:
+    if report is not None:
+        render.info(f"index rebuilt with the new model: {report.total} entries")
 
 
 def _config_file(user: bool) -> tuple[Path, str]:
@@ -125,8 +177,15 @@ def _write_config(path: Path, new: str, user: bool) -> None:
     if not user:
         import tomllib
 
+        from memcli.store import trust
+
         table = tomllib.loads(new)
-        if table.get("llm") or "model" in table.get("index", {}):
+        waiting = trust.withheld(table)
+        if waiting == [("index", "model")] and not trust.is_trusted(root):
+            # the only setting that waits for approval is the model the person just named
+            trust.trust(root)
+            render.note("memcli.toml approved for its model setting (you set it)")
+        elif waiting and not trust.is_trusted(root):
             render.note("memcli.toml changed: `memcli trust` approves its LLM and model settings")
 
 
