@@ -71,6 +71,7 @@ def multilingual(model: str) -> bool:
     return isinstance(vocab, int) and vocab >= _MULTILINGUAL_VOCAB
 
 
+@lru_cache(maxsize=100_000)
 def latin_share(text: str) -> float | None:
     """The share of `text`'s letters in the Latin script, a CJK character counting as
     CJK_WEIGHT letters; None when it has no letters."""

@@ -90,10 +90,38 @@ class OnnxEmbedder:
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(int(meta.get("max_seq_length", 256)))
         self._session = _session(ort, directory)
+        self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed `texts` now, in one padded batch (one pass over the weights for all of
+        them: an inject's prompt parts), for the next embed of each to take once."""
+        texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
+        if not texts:
+            return
+        encodings = [self._tokenizer.encode(t) for t in texts]
+        width = max(len(e.ids) for e in encodings)
+        batch = {name: np.zeros((len(texts), width), dtype=np.int64) for name in self._inputs}
+        for row, encoding in enumerate(encodings):
+            size = len(encoding.ids)
+            values = {
+                "input_ids": encoding.ids,
+                "attention_mask": encoding.attention_mask,
+                "token_type_ids": encoding.type_ids,
+            }
+            for name in self._inputs:
+                batch[name][row, :size] = values[name]
+        vectors = self._session.run(None, batch)[0]
+        if len(self._fetched) > 256:  # never taken (a search that failed): forget them
+            self._fetched.clear()
+        self._fetched.update(zip(texts, vectors, strict=True))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
+            fetched = self._fetched.pop(text, None)
+            if fetched is not None:
+                out[row] = fetched
+                continue
             encoding = self._tokenizer.encode(text)
             values = {
                 "input_ids": encoding.ids,

@@ -4,8 +4,8 @@ Agent task prompts).
 "Add an index to the invoices table and write a migration for it" names a table and a
 migration: the lessons about each should reach the block, but one embedding of the whole
 prompt sits between them and is close to neither. `prompt_parts` splits a prompt into
-its sentences, their clauses (at "and", "then", commas, semicolons; 然后, 顺便, 并且,
-，, 、 in Chinese) and the noun phrases of each clause (a clause cut at its
+its sentences and their clauses (at "and", "then", commas, semicolons; 然后, 顺便, 并且,
+，, 、 in Chinese), and finds the noun phrases of each clause (a clause cut at its
 prepositions, each piece from its determiner on: "the invoices table", "a migration");
 inject searches for the whole prompt and for each part and merges the hits within one
 budget (memcli.services.inject).
@@ -25,8 +25,9 @@ from memcli.index.tokenize import STOP_WORDS
 if TYPE_CHECKING:
     from memcli.logic.search import Hit
 
-#: parts searched besides the whole prompt (each is one more search)
-MAX_PARTS = 5
+#: parts searched besides the whole prompt (each is one more search, and its embedding
+#: costs about what the prompt's own does)
+MAX_PARTS = 3
 #: hits taken from the search for a part: a part contributes its best few
 PART_LIMIT = 50
 #: only the start of a long context is split: the prompt comes first in a hook's context
@@ -62,27 +63,33 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 
 
 def prompt_parts(text: str, max_parts: int = MAX_PARTS) -> list[str]:
-    """The parts of `text` worth a search of their own besides the whole: its clauses
-    (when it has more than one), then their noun phrases; each once (case aside), none
-    equal to the whole, none without a content word; at most `max_parts`, the first
-    SPLIT_CHARS characters only. A prompt that names one thing gives []."""
+    """The things `text` names, each worth a search of its own besides the whole: its
+    noun phrases, then its clauses (when it has more than one); each once (case aside),
+    none equal to the whole, none without a content word; at most `max_parts`, from the
+    first SPLIT_CHARS characters only. A prompt that names one thing (one noun phrase,
+    or one clause where none is found, as in Chinese) gives []: the whole is that
+    thing."""
     head = text[:SPLIT_CHARS].strip()
-    whole = _key(text)
     clauses = list(
         {_key(c): c for s in _pieces(_SENTENCE_END, head) for c in _pieces(_CLAUSE, s)}.values()
     )
-    phrases = [p for c in clauses for p in noun_phrases(c)]
-    parts: list[str] = []
+    phrases = _useful([p for c in clauses for p in noun_phrases(c)], _key(text))
+    if len(phrases) == 1 or (not phrases and len(clauses) < 2):
+        return []
+    parts = _useful(phrases + (clauses if len(clauses) > 1 else []), _key(text))
+    return parts[:max_parts] if len(parts) > 1 else []
+
+
+def _useful(parts: list[str], whole: str) -> list[str]:
+    """`parts` each once (case aside), without the whole and those with no content."""
     seen = {whole}
-    for part in (clauses if len(clauses) > 1 else []) + phrases:
+    kept = []
+    for part in parts:
         key = _key(part)
-        if key in seen or not has_content(part):
-            continue
-        seen.add(key)
-        parts.append(part)
-        if len(parts) >= max_parts:
-            break
-    return parts
+        if key not in seen and has_content(part):
+            seen.add(key)
+            kept.append(part)
+    return kept
 
 
 def merge_hits(

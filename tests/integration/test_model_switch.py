@@ -89,6 +89,9 @@ def test_config_set_index_model_prepares_rebuilds_and_queries_through_onnx(
     texts = [query, "Run database migrations on staging first", CHINESE[1]]
     cosines = (fast.embed(texts) * reference.embed(texts)).sum(axis=1)
     assert cosines.min() >= 0.999, cosines
+    fast.prefetch(texts)  # an inject's prompt and parts: one padded batch, each taken once
+    batched, alone = fast.embed(texts), fast.embed(texts)
+    assert np.abs(batched - alone).max() < 1e-5 and not fast._fetched
     hits = mem.search(query, mode="semantic", limit=3, floor=0.0, touch=False)
     assert hits
     top = hits[0]
