@@ -1,6 +1,6 @@
 """A multilingual model one command away (issue 38 item 8): with a fifth of a workspace
-in Chinese, `index` and `doctor` say the bundled model does not read it and name the
-command; `memcli config set index.model FOLDER` prepares the model (each step on
+in Chinese, `init`, `index` and `doctor` say the bundled model does not read it and name
+the command; `memcli config set index.model FOLDER` prepares the model (each step on
 stderr), rebuilds the index, and searches then embed queries through its ONNX export
 with the vectors sentence-transformers gives. For both families people pick: BERT
 (token types) and XLM-RoBERTa (none; a sentencepiece-style tokenizer), each a tiny
@@ -63,6 +63,8 @@ def test_config_set_index_model_prepares_rebuilds_and_queries_through_onnx(
     switch = "memcli config set index.model"
     assert switch in indexed.stderr  # the bundled model does not read Chinese: the notice
     assert indexed.stderr.count(switch) == 1
+    init = runner.invoke(app, [*base, "init"])  # on a workspace that has notes already
+    assert init.exit_code == 0 and init.stderr.count(switch) == 1, init.output
     doctor = envelope(runner.invoke(app, [*base, "doctor", "--json"]).stdout)
     languages = {c["name"]: c for c in doctor["checks"]}["languages"]
     assert languages["ok"] and switch in languages["detail"]

@@ -1103,8 +1103,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "inject-prompt-not-split",
         "memcli/services/inject.py",
-        "            for part in prompt_parts(context)\n",
-        "            for part in prompt_parts(context)[:0]\n",
+        "        parts = prompt_parts(context)\n",
+        "        parts = prompt_parts(context)[:0]\n",
         f"{PROC}test_hooks.py::test_a_task_prompt_gets_each_things_lessons_and_hi_no_correction",
         why="a task prompt naming a table and a migration gets only what its whole embedding finds",
     ),
@@ -1147,5 +1147,13 @@ MUTATIONS: list[Mutation] = [
         "",
         f"{INTEG}test_model_switch.py",
         why="a workspace a fifth Chinese never hears of the multilingual model",
+    ),
+    m(
+        "init-says-nothing-of-unread-scripts",
+        "memcli/surfaces/cli/commands/entries.py",
+        "    if said:\n        render.note(said)\n",
+        "",
+        f"{INTEG}test_model_switch.py",
+        why="`memcli init` on a workspace of Chinese notes never names the multilingual model",
     ),
 ]

@@ -69,7 +69,9 @@ def config_set(
     ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Write one setting (comments in the file are kept); checked before it is written."""
+    """Write one setting (comments in the file are kept); checked before it is written.
+    `index.model` also gets the model (a hub name is downloaded), prepares it and
+    rebuilds the index with it."""
     from memcli.services.configedit import split_key, value_for, with_value
 
     section, name = split_key(key)
@@ -77,7 +79,7 @@ def config_set(
     path, old = _config_file(user)
     _write_config(path, with_value(old, section, name, typed), user)
     shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
-    rebuilt = _switch_model(user) if key == MODEL_KEY else None
+    rebuilt = _switch_model(None if user else typed) if key == MODEL_KEY else None
     if json_out:
         render.emit_json(
             {"file": str(path), "key": key, "value": typed}
@@ -95,7 +97,8 @@ def config_unset(
     json_out: bool = JsonOpt,
 ) -> None:
     """Remove one setting from the file (it falls back to the user's config or the
-    default); comments are kept."""
+    default); comments are kept. `index.model` rebuilds the index with the model that
+    applies then."""
     from memcli.services.configedit import split_key, without_key
 
     section, name = split_key(key)
@@ -103,7 +106,7 @@ def config_unset(
     new = without_key(old, section, name)
     if new is not None:
         _write_config(path, new, user)
-    rebuilt = _switch_model(user) if key == MODEL_KEY and new is not None else None
+    rebuilt = _switch_model(None) if key == MODEL_KEY and new is not None else None
     if json_out:
         render.emit_json(
             {"file": str(path), "key": key, "removed": new is not None}
@@ -120,15 +123,16 @@ def config_unset(
 MODEL_KEY = "index.model"
 
 
-def _switch_model(user: bool) -> Any:
+def _switch_model(wanted: str | None) -> Any:
     """After `index.model` changed: the model it now names fetched, prepared (each step
-    on stderr) and the index rebuilt with it (memcli.services.models.switch); None when
-    the change does not apply here (an untrusted workspace: said on stderr)."""
+    on stderr) and the index rebuilt with it (memcli.services.models.switch). When the
+    workspace's file was set to `wanted` and that does not apply here (the file waits
+    for `memcli trust`, or MEMCLI_INDEX_MODEL overrides it), that is said on stderr and
+    nothing else is done (None)."""
     from memcli.services import models
     from memcli.services.memory import Memory
 
     mem = Memory(env().root())  # the settings as they are now
-    wanted = _written_model(user)
     if wanted is not None and mem.settings.index.model != wanted:
         render.note(
             f"{MODEL_KEY} does not apply to {mem.root} yet (its memcli.toml sets other "
@@ -138,18 +142,6 @@ def _switch_model(user: bool) -> Any:
         return None
     with progress.model_steps() as steps:
         return models.switch(mem, steps, render.note, progress.progress_callback("embedding"))
-
-
-def _written_model(user: bool) -> str | None:
-    """The model the edited file now names ("" for none), None for the user's file
-    (a workspace's own may override it)."""
-    if user:
-        return None
-    import tomllib
-
-    path, text = _config_file(False)
-    table = tomllib.loads(text) if text.strip() else {}
-    return str(table.get("index", {}).get("model", ""))
 
 
 def _said_rebuilt(report: Any) -> None:
