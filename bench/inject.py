@@ -32,7 +32,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from memcli.adapters.tokens import get_counter  # noqa: E402
 from memcli.index.embedder import SentenceTransformerEmbedder  # noqa: E402
-from memcli.logic.inject import is_profile, is_relevant, render_block, render_item  # noqa: E402
+from memcli.logic.inject import render_block, render_item  # noqa: E402
+from memcli.logic.inject_choice import is_profile, is_relevant  # noqa: E402
 from memcli.services.memory import Memory  # noqa: E402
 from tests.support.generate import contexts, generate  # noqa: E402
 

@@ -44,6 +44,22 @@ def bundled_model_path() -> str:
     return str(get_model_path())
 
 
+def cached_model_dir(setting: str) -> Path | None:
+    """The folder of a model named on the Hugging Face hub (`org/name`, or a bare name
+    under sentence-transformers/) in this machine's hub cache; None when it is not
+    there. Nothing is downloaded."""
+    name = setting.strip()
+    if not name or Path(name).expanduser().exists():
+        return None
+    repo = name if "/" in name else f"sentence-transformers/{name}"
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(repo_id=repo, local_files_only=True))
+    except Exception:  # noqa: BLE001 - not cached, or not a valid name
+        return None
+
+
 def model_id_for(setting: str) -> str:
     """The identity recorded with an index for the `index.model` setting."""
     return setting.strip() or BUNDLED_MODEL_ID

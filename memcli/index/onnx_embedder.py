@@ -1,6 +1,12 @@
 """The fast query path: the same sentence-transformers model exported once to ONNX and run
 with onnxruntime + tokenizers, so a search in a fresh process imports no torch.
 
+The families people pick work alike: BERT (all-MiniLM-L6-v2, multilingual MiniLM) takes
+token_type_ids, XLM-RoBERTa (multilingual-e5, paraphrase-multilingual-mpnet) does not;
+the export takes the inputs the model's tokenizer produces (`model_input_names`) and
+records them, and keeps the tokenizer beside it as tokenizer.json (a sentencepiece
+tokenizer converted by `tokenizers`), so a model named on the hub needs no lookup there.
+
 The export (mean pooling and L2 normalization included) happens locally, once, into the
 user cache (`$XDG_CACHE_HOME/memcli/onnx/`): up front by `init`, `install` and
 `watch --background` (`prepare`), else the first time torch is loaded anyway (indexing);
@@ -44,11 +50,15 @@ def export_dir(model_id: str) -> Path:
 
 
 def model_source_dir(model_setting: str) -> Path:
-    if model_setting.strip():
-        return Path(model_setting.strip())
-    from memcli.index.embedder import bundled_model_path
+    """The folder of the configured model: the bundled one, a local folder, or a hub
+    name's folder in the Hugging Face cache (the name as a path when it is not there)."""
+    from memcli.index.embedder import bundled_model_path, cached_model_dir
 
-    return Path(bundled_model_path())
+    name = model_setting.strip()
+    if not name:
+        return Path(bundled_model_path())
+    local = Path(name).expanduser()
+    return local if local.exists() else (cached_model_dir(name) or local)
 
 
 def is_exported(model_id: str) -> bool:
@@ -73,23 +83,65 @@ class OnnxEmbedder:
         meta = json.loads((directory / "meta.json").read_text())
         self.model_id = model_id
         self.dim = int(meta["dim"])
-        source = model_source_dir(model_setting)
-        self._tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
+        self._inputs = tuple(meta.get("inputs", INPUTS))  # exports before the field: all
+        kept = directory / "tokenizer.json"
+        source = kept if kept.is_file() else model_source_dir(model_setting) / "tokenizer.json"
+        self._tokenizer = Tokenizer.from_file(str(source))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(int(meta.get("max_seq_length", 256)))
         self._session = _session(ort, directory)
+        self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed `texts` now, in one padded batch (one pass over the weights for all of
+        them: an inject's prompt parts), for the next embed of each to take once."""
+        texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
+        if not texts:
+            return
+        encodings = [self._tokenizer.encode(t) for t in texts]
+        width = max(len(e.ids) for e in encodings)
+        batch = {name: np.zeros((len(texts), width), dtype=np.int64) for name in self._inputs}
+        for row, encoding in enumerate(encodings):
+            size = len(encoding.ids)
+            values = {
+                "input_ids": encoding.ids,
+                "attention_mask": encoding.attention_mask,
+                "token_type_ids": encoding.type_ids,
+            }
+            for name in self._inputs:
+                batch[name][row, :size] = values[name]
+        vectors = self._session.run(None, batch)[0]
+        if len(self._fetched) > 256:  # never taken (a search that failed): forget them
+            self._fetched.clear()
+        self._fetched.update(zip(texts, vectors, strict=True))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
+            fetched = self._fetched.pop(text, None)
+            if fetched is not None:
+                out[row] = fetched
+                continue
             encoding = self._tokenizer.encode(text)
-            feed = {
-                "input_ids": np.array([encoding.ids], dtype=np.int64),
-                "attention_mask": np.array([encoding.attention_mask], dtype=np.int64),
-                "token_type_ids": np.array([encoding.type_ids], dtype=np.int64),
+            values = {
+                "input_ids": encoding.ids,
+                "attention_mask": encoding.attention_mask,
+                "token_type_ids": encoding.type_ids,
             }
+            feed = {name: np.array([values[name]], dtype=np.int64) for name in self._inputs}
             out[row] = self._session.run(None, feed)[0][0]
         return out
+
+
+#: the inputs an export may take, in the order the graph declares them
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+
+def model_inputs(tokenizer) -> tuple[str, ...]:  # noqa: ANN001 - a transformers tokenizer
+    """The INPUTS a model's tokenizer produces: BERT's three, XLM-RoBERTa's two (it has
+    no token types)."""
+    names = set(getattr(tokenizer, "model_input_names", INPUTS))
+    return tuple(name for name in INPUTS if name in names or name == "input_ids")
 
 
 OPTIMIZED = "model.ext.onnx"  # graph-optimized, weights in OPTIMIZED_DATA beside it
@@ -164,30 +216,26 @@ def export(model_setting: str, reference, report: Report | None = None) -> bool:
     step(1)
     try:
         import torch
-        from transformers import AutoModel
     except ImportError:
         return False
     directory = export_dir(model_id)
     directory.mkdir(parents=True, exist_ok=True)
-    source = model_source_dir(model_setting)
     tmp = directory / f"model.{os.getpid()}.onnx.tmp"
     try:
-        reference._load()
-        model = AutoModel.from_pretrained(str(source))
+        loaded = reference._load()
+        model = loaded[0].auto_model  # the transformer of the loaded sentence-transformers
         model.eval()
+        inputs = model_inputs(loaded.tokenizer)
 
         class Pooled(torch.nn.Module):
             def __init__(self, inner: torch.nn.Module) -> None:
                 super().__init__()
                 self.inner = inner
 
-            def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001, ANN201
-                hidden = self.inner(
-                    input_ids=input_ids,
-                    attention_mask=attention_mask,
-                    token_type_ids=token_type_ids,
-                ).last_hidden_state
-                mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+            def forward(self, *given):  # noqa: ANN002, ANN201 - tensors named by `inputs`
+                named = dict(zip(inputs, given, strict=True))
+                hidden = self.inner(**named).last_hidden_state
+                mask = named["attention_mask"].unsqueeze(-1).to(hidden.dtype)
                 pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
                 return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
@@ -202,23 +250,25 @@ def export(model_setting: str, reference, report: Report | None = None) -> bool:
             contextlib.redirect_stderr(devnull),
         ):
             warnings.simplefilter("ignore")
+            example = {"input_ids": ids, "attention_mask": ids, "token_type_ids": ids * 0}
             torch.onnx.export(
                 Pooled(model),
-                (ids, ids, torch.zeros_like(ids)),
+                tuple(example[name] for name in inputs),
                 str(tmp),
-                input_names=["input_ids", "attention_mask", "token_type_ids"],
+                input_names=list(inputs),
                 output_names=["embedding"],
-                dynamic_axes={
-                    "input_ids": axes,
-                    "attention_mask": axes,
-                    "token_type_ids": axes,
-                    "embedding": {0: "batch"},
-                },
+                dynamic_axes={**{name: axes for name in inputs}, "embedding": {0: "batch"}},
                 opset_version=17,
                 dynamo=False,
             )
-        max_len = getattr(reference._load(), "max_seq_length", 256) or 256
-        meta = {"model": model_id, "dim": reference.dim, "max_seq_length": int(max_len)}
+        max_len = getattr(loaded, "max_seq_length", 256) or 256
+        meta = {
+            "model": model_id,
+            "dim": reference.dim,
+            "max_seq_length": int(max_len),
+            "inputs": list(inputs),
+        }
+        loaded.tokenizer.backend_tokenizer.save(str(directory / "tokenizer.json"))
         os.replace(tmp, directory / "model.onnx")
         (directory / "meta.json.tmp").write_text(json.dumps(meta))
         os.replace(directory / "meta.json.tmp", directory / "meta.json")
@@ -231,7 +281,14 @@ def export(model_setting: str, reference, report: Report | None = None) -> bool:
             raise ValueError("exported model does not match")
         return True
     except Exception:  # noqa: BLE001 - the fast path is optional; fall back to torch
-        for name in ("model.onnx", OPTIMIZED, OPTIMIZED_DATA, "meta.json", tmp.name):
+        for name in (
+            "model.onnx",
+            OPTIMIZED,
+            OPTIMIZED_DATA,
+            "meta.json",
+            "tokenizer.json",
+            tmp.name,
+        ):
             with contextlib.suppress(OSError):
                 (directory / name).unlink()
         return False

@@ -3,9 +3,10 @@
 `pack` is pure: given ranked candidates, a budget and a token counter it picks entries
 greedily by score, counting the whole rendered block exactly (wrapper, headings, bullets,
 newlines), skipping entries that do not fit and trying smaller ones (among the best
-candidates worth a few budgets: the tail could only fill a gap). Pinned entries and
-corrections go first, within a reserved share of the budget; those that do not fit
-there compete for the rest of the budget ahead of the others.
+candidates worth a few budgets: the tail could only fill a gap). Priority candidates go
+first, within a reserved share of the budget; those that do not fit there compete for
+the rest of the budget ahead of the others. Which entries are candidates, and which of
+them go first: memcli.logic.inject_choice.
 
 What goes to the model is text: control characters stored in an entry (an escape
 sequence written into memory.md) appear as visible `\x1b` escapes, and entries that look
@@ -14,25 +15,18 @@ like they hold a credential stay out unless marked `secret=ok` (memcli.core.cred
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
 from memcli.adapters.tokens import TokenCounter
 from memcli.core.credentials import withheld
 from memcli.core.errors import ValidationError
-from memcli.core.models import DEFAULT_IMPORTANCE, Entry, section_title
-from memcli.core.review import vouched
+from memcli.core.models import Entry, section_title
 from memcli.core.validate import escape_controls, neutral_line, strip_invisible
-from memcli.store.config import InjectSettings, SearchSettings
-
-if TYPE_CHECKING:
-    from memcli.logic.search import Hit
 
 FORMATS = ("markdown", "xml", "json")
 
@@ -105,144 +99,6 @@ class Packed:
             ],
             "block": self.text,
         }
-
-
-#: types of the profile entries that apply to every conversation
-PROFILE_TYPES = frozenset({"preference", "correction"})
-
-
-def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings) -> bool:
-    """Whether an entry is relevant to an inject context, from its raw signals: the
-    cosine similarity of the embeddings (`semantic`) and the BM25 score (`keyword`).
-
-    Absolute, not min-max normalized: the best match of an off-topic context ("what's the
-    capital of Peru") is still unrelated. A cosine ≥ relevance_floor is relevant; so is
-    one ≥ keyword_relevance_floor when the entry also shares a word with the context
-    (BM25 alone is no evidence: "What time is it in Tokyo?" shares "time" with
-    "Time-boxing spikes..."). In keyword mode (no embeddings) any BM25 match counts.
-    """
-    if mode == "keyword":
-        return keyword > 0
-    if semantic >= cfg.relevance_floor:
-        return True
-    return keyword > 0 and semantic >= cfg.keyword_relevance_floor
-
-
-def is_profile(entry: Entry, cfg: InjectSettings) -> bool:
-    """A preference or correction important enough to apply to every conversation,
-    that a person stands behind (memcli.core.review.vouched): what a program wrote
-    competes on relevance only."""
-    return (
-        entry.type in PROFILE_TYPES
-        and entry.importance >= cfg.profile_importance
-        and vouched(entry)
-    )
-
-
-def is_priority(entry: Entry) -> bool:
-    """Pinned entries and corrections a person stands behind go first into an inject
-    block (an agent's wait for review: memcli.core.review)."""
-    return (entry.pinned or entry.type == "correction") and vouched(entry)
-
-
-def is_expired(entry: Entry, now: dt.datetime) -> bool:
-    """Past its `expires=` time (an unreadable one never expires)."""
-    try:
-        expires = entry.expires
-    except ValueError:
-        return False
-    return expires is not None and expires < now
-
-
-def context_candidates(
-    hits: Sequence[Hit],
-    by_confidence: Sequence[Entry],
-    priority: Sequence[Entry],
-    cfg: InjectSettings,
-    *,
-    mode: str,
-    wanted: frozenset[str],
-    now: dt.datetime,
-    budget: int,
-) -> list[Candidate]:
-    """The candidates of a block for a context: the search `hits` for it (every one,
-    best first) that earn their place, then profile entries the search did not return,
-    then pinned entries and corrections it did not return.
-
-    `by_confidence` and `priority` are the workspace's entries not archived, most
-    confident first (all of them, and the pinned ones and corrections); `wanted` the
-    types asked for (empty: any). A hit earns its place when it is relevant to the
-    context (is_relevant), a profile entry (is_profile) or a priority one; it scores
-    similarity_weight · its search score + confidence_weight · confidence. The others
-    score on confidence alone. Unrelated trivia never fills the budget.
-    """
-    candidates = [
-        Candidate(
-            h.entry,
-            cfg.similarity_weight * h.score + cfg.confidence_weight * h.entry.confidence,
-            is_priority(h.entry),
-        )
-        for h in hits
-        if not is_expired(h.entry, now)
-        and (
-            is_priority(h.entry)
-            or is_profile(h.entry, cfg)
-            or is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
-        )
-    ]
-    taken = {c.entry.id for c in candidates}
-    # Profile entries the search did not return (beyond its candidate pool) are scored on
-    # confidence alone.
-    for entry in by_confidence:
-        if (
-            entry.id in taken
-            or not is_profile(entry, cfg)
-            or is_priority(entry)
-            or (wanted and entry.type not in wanted)
-            or is_expired(entry, now)
-        ):
-            continue
-        candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence))
-        taken.add(entry.id)
-    # Pinned entries and corrections go in even when the search did not return them: the
-    # most confident first, until they could fill the budget many times over (pack looks
-    # no further than a few budgets' worth).
-    spare = added = 0
-    for entry in priority:
-        if spare > 8 * budget and added >= 2 * SCAN_AT_LEAST:
-            break
-        if entry.id in taken or (wanted and entry.type not in wanted) or not is_priority(entry):
-            continue
-        if not is_expired(entry, now):
-            candidates.append(Candidate(entry, cfg.confidence_weight * entry.confidence, True))
-            spare += len(entry.text) // 3 + 2
-            added += 1
-    return candidates
-
-
-def recall_candidates(
-    entries: Sequence[Entry], now: dt.datetime, settings: SearchSettings
-) -> list[Candidate]:
-    """The candidates of a block without a context: every entry not expired, scored by
-    importance × confidence × recency. The importance a program gave an entry
-    counts up to the default only until a person stands behind it (vouched): an agent
-    cannot put its own writes at the top of every session's first block."""
-    from memcli.logic.search import EntryValues, recency
-
-    kept = [e for e in entries if not is_expired(e, now)]
-    recent = recency(EntryValues.of(kept), now, settings).tolist()
-    return [
-        Candidate(e, claimed_importance(e) * e.confidence * r, is_priority(e))
-        for e, r in zip(kept, recent, strict=True)
-    ]
-
-
-def claimed_importance(entry: Entry) -> float:
-    """The importance a block without a context ranks an entry by: its own when a person
-    stands behind it, else at most the default."""
-    if vouched(entry):
-        return entry.importance
-    return min(entry.importance, DEFAULT_IMPORTANCE)
 
 
 def heading(entry_type: str) -> str:

@@ -1,6 +1,6 @@
-"""`memcli doctor`'s checks of what surrounds the files: the embedding model and its
-ONNX export, the index and the git merge driver (the watcher's check is the daemon's:
-the CLI passes it in).
+"""`memcli doctor`'s checks of what surrounds the files: the embedding model (and the
+languages it reads) and its ONNX export, the index and the git merge driver (the
+watcher's check is the daemon's: the CLI passes it in).
 
 Each check says what it found and, where something is off, what to run. None of them
 changes anything; `memcli.services.recovery.diagnose` checks the Markdown itself.
@@ -9,7 +9,7 @@ changes anything; `memcli.services.recovery.diagnose` checks the Markdown itself
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -48,9 +48,39 @@ def model_check(model_setting: str) -> Check:
     except Exception as exc:  # noqa: BLE001 - any failure to locate it is the finding
         return Check("model", False, f"cannot locate the embedding model: {exc}")
     if model_setting.strip() and not source.exists():
-        return Check("model", False, f"{source}: not found ([index] model in memcli.toml)")
+        return Check(
+            "model",
+            False,
+            f"{model_setting.strip()}: not on this machine ([index] model): "
+            f"`memcli config set index.model {model_setting.strip()}` gets it",
+        )
     name = model_setting.strip() or "bundled all-MiniLM-L6-v2"
     return Check("model", True, f"{name} ({source})")
+
+
+def languages_check(model_setting: str, texts: Iterable[str]) -> Check:
+    """Whether the embedding model reads the workspace's entries: advice, never a
+    failure. From a fifth of them in a script it does not read (the bundled
+    all-MiniLM-L6-v2 reads Latin script), the one command that switches to a
+    multilingual model (memcli.index.coverage.notice)."""
+    from memcli.index.coverage import notice, unread_share
+
+    texts = list(texts)
+    said = notice(model_setting, texts)
+    if said is not None:
+        return Check("languages", True, said)
+    share = unread_share(model_setting, texts)
+    return Check("languages", True, f"the model reads {1 - share:.0%} of the entries")
+
+
+def language_notice(rt: Any) -> str | None:
+    """The line `init` and `index` say when a fifth or more of the workspace's entries
+    (`rt`, a Runtime) are in a script the configured model does not read (None
+    otherwise)."""
+    from memcli.index.coverage import notice
+    from memcli.services.entries import all_entries
+
+    return notice(rt.settings.index.model, (e.text for e in all_entries(rt)))
 
 
 def onnx_check(model_id: str, enabled: bool) -> Check:
@@ -114,13 +144,19 @@ def merge_driver_check(root: Path) -> Check | None:
 
 
 def checks(
-    root: Path, settings: Any, manager: Any, extra: Sequence[Check] = ()
+    root: Path,
+    settings: Any,
+    manager: Any,
+    extra: Sequence[Check] = (),
+    texts: Iterable[str] = (),
 ) -> list[Check]:
     """Every check, in the order `doctor` prints them; `extra` are the surfaces' own
-    (the watcher's socket: memcli.surfaces.daemon.service.watcher_check)."""
+    (the watcher's socket: memcli.surfaces.daemon.service.watcher_check); `texts` the
+    entries' (what the model must read)."""
     found = [
         config_check(settings),
         model_check(settings.index.model),
+        languages_check(settings.index.model, texts),
         onnx_check(manager.model_id, bool(getattr(settings.index, "onnx", True))),
         index_check(manager),
         *extra,

@@ -8,6 +8,7 @@ view of the index), so the search service can move without touching this one.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
@@ -74,7 +75,9 @@ def candidates(
 ) -> list[Candidate]:
     """The entries of one workspace that may go into a block of `budget` tokens, scored
     (memcli.logic.inject context_candidates with a context, recall_candidates without)."""
-    from memcli.logic.inject import context_candidates, recall_candidates
+    from memcli.index import coverage
+    from memcli.logic.inject_choice import context_candidates, recall_candidates, relevant_hit
+    from memcli.logic.prompts import PART_LIMIT, SPLIT_CHARS, merge_hits, prompt_parts
     from memcli.logic.search import check_mode, ranking_time
 
     cfg = rt.settings.inject
@@ -88,19 +91,41 @@ def candidates(
         )
     context = None if context is None else clean_context(context)
     if context is not None and context.strip():
-        hits = search(context, types=types, limit=10_000, touch=False)
+        mode = check_mode(rt.settings.search.mode)
+        # the whole context, then each thing its prompt names (memcli.logic.prompts)
+        parts = prompt_parts(context)
+        if parts and mode != "keyword":
+            prefetch(rt, [context, *parts] if len(context) <= SPLIT_CHARS else parts)
+        searches = [(context, search(context, types=types, limit=10_000, touch=False))]
+        searches += [
+            (part, search(part, types=types, limit=PART_LIMIT, touch=False)) for part in parts
+        ]
+        reads = functools.partial(coverage.reads, rt.settings.index.model)
+        hits, relevant = merge_hits(
+            searches, lambda hit, query: relevant_hit(hit, query, mode, cfg, reads)
+        )
         found = view()
         return context_candidates(
             hits,
             found.by_confidence,
             found.priority,
             cfg,
-            mode=check_mode(rt.settings.search.mode),
+            mode=mode,
             wanted=frozenset(check_type(t) for t in types or []),
             now=now,
             budget=budget,
+            relevant=lambda hit: hit.entry.id in relevant,
         )
     entries = filter_entries(all_entries(rt), types=types)
     # imported conversations are records to search, not what a session starts with
     entries = [e for e in entries if not e.file.startswith(CONVERSATIONS_DIR + "/")]
     return recall_candidates(entries, now, rt.settings.search)
+
+
+def prefetch(rt: Runtime, parts: list[str]) -> None:
+    """Embed a prompt and its parts in one batch for the searches that follow (the ONNX
+    query path: one pass over the model's weights instead of one per text; a long
+    context is embedded alone, its padding would cost each part)."""
+    fetch = getattr(rt.index_manager.query_embedder, "prefetch", None)
+    if fetch is not None:
+        fetch(parts)

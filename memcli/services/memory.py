@@ -245,10 +245,11 @@ class Memory(Upkeep):
         """A memory block of at most `max_tokens` tokens for a prompt: for an
         InjectRequest, or for `context` and the keyword arguments.
 
-        Pinned entries and corrections come first. With context, the others must earn
-        their place: relevant to the context (memcli.logic.inject.is_relevant:
-        above the relevance floor) or a profile entry (a preference or correction of
-        importance ≥ profile_importance); they rank by similarity_weight · search score
+        Pinned entries go into every block, first; corrections come first where they are
+        relevant to the context. With context, the others must earn their place:
+        relevant to the context (memcli.logic.inject.is_relevant: above the relevance
+        floor) or a profile entry (a preference of importance ≥ profile_importance);
+        they rank by similarity_weight · search score
         against the context + confidence_weight · confidence, and nothing else
         fills the block. Without context, every entry ranks by importance × confidence ×
         recency. Entries that make it into the block count as accessed (they

@@ -23,7 +23,7 @@ from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
 from memcli.core.models import ARCHIVE_FILE, Entry
 from memcli.index.sync import Progress, unique_entries
-from memcli.logic.inject import is_priority
+from memcli.logic.inject_choice import is_priority
 from memcli.services.indexing import IndexManager
 from memcli.store.config import Settings
 from memcli.store.store import Store

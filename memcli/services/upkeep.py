@@ -128,7 +128,8 @@ class Upkeep:
 
         rt = self.runtime
         report = diagnose(rt.require())
-        found = checks(rt.root, rt.settings, rt.index_manager, extra)
+        texts = [e.text for e in rt.require().entries(False)]
+        found = checks(rt.root, rt.settings, rt.index_manager, extra, texts)
         report["checks"] = [c.to_dict() for c in found]
         report["ok"] = report["ok"] and all(c.ok for c in found)
         return report

@@ -91,7 +91,8 @@ class InjectSettings:
     #: a word with it (BM25 > 0); chosen on bench/inject.py's contexts (README "Inject")
     relevance_floor: float = 0.35
     keyword_relevance_floor: float = 0.25
-    #: preferences and corrections this important apply to every conversation
+    #: preferences this important apply to every conversation (a correction goes into a
+    #: block only where it is relevant)
     profile_importance: float = 0.9
 
 

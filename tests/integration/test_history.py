@@ -254,7 +254,7 @@ def test_doctor_checks_model_index_watcher_and_git(
     assert result.exit_code == 0, result.output
     report = envelope(result.stdout)
     by_name = {c["name"]: c for c in report["checks"]}
-    assert set(by_name) == {"config", "model", "onnx", "index", "watcher"}  # not a git repo
+    assert set(by_name) == {"config", "model", "languages", "onnx", "index", "watcher"}  # no git
     assert "not running" in by_name["watcher"]["detail"]
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     result = runner.invoke(app, ["-w", str(workspace), "doctor"])

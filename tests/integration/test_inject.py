@@ -80,13 +80,19 @@ def test_cli_inject_sources_and_errors(runner: CliRunner, workspace: Path, tmp_p
 
 
 @pytest.mark.slow
-def test_pinned_and_corrections_always_included_with_context(workspace: Path) -> None:
+def test_pinned_in_every_block_corrections_where_relevant(workspace: Path) -> None:
+    """A pinned entry leads every block; the staging-database correction leads the
+    blocks it is relevant to and stays out of the others (issue 38 item 7)."""
     from memcli.services.memory import Memory
 
     mem = Memory(workspace, notify=lambda m: None)
     pinned = mem.add("Never deploy on Fridays", type="preference", pin=True, by="person").entry
     for budget in (60, 300, 2000):
         packed = mem.inject("How should I write Python tests?", max_tokens=budget)
+        ids = [c.entry.id for c in packed.chosen]
+        assert ids[0] == pinned.id and "m3a6d0c9" not in ids
+        assert packed.tokens <= budget
+        packed = mem.inject("Which Postgres version does staging run?", max_tokens=budget)
         ids = [c.entry.id for c in packed.chosen]
         assert set(ids[:2]) == {pinned.id, "m3a6d0c9"}  # pinned and the correction lead
         assert packed.tokens <= budget
@@ -121,7 +127,8 @@ def _profile_or_priority(entry: dict, texts: dict[str, dict]) -> bool:
 def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
     """DESIGN §4: every entry earns its place. "python tests" in 120 tokens holds what is
     about Python tests, not "Has a cat named Miso"; an off-topic context gets only pinned
-    entries, corrections and profile entries, and a block shorter than the budget."""
+    entries and profile entries (not a correction about something else), and a block
+    shorter than the budget."""
     base = ["-w", str(workspace), "inject", "--json", "-q"]
     result = runner.invoke(app, [*base, "python tests", "--max-tokens", "120"])
     assert result.exit_code == 0, result.output
@@ -147,7 +154,7 @@ def test_no_unrelated_filler(runner: CliRunner, workspace: Path) -> None:
         data = envelope(result.stdout)
         chosen = data["entries"]
         assert all(_profile_or_priority(e, meta) for e in chosen), chosen
-        assert {e["id"] for e in chosen} == {"m3a6d0c9", "m5d1e7b3"}  # correction, profile
+        assert {e["id"] for e in chosen} == {"m5d1e7b3"}  # the profile entry only
         assert data["tokens"] < 100
     # no context: the importance / confidence / recency fallback still fills the block
     fallback = envelope(runner.invoke(app, ["-w", str(workspace), "inject", "--json"]).stdout)

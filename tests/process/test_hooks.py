@@ -109,6 +109,37 @@ def test_prompt_gets_a_block_and_failures_never_block(indexed: Path, tmp_path: P
     assert usage.returncode == 1 and "unknown event" in usage.stderr  # never 2: that blocks
 
 
+@pytest.mark.slow
+def test_a_task_prompt_gets_each_things_lessons_and_hi_no_correction(workspace: Path) -> None:
+    """Issue 38's prompt through the real hook and model: "Add an index to the invoices
+    table and write a migration for it" names a table and a migration, and the block holds
+    the lesson about each ("Run database migrations on staging first", "The billing
+    database has 1.2 TB of data") and the pinned editor preference, not the correction
+    about staging's Postgres version; the prompt "hi" gets the pinned entry, no
+    correction."""
+    from memcli.services.memory import Memory
+
+    mem = Memory(workspace, notify=lambda m: None)
+    staging = mem.add("Run database migrations on staging first", type="lesson", by="person")
+    billing = mem.add("The billing database has 1.2 TB of data", type="fact", by="person")
+    editor = mem.add("Uses neovim as the editor", type="preference", pin=True, by="person")
+    mem.index()
+    correction = "The staging database is Postgres 16"  # the sample's correction
+    assert correction in (workspace / "memory.md").read_text()
+
+    prompt = "Add an index to the invoices table and write a migration for it"
+    result = run_hook("user-prompt-submit", prompt_payload(workspace, prompt))
+    assert result.returncode == 0, result.stderr
+    block = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    for added in (staging, billing, editor):
+        assert added.entry.text in block, block
+    assert correction not in block
+
+    hi = run_hook("user-prompt-submit", prompt_payload(workspace, "hi"))
+    block = json.loads(hi.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert editor.entry.text in block and correction not in block and "## Corrections" not in block
+
+
 @pytest.mark.slow  # a second or more: the whole suite runs it, the fast tier stays under a minute
 def test_stop_extracts_each_part_of_a_transcript_once(indexed: Path, tmp_path: Path) -> None:
     workspace = indexed

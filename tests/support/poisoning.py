@@ -146,7 +146,7 @@ def _write(mem: Any, server: Any, root: Path, row: dict[str, Any], folder: Path)
 
 def _repeat_outcome(mem: Any, row: dict[str, Any]) -> tuple[str, str]:
     from memcli.logic.forgetting import may_fade
-    from memcli.logic.inject import is_priority
+    from memcli.logic.inject_choice import is_priority
 
     (entry,) = [e for e in mem.entries() if e.text == row["hand"]]
     changed = []

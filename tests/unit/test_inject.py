@@ -189,7 +189,7 @@ def test_conversation_context_rules(tmp_path: Path) -> None:
     ],
 )
 def test_relevance_floor(semantic: float, keyword: float, mode: str, relevant: bool) -> None:
-    from memcli.logic.inject import is_relevant
+    from memcli.logic.inject_choice import is_relevant
     from memcli.store.config import InjectSettings
 
     assert is_relevant(semantic, keyword, mode, InjectSettings()) is relevant
@@ -205,7 +205,7 @@ def test_context_candidates_choose_what_earns_its_place() -> None:
     did not return goes in on confidence alone; expired entries and unwanted types never."""
     from datetime import UTC, datetime
 
-    from memcli.logic.inject import context_candidates, recall_candidates
+    from memcli.logic.inject_choice import context_candidates, recall_candidates
     from memcli.logic.search import Hit
     from memcli.store.config import InjectSettings, SearchSettings
 
@@ -228,8 +228,7 @@ def test_context_candidates_choose_what_earns_its_place() -> None:
     assert [(c.entry.id, c.priority) for c in chosen] == [
         ("rel", False),
         ("pro", False),
-        ("pin", True),
-        ("les", True),
+        ("pin", True),  # the correction the search did not return stays out
     ]
     assert chosen[0].score == pytest.approx(0.6 * 0.8 + 0.4 * 1.0)
     assert chosen[1].score == pytest.approx(0.4 * 1.0)
@@ -243,6 +242,77 @@ def test_context_candidates_choose_what_earns_its_place() -> None:
         now=now,
         budget=500,
     )
-    assert [c.entry.id for c in only] == ["rel", "les"]  # hits were filtered by the search
+    assert [c.entry.id for c in only] == ["rel"]  # hits were filtered by the search
     recalled = recall_candidates(everyone, now, SearchSettings())
     assert "old" not in {c.entry.id for c in recalled} and len(recalled) == 5
+
+
+#: (what the entry is, how the search returned it) -> (in the candidates, goes first).
+#: A pinned entry goes into every block; a correction only where it is relevant, first
+#: then; an agent's pin or correction competes on relevance only (DESIGN.md §4).
+PIN_AND_CORRECTION_RULE = [
+    ({"pin": "true"}, "fact", "absent", True, True),
+    ({"pin": "true"}, "fact", "unrelated", True, True),
+    ({"pin": "true"}, "correction", "absent", True, True),
+    ({}, "correction", "relevant", True, True),
+    ({}, "correction", "unrelated", False, False),
+    ({}, "correction", "absent", False, False),
+    ({"imp": "1.0"}, "correction", "absent", False, False),  # important: still not "hi"'s
+    ({}, "correction", "weak", False, False),  # below the bar: never taken
+    ({"by": "agent"}, "correction", "relevant", True, False),
+    ({"by": "agent", "pin": "true"}, "fact", "absent", False, False),
+    ({"imp": "0.95"}, "preference", "absent", True, False),  # a profile entry
+    ({}, "preference", "absent", False, False),
+    ({}, "fact", "relevant", True, False),
+    ({}, "fact", "unrelated", False, False),
+]
+
+
+@pytest.mark.parametrize(("meta", "type_", "returned", "taken", "first"), PIN_AND_CORRECTION_RULE)
+def test_pins_go_everywhere_corrections_where_relevant(
+    meta: dict[str, str], type_: str, returned: str, taken: bool, first: bool
+) -> None:
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from memcli.logic.inject_choice import context_candidates, is_priority
+    from memcli.logic.search import Hit
+    from memcli.store.config import InjectSettings
+
+    entry = _entry("e", type_, **meta)
+    signals = {
+        "relevant": {"semantic": 0.6, "keyword": 2.0},
+        "unrelated": {"semantic": 0.05, "keyword": 0.0},
+        "weak": {"semantic": 0.6, "keyword": 2.0},
+    }
+    hits = []
+    if returned == "weak":
+        # a hit below the search's bar (marked weak): the shape search gives it
+        hits = [SimpleNamespace(entry=entry, score=0.2, components=signals["weak"], weak=True)]
+    elif returned != "absent":
+        hits = [Hit(entry, 0.5, signals[returned])]
+    priority = [entry] if is_priority(entry) or entry.pinned else []
+    chosen = context_candidates(
+        hits,
+        [entry],
+        priority,
+        InjectSettings(),
+        mode="hybrid",
+        wanted=frozenset(),
+        now=datetime(2026, 1, 1, tzinfo=UTC),
+        budget=500,
+    )
+    assert [(c.entry.id, c.priority) for c in chosen] == ([("e", first)] if taken else [])
+
+
+def test_without_a_context_only_pins_lead() -> None:
+    """No context, nothing is relevant: a pinned entry goes first, a correction competes
+    on importance, confidence and recency like any entry."""
+    from datetime import UTC, datetime
+
+    from memcli.logic.inject_choice import recall_candidates
+    from memcli.store.config import SearchSettings
+
+    entries = [_entry("pin", pin="true"), _entry("cor", "correction"), _entry("fac")]
+    recalled = recall_candidates(entries, datetime(2026, 1, 1, tzinfo=UTC), SearchSettings())
+    assert {c.entry.id: c.priority for c in recalled} == {"pin": True, "cor": False, "fac": False}

@@ -102,7 +102,7 @@ def test_a_review_value_read_back(value: str, held: Held) -> None:
 
 def test_an_agents_own_importance_counts_without_context_only_once_vouched() -> None:
     from memcli.core.models import format_time, utc_now
-    from memcli.logic.inject import recall_candidates
+    from memcli.logic.inject_choice import recall_candidates
     from memcli.store.config import SearchSettings
 
     now = utc_now()

@@ -54,11 +54,13 @@ MEANINGS: dict[str, str] = {
     "inject.encoding": "tiktoken encoding the budget is counted in (offline files only)",
     "inject.similarity_weight": "weight of the search score when ranking candidates",
     "inject.confidence_weight": "weight of confidence when ranking candidates",
-    "inject.reserved_share": "share of the budget kept for pinned entries and corrections",
+    "inject.reserved_share": "share of the budget kept for pinned entries and relevant "
+    "corrections",
     "inject.relevance_floor": "cosine to the context at which an entry is relevant",
     "inject.keyword_relevance_floor": "lower cosine that counts when the entry also shares "
     "a word with the context",
-    "inject.profile_importance": "preferences and corrections this important go into every block",
+    "inject.profile_importance": "preferences this important go into every block "
+    "(corrections only where relevant)",
     "llm.provider": "none, openai (any OpenAI-compatible server), local (one without a key), "
     "claude-cli or codex-cli (the agent CLI you already run)",
     "llm.base_url": "openai / local: the server, e.g. http://127.0.0.1:11434/v1",

@@ -59,6 +59,11 @@ def init(
         render.emit_json({"workspace": str(mem.root), "created": [str(p) for p in created]})
         return
     render.info(f"workspace {mem.root}: created {len(created)} file(s)")
+    from memcli.services.health import language_notice
+
+    said = language_notice(mem.runtime)  # a workspace of notes the model does not read
+    if said:
+        render.note(said)
     try:
         default = resolve_workspace(None)
     except MemcliError:
@@ -94,7 +99,12 @@ def add(
     confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = KeywordsOpt,
     source: str | None = SourceOpt,
-    pin: bool = typer.Option(False, "--pin", help="Never forget or compress this entry."),
+    pin: bool = typer.Option(
+        False,
+        "--pin",
+        help="Put this entry into every inject block (first), whatever the prompt; never "
+        "forget or compress it.",
+    ),
     allow_secret: bool = AllowSecretOpt,
     to: str | None = typer.Option(
         None,
@@ -126,7 +136,8 @@ def add(
         render.emit_json({**result.to_dict(), **({"layer": layer} if layer else {})})
     elif result.action == "added":
         named = f", {layer} layer" if layer else ""
-        render.info(f"added {result.entry.id} to {where} ({result.entry.type}{named})")
+        pinned = "; pinned: goes into every inject block" if result.entry.pinned else ""
+        render.info(f"added {result.entry.id} to {where} ({result.entry.type}{named}){pinned}")
     else:
         where += f" ({layer} layer)" if layer else ""
         render.info(f"updated {result.entry.id} in {where}: the same text was already there")
@@ -200,7 +211,11 @@ def edit(
     confidence: float | None = ConfidenceOpt,
     keywords: list[str] | None = KeywordsOpt,
     source: str | None = SourceOpt,
-    pin: bool | None = typer.Option(None, "--pin/--unpin", help="Never forget or compress it."),
+    pin: bool | None = typer.Option(
+        None,
+        "--pin/--unpin",
+        help="Pinned: in every inject block (first), never forgotten or compressed.",
+    ),
     allow_secret: bool = AllowSecretOpt,
     json_out: bool = JsonOpt,
 ) -> None:

@@ -97,6 +97,11 @@ def index(
             + (", rebuilt" if report.rebuilt else "")
             + ")"
         )
+    from memcli.services.health import language_notice
+
+    said = language_notice(mem.runtime)  # a fifth of the entries in a script it cannot read
+    if said:
+        render.note(said)
 
 
 @app.command()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 config_app = typer.Typer(
     cls=HelpGroup,
-    help="The settings in effect; edit memcli.toml or your config.toml.", no_args_is_help=True
+    help="The settings in effect; edit memcli.toml or your config.toml.",
+    no_args_is_help=True,
 )
 app.add_typer(config_app, name="config")
 
@@ -68,7 +69,9 @@ def config_set(
     ),
     json_out: bool = JsonOpt,
 ) -> None:
-    """Write one setting (comments in the file are kept); checked before it is written."""
+    """Write one setting (comments in the file are kept); checked before it is written.
+    `index.model` also gets the model (a hub name is downloaded), prepares it and
+    rebuilds the index with it."""
     from memcli.services.configedit import split_key, value_for, with_value
 
     section, name = split_key(key)
@@ -76,10 +79,15 @@ def config_set(
     path, old = _config_file(user)
     _write_config(path, with_value(old, section, name, typed), user)
     shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
+    rebuilt = _switch_model(None if user else typed) if key == MODEL_KEY else None
     if json_out:
-        render.emit_json({"file": str(path), "key": key, "value": typed})
+        render.emit_json(
+            {"file": str(path), "key": key, "value": typed}
+            | ({"index": rebuilt.to_dict()} if rebuilt is not None else {})
+        )
     else:
         render.info(f"{path}: {key} = {shown}")
+        _said_rebuilt(rebuilt)
 
 
 @config_app.command("unset")
@@ -89,7 +97,8 @@ def config_unset(
     json_out: bool = JsonOpt,
 ) -> None:
     """Remove one setting from the file (it falls back to the user's config or the
-    default); comments are kept."""
+    default); comments are kept. `index.model` rebuilds the index with the model that
+    applies then."""
     from memcli.services.configedit import split_key, without_key
 
     section, name = split_key(key)
@@ -97,12 +106,47 @@ def config_unset(
     new = without_key(old, section, name)
     if new is not None:
         _write_config(path, new, user)
+    rebuilt = _switch_model(None) if key == MODEL_KEY and new is not None else None
     if json_out:
-        render.emit_json({"file": str(path), "key": key, "removed": new is not None})
+        render.emit_json(
+            {"file": str(path), "key": key, "removed": new is not None}
+            | ({"index": rebuilt.to_dict()} if rebuilt is not None else {})
+        )
     elif new is None:
         render.info(f"{path}: {key} is not set there; nothing to do")
     else:
         render.info(f"{path}: {key} removed")
+        _said_rebuilt(rebuilt)
+
+
+#: the setting whose change fetches and prepares a model and rebuilds the index
+MODEL_KEY = "index.model"
+
+
+def _switch_model(wanted: str | None) -> Any:
+    """After `index.model` changed: the model it now names fetched, prepared (each step
+    on stderr) and the index rebuilt with it (memcli.services.models.switch). When the
+    workspace's file was set to `wanted` and that does not apply here (the file waits
+    for `memcli trust`, or MEMCLI_INDEX_MODEL overrides it), that is said on stderr and
+    nothing else is done (None)."""
+    from memcli.services import models
+    from memcli.services.memory import Memory
+
+    mem = Memory(env().root())  # the settings as they are now
+    if wanted is not None and mem.settings.index.model != wanted:
+        render.note(
+            f"{MODEL_KEY} does not apply to {mem.root} yet (its memcli.toml sets other "
+            "settings that wait for your approval, or MEMCLI_INDEX_MODEL overrides it): "
+            "`memcli trust` approves the file, then `memcli index --rebuild`"
+        )
+        return None
+    with progress.model_steps() as steps:
+        return models.switch(mem, steps, render.note, progress.progress_callback("embedding"))
+
+
+def _said_rebuilt(report: Any) -> None:
+    if report is not None:
+        render.info(f"index rebuilt with the new model: {report.total} entries")
 
 
 def _config_file(user: bool) -> tuple[Path, str]:
@@ -125,8 +169,15 @@ def _write_config(path: Path, new: str, user: bool) -> None:
     if not user:
         import tomllib
 
+        from memcli.store import trust
+
         table = tomllib.loads(new)
-        if table.get("llm") or "model" in table.get("index", {}):
+        waiting = trust.withheld(table)
+        if waiting == [("index", "model")] and not trust.is_trusted(root):
+            # the only setting that waits for approval is the model the person just named
+            trust.trust(root)
+            render.note("memcli.toml approved for its model setting (you set it)")
+        elif waiting and not trust.is_trusted(root):
             render.note("memcli.toml changed: `memcli trust` approves its LLM and model settings")
 
 

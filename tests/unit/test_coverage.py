@@ -1,0 +1,86 @@
+"""Which texts the configured embedding model reads (memcli.index.coverage): a table of
+models and texts, the share of a workspace it does not read, and the notice."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcli.index.coverage import (
+    NOTICE_SHARE,
+    SWITCH_COMMAND,
+    multilingual,
+    notice,
+    reads,
+    unread_share,
+)
+
+MULTI = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+
+
+@pytest.mark.parametrize(
+    ("model", "text", "expected"),
+    [
+        ("", "Prefers pytest over unittest", True),
+        ("", "数据库迁移先在预发环境跑", False),
+        ("", "喜欢先看结论，再看细节", False),
+        ("", "Café crème à côté", True),  # Latin with accents
+        ("", "用 pytest 写测试", False),  # mostly Chinese by weight
+        ("", "Uses neovim with lazy.nvim; 配置在 dotfiles", True),  # mostly Latin
+        ("", "2023-08-14 12:00", True),  # no letters
+        ("", "Предпочитает короткие ответы", False),  # Cyrillic
+        ("", "", True),
+        ("sentence-transformers/all-MiniLM-L6-v2", "数据库迁移", False),
+        (MULTI, "数据库迁移先在预发环境跑", True),
+        ("intfloat/multilingual-e5-small", "Предпочитает", True),
+        ("BAAI/bge-m3", "数据库", True),
+        ("sentence-transformers/LaBSE", "数据库", True),
+        ("/models/xlm-roberta-tiny", "数据库", True),
+        ("sentence-transformers/all-mpnet-base-v2", "数据库", False),
+    ],
+)
+def test_reads(model: str, text: str, expected: bool) -> None:
+    assert reads(model, text) is expected
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ({"model_type": "xlm-roberta", "vocab_size": 250002}, True),
+        ({"model_type": "bert", "vocab_size": 119547}, True),  # multilingual BERT
+        ({"model_type": "bert", "vocab_size": 30522}, False),  # English BERT
+        ({"model_type": "XLM-RoBERTa", "vocab_size": 300}, True),
+        ([], False),
+    ],
+)
+def test_a_local_folder_says_by_its_config(tmp_path: Path, config: object, expected: bool) -> None:
+    folder = tmp_path / f"model-{len(str(config))}-{expected}"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps(config))
+    assert multilingual(str(folder)) is expected
+
+
+def test_a_missing_or_broken_folder_is_not_multilingual(tmp_path: Path) -> None:
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "config.json").write_text("{not json")
+    assert not multilingual(str(tmp_path / "broken"))
+    assert not multilingual(str(tmp_path / "absent"))
+
+
+def test_unread_share_counts_texts_with_letters() -> None:
+    texts = ["Prefers pytest", "数据库迁移", "喜欢先看结论", "Uses neovim", "2024-01-01"]
+    assert unread_share("", texts) == pytest.approx(2 / 4)
+    assert unread_share(MULTI, texts) == 0.0
+    assert unread_share("", []) == 0.0
+    assert unread_share("", ["123", "!!"]) == 0.0
+
+
+def test_the_notice_from_a_fifth_on_with_the_command() -> None:
+    english = ["Prefers pytest over unittest"] * 8
+    assert notice("", english + ["数据库迁移"]) is None  # 1 in 9: under a fifth
+    said = notice("", english[:4] + ["数据库迁移"])  # 1 in 5: a fifth
+    assert said is not None and SWITCH_COMMAND in said and "20%" in said
+    assert notice(MULTI, ["数据库迁移"] * 5) is None
+    assert NOTICE_SHARE == 0.2
