@@ -191,7 +191,7 @@ def mcp(
     if http is None:
         if token_file is not None:
             usage_error("--token-file: only with --http (stdio needs no token)")
-        from memcli.surfaces.mcp_server import serve
+        from memcli.surfaces.mcp_stdio import serve
 
         serve(env().workspace)
         return
