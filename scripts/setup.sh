@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Set up .venv with memcli and its dependencies (idempotent: silent and fast when done).
-# torch goes first as the CPU build: an unpinned torch would pull a multi-GB CUDA build.
+# torch goes first, the CPU build from the PyTorch CPU index where it answers (else the
+# default index, said so): an unpinned torch from PyPI would pull a multi-GB CUDA build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 stamp=".venv/.memcli-setup"
-want="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)"
+want="$(cat pyproject.toml scripts/setup.sh scripts/torch_source.py | sha256sum | cut -d" " -f1)"
 if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
   exit 0
 fi
@@ -19,9 +20,14 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip install --upgrade pip
 if ! .venv/bin/python -m pip show torch >/dev/null 2>&1; then
-  say "installing torch 2.13.0, the CPU build"
-  pip install torch==2.13.0
+  # the CPU index when it answers (MEMCLI_TORCH_INDEX overrides it), else the default
+  # index with one line saying so (scripts/torch_source.py)
+  { read -r said; read -r index_args; } < <(.venv/bin/python scripts/torch_source.py choose)
+  say "installing torch 2.13.0: $said"
+  # shellcheck disable=SC2086 - index_args is empty or two words
+  pip install torch==2.13.0 $index_args
 fi
+say "$(.venv/bin/python scripts/torch_source.py report)"
 say "installing memcli (editable) and its dependencies into .venv (minutes the first time)"
 # compat: a path in a .pth file, no import-hook finder in every process (start-up time);
 # setuptools calls that mode transitional in a 14-line warning that is not the user's business

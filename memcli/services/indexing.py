@@ -58,7 +58,6 @@ class IndexManager(IndexState):
         embedder_factory: Callable[[], Embedder],
         notify: Callable[[str], None] | None = None,
         query_factory: Callable[[], Embedder | None] | None = None,
-        after_bulk: Callable[[Embedder], None] | None = None,
         bm25: tuple[float, float] = (1.2, 0.75),
         key: Callable[[], bytes | None] | None = None,
     ) -> None:
@@ -72,7 +71,6 @@ class IndexManager(IndexState):
         self._embedder: Embedder | None = None
         self._query_factory = query_factory
         self._query: Embedder | None = None
-        self._after_bulk = after_bulk
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
         self.behind: str | None = None  # the writer that left the index behind (ensure)
@@ -348,5 +346,3 @@ class IndexManager(IndexState):
             cache.add(hashes[start : start + batch], embedder.embed(texts[start : start + batch]))
             if progress:
                 progress(min(start + batch, len(texts)), len(texts))
-        if embedder is self.embedder and self._after_bulk:
-            self._after_bulk(embedder)

@@ -20,13 +20,14 @@ from memcli.services.layers import HERE, NO_WORKSPACE, USER, Layer, unreadable
 def doctor(layers: Sequence[Layer], own: dict[str, Any]) -> dict[str, Any]:
     """`own` (the workspace's report, Memory.doctor) with `layer` and `layers`: the
     reports of the other layers read and of those named but not read; `ok` only when
-    every one is. `own` as it is when there are none (a single workspace)."""
+    every one is, `own_ok` whether the workspace itself is (a problem in the user layer
+    is that layer's, not the project's). `own` as it is when there are none."""
     found = [layer_report(layer) for layer in layers[1:]]
     found += unread(layers)
     if not found:
         return own
     ok = own["ok"] and all(report["ok"] for report in found)
-    return {**own, "layer": HERE, "layers": found, "ok": ok}
+    return {**own, "layer": HERE, "layers": found, "ok": ok, "own_ok": own["ok"]}
 
 
 def layer_report(layer: Layer) -> dict[str, Any]:

@@ -91,14 +91,41 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
             if entry.id not in now:
                 last[entry.id] = (entry, record)
     operations = {op["opid"]: op for op in history.operations()} if last else {}
-    return [
-        {
-            "id": entry_id, "text": entry.text, "type": entry.type, "file": record["file"],
-            "meta": dict(entry.meta), "t": record["t"], "line": record["_line"],
-            "kind": _how(record, entry_id, operations, store),
-        }
-        for entry_id, (entry, record) in last.items()
-    ]
+    found = []
+    for entry_id, (entry, record) in last.items():
+        kind = _how(record, entry_id, operations, store)
+        if kind == "lost" and _moved(entry, record, records, store):
+            continue  # the same entry under another id: its later edits are edits
+        found.append(
+            {
+                "id": entry_id, "text": entry.text, "type": entry.type,
+                "file": record["file"], "meta": dict(entry.meta), "t": record["t"],
+                "line": record["_line"], "kind": kind,
+            }
+        )
+    return found
+
+
+def _moved(entry: Entry, gone: dict, records: list[dict], store: Store) -> bool:
+    """Whether the memcli operation that took `entry` out of its file wrote its text,
+    under another id, into a file (`review reject` puts the person's version held in
+    archive.md back in place of the rewrite, under the rewritten entry's id): the entry
+    went on under that id, and nothing was lost when that one is edited later."""
+    opid = gone.get("opid")
+    if not opid:
+        return False
+    for record in records:
+        if record.get("opid") != opid:
+            continue
+        try:
+            before = store.history.get(record["prev"])
+            after = store.history.get(record["sha"])
+        except KeyError:
+            continue  # pruned
+        _, new = _around_change(before, after, record["file"], store.files)
+        if any(e.text == entry.text and e.id != entry.id for e in new.values()):
+            return True
+    return False
 
 
 def _gone(old: dict[str, Entry], new: dict[str, Entry]) -> list[Entry]:

@@ -101,12 +101,14 @@ class Runtime:
                 self._index = IndexManager(
                     self.store,
                     settings,
-                    functools.partial(_bulk_embedder, settings.model, settings.batch_size),
+                    functools.partial(
+                        _bulk_embedder,
+                        settings.model,
+                        settings.batch_size,
+                        self.prepare_steps if settings.onnx else None,
+                    ),
                     notify=self.notify,
                     query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
-                    after_bulk=functools.partial(
-                        _export_after_bulk, settings.model, settings.onnx, self.prepare_steps
-                    ),
                     bm25=bm25,
                     key=functools.partial(local_key, self.env),
                 )
@@ -222,10 +224,21 @@ def notice_stderr(message: str) -> None:
     print(f"notice: {message}", file=sys.stderr)
 
 
-def _bulk_embedder(model: str, batch_size: int) -> Embedder:
+def _bulk_embedder(
+    model: str, batch_size: int, report: Callable[[int, int, str], None] | None
+) -> Embedder:
+    """sentence-transformers, and with `report` (the ONNX export is on) the one-time
+    export made first if it is missing: its first step is said before torch loads, so a
+    first run in a fresh cache is not silent while torch imports (issue 37), and the
+    queries after it take the fast path."""
     from memcli.index.embedder import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(model, batch_size)
+    embedder = SentenceTransformerEmbedder(model, batch_size)
+    if report is not None:
+        from memcli.index import onnx_embedder
+
+        onnx_embedder.export(model, embedder, report)  # at once when it is there
+    return embedder
 
 
 def _fast_query(model: str, onnx: bool) -> Embedder | None:
@@ -240,12 +253,3 @@ def _fast_query(model: str, onnx: bool) -> Embedder | None:
         return onnx_embedder.OnnxEmbedder(model_id, model)
     except Exception:  # noqa: BLE001 - a broken export: use torch instead
         return None
-
-
-def _export_after_bulk(
-    model: str, onnx: bool, report: Callable[[int, int, str], None], embedder: Embedder
-) -> None:
-    if onnx:
-        from memcli.index import onnx_embedder
-
-        onnx_embedder.export(model, embedder, report)

@@ -71,6 +71,8 @@ __all__ = [
 
 BOM = "\ufeff"
 _ITEM_RE = re.compile(r"^(?P<marker>[-*+][ \t]+)(?P<rest>.*)$")
+#: a metadata comment opened and not closed on its line (`- text <!-- id=x kw=a`)
+_UNCLOSED_META_RE = re.compile(r"<!--\s*[A-Za-z_][\w-]*=(?!.*-->)")
 _START = attrgetter("start_line")
 _LINE = attrgetter("line")
 
@@ -233,6 +235,8 @@ class _Run:
                 continue
             item = _ITEM_RE.match(content) if content[:1] in ("-", "*", "+") else None
             if not item:
+                if current_section and _prose_starts(content, raw):
+                    self.problems.append(_not_an_entry(filename, i + 1))
                 raw.append(line)
                 i += 1
                 continue
@@ -330,6 +334,30 @@ class _TooLong(ValueError):
     """An entry above MAX_ENTRY_CHARS: kept as raw lines, left out of reads and the index."""
 
 
+def _prose_starts(content: str, raw: list[str]) -> bool:
+    """Whether `content` starts a paragraph of plain text (a sentence, a numbered item)
+    in a section of entries: kept as written, but no entry (DESIGN 1.1)."""
+    if not content[:1].isalnum():  # indented, blank, a comment, a table, a quote, …
+        return False
+    before = _strip_eol(raw[-1]) if raw else ""
+    return not before[:1].isalnum()  # the paragraph's first line only
+
+
+def _not_an_entry(filename: str, line_no: int) -> ParseError:
+    """The warning for a line of plain text under a `##` section (issue 37): read as
+    prose, kept byte for byte, never searched; the entries around it are read."""
+    warning = ParseError(
+        filename,
+        line_no,
+        "this line is plain text, not a list item: it is kept but is no entry (never "
+        "searched or injected)",
+        hint="start it with `- ` to make it an entry, or move it above the first `##` "
+        "section if it is a note about the file",
+    )
+    warning.skipped = warning.blocks_writes = False
+    return warning
+
+
 def _check_size(entry_lines: list[str], marker: str) -> None:
     """Raise _TooLong when the item's text is above MAX_ENTRY_CHARS (only asked for items
     whose lines are that long: the text is never longer than its lines)."""
@@ -371,6 +399,11 @@ def _read_text_and_meta(
     meta: dict[str, str] = {}
     soft: str | None = None
     start, body = _trailing_comment(first)
+    if body is None and _UNCLOSED_META_RE.search(first):  # never the entry's text
+        raise ValueError(
+            "its metadata comment is not closed: `-->` must end the line (the entry is "
+            "left out until it is)"
+        )
     if body is not None:
         parsed = parse_meta(body)
         if parsed is not None:

@@ -128,7 +128,7 @@ def run(workspace_flag: str | None, args: list[str], stdin_text: str | None = No
         sys.stdout.flush()
         os._exit(0)  # the worker may be stuck in a read or a model load
     out, err = result[0]
-    sys.stdout.write(out)
+    emit(sys.stdout, out)
     sys.stderr.write(err)
     return 0
 
@@ -394,11 +394,30 @@ def fitted_output(event_name: str, block: str, limit: int) -> tuple[str, int]:
 
 
 def hook_output(event_name: str, block: str) -> str:
-    """Claude Code's JSON answer adding `block` to the context."""
-    from memcli.surfaces.protocol import dumps_wire
-
+    """Claude Code's JSON answer adding `block` to the context: its characters as they
+    are (a model reads 喜欢 better than \\u559c\\u6b22, and it is shorter), only quotes,
+    backslashes and control characters escaped; written to stdout as UTF-8 (`emit`)."""
     answer = {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": block}}
-    return dumps_wire(answer) + "\n"
+    try:
+        from _json import encode_basestring, make_encoder
+    except ImportError:  # an interpreter without the C accelerator
+        import json
+
+        return json.dumps(answer, ensure_ascii=False) + "\n"
+    encode = make_encoder({}, str, encode_basestring, None, ": ", ", ", False, False, True)
+    return "".join(encode(answer, 0)) + "\n"
+
+
+def emit(stream: Any, text: str) -> None:
+    """Write `text` to `stream` as UTF-8 whatever its locale says (a hook's host reads
+    UTF-8 JSON); a character UTF-8 cannot carry (a lone surrogate) as `\\u` escape."""
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(text)
+        return
+    stream.flush()
+    buffer.write(text.encode("utf-8", errors="backslashreplace"))
+    buffer.flush()
 
 
 def loads(text: str) -> Any:

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -40,7 +42,14 @@ SearchMode = Literal[MODES]  # type: ignore[valid-type]
 #: the built-in types an agent may search for (episode: notes of `memcli log`); a
 #: workspace's server adds those its `[files]` declares
 SEARCH_TYPES = (
-    "preference", "fact", "pattern", "reflection", "correction", "skill", "lesson", "episode"
+    "preference",
+    "fact",
+    "pattern",
+    "reflection",
+    "correction",
+    "skill",
+    "lesson",
+    "episode",
 )
 #: the built-in types an agent may add (reflections come from `memcli reflect`)
 ADD_TYPES = ("preference", "fact", "pattern", "correction", "skill", "lesson")
@@ -55,6 +64,9 @@ MemoryKey = Annotated[
     ),
 ]
 
+
+#: a wait for the model shorter than this goes unmentioned in a tool's result
+NOTICE_AFTER = 0.5
 
 #: (readOnlyHint, destructiveHint, idempotentHint) of each tool
 ANNOTATIONS: dict[str, tuple[bool, bool, bool]] = {
@@ -139,17 +151,38 @@ def plain_logging() -> None:
     logging.getLogger("mcp").setLevel(logging.WARNING)  # its INFO lines are not for people
 
 
-def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
+def build_server(  # noqa: ANN201 - MCPServer
+    workspace: str | Path | None, ready: Callable[[], float] | None = None
+):
+    """The server of `workspace`'s memory. `ready` (memcli.surfaces.mcp_stdio.Warm.wait)
+    blocks a call until the model readied in the background is, and says how many
+    seconds it waited: a tool's result then says so (`waited`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     from memcli.surfaces.mcp_layers import add_layer_resources, read_for_model
 
+    waits = threading.local()
+
     def memory() -> Memory:
+        waited = ready() if ready is not None else 0.0
+        if waited >= NOTICE_AFTER:
+            waits.notice = (
+                f"this first call waited {waited:.1f} s for the embedding model to load "
+                "(it loads once, when the server starts)"
+            )
         return shared_memory(workspace)
 
+    def noted(answer: dict[str, Any]) -> dict[str, Any]:
+        """The answer, with the notice of a wait for the model when this call waited."""
+        notice = getattr(waits, "notice", None)
+        if notice:
+            waits.notice = None
+            return {**answer, "notice": notice}
+        return answer
+
     try:
-        files = memory().store.files
+        files = shared_memory(workspace).store.files
     except MemcliError:  # a bad [files]: every tool call says what is wrong
         from memcli.core.registry import BUILTIN as files
     declared = tuple(t for t in files.types if t not in SEARCH_TYPES)
@@ -236,11 +269,13 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
             min_score=min_relevance_score,
         )
         hits = call(operations.search, memory(), request)
-        return {
-            "total_found": len(hits),
-            "results": [_result(h) for h in hits],
-            "search_strategy_used": search_mode,
-        }
+        return noted(
+            {
+                "total_found": len(hits),
+                "results": [_result(h) for h in hits],
+                "search_strategy_used": search_mode,
+            }
+        )
 
     @server.tool(
         description="Everything about one memory (text, metadata, access counts).",
@@ -309,7 +344,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
                 "a correction, a pin or an importance of 0.9 or more waits for the user "
                 "to confirm it (memcli review)"
             )
-        return answer
+        return noted(answer)
 
     @server.tool(
         description=(
@@ -347,7 +382,7 @@ def build_server(workspace: str | Path | None):  # noqa: ANN201 - MCPServer
         }
         if any(hasattr(c, "layer") for c in packed.chosen):  # several layers were read
             answer["layers"] = {c.entry.id: c.layer for c in packed.chosen}
-        return answer
+        return noted(answer)
 
     @server.tool(
         description=(
@@ -440,11 +475,3 @@ def _result(hit: Any) -> dict[str, Any]:
         "keywords": entry.keywords,
         "metadata": {**entry.meta, "file": entry.file, "line": entry.line},
     }
-
-
-def serve(workspace: str | Path | None) -> None:
-    """Run the MCP server on stdio until the client disconnects."""
-    plain_logging()
-    memory = shared_memory(workspace)
-    memory.ready()
-    build_server(workspace).run("stdio")

@@ -22,6 +22,9 @@ def test_config_list_get_set(workspace: Path, runner: CliRunner, tmp_path: Path)
 
     listed = envelope(run("list", "--json").stdout)
     assert listed["search.limit"] == 7 and "inject.max_tokens" in listed
+    alone = run()  # `memcli config` alone: the settings, as `config list` prints them
+    assert alone.exit_code == 0 and alone.stdout == run("list").stdout
+    assert "search.limit = 7" in alone.stdout
     assert run("get", "search.limit").stdout.strip() == "7"
     assert run("set", "search.limit", "12").exit_code == 0
     text = toml.read_text()

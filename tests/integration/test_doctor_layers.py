@@ -71,7 +71,13 @@ ROWS = [
     (
         _user_duplicate,
         1,
-        ["(user) duplicate: id mu1 at memory.md:", "(user) index: none yet"],
+        [
+            "(user) duplicate: id mu1 at memory.md:",
+            "(user) index: none yet",
+            "(project) {project}: ok",  # the user layer's problem is not the project's
+            "(user) {user}: needs attention",
+            "needs attention: the user layer",
+        ],
         ["user"],
     ),
     (
@@ -110,13 +116,18 @@ def test_doctor_checks_each_layer_naming_it(
     runner = CliRunner()
     done = invoke(runner, project, "doctor")
     assert done.exit_code == code, done.output
-    out = done.stdout.replace(str(_user().resolve()), "{user}")
-    for line in lines:
-        assert any(text.startswith(line) for text in out.splitlines()), (line, out)
+    def named(text: str) -> str:
+        return text.replace(str(_user().resolve()), "{user}").replace(str(project), "{project}")
+
+    out, err = named(done.stdout), named(done.stderr)
+    for line in lines:  # stdout, or stderr (as `error: …`)
+        said = out.splitlines() + [t.removeprefix("error: ") for t in err.splitlines()]
+        assert any(text.startswith(line) for text in said), (line, out, err)
     if layers is None:  # one workspace: no line names a layer
         assert "(project)" not in out and "(user)" not in out
     else:  # every finding names its layer
         assert all(text.startswith("(") for text in out.splitlines()), out
+        assert "(project) {project}: ok" in out  # the project is clean in every row
     report = json.loads(invoke(runner, project, "doctor", "--json").stdout)["data"]
     assert [one["layer"] for one in report.get("layers", [])] == (layers or [])
     assert report["ok"] is (code == 0)

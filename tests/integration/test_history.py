@@ -108,8 +108,13 @@ def test_undo_takes_back_the_last_operation_and_keeps_later_edits(
     second = mem.add("Prefers tabs of four spaces in Go code").entry
     with memory.open("a") as handle:  # a hand edit after both
         handle.write("- Hand-written after the adds\n")
-    refused = runner.invoke(app, ["-w", str(workspace), "undo"])  # a pipe: must say --yes
-    assert refused.exit_code == 1 and "--yes" in refused.output
+    before = memory.read_text()
+    preview = runner.invoke(app, ["-w", str(workspace), "undo"])  # a pipe: a preview
+    assert preview.exit_code == 0, preview.output
+    assert "preview: nothing was changed" in preview.stderr and "--yes" in preview.stderr
+    assert "error" not in preview.output and "+- Hand-written" not in preview.stdout
+    assert "-- Hand-written after the adds" in preview.stdout  # the diff it would apply
+    assert memory.read_text() == before
     result = runner.invoke(app, ["-w", str(workspace), "undo", "--yes"])  # the hand save
     assert result.exit_code == 0 and "undid hand edit" in result.output, result.output
     text = memory.read_text()

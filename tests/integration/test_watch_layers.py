@@ -51,6 +51,9 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
     project = tmp_path / "project"
     for root in (user, project):
         init_workspace(root)
+    with (user / "memory.md").open("a") as handle:  # the user layer holds entries already
+        handle.write("- Drinks green tea\n- Lives in Leipzig\n")
+    for root in (user, project):
         Memory(root, notify=lambda m: None).index()
     said: list[str] = []
     service = WatchService(project, log=said.append)
@@ -58,6 +61,8 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
     service.start()
     try:
         assert service.status()["layers"]["user"]["workspace"] == str(user.resolve())
+        # its real count, though no batch of the watcher's own indexed it (issue 37)
+        assert service.status()["layers"]["user"]["entries"] == 2
         manager = _user_manager(service)
         memory = user / "memory.md"
         memory.write_text(memory.read_text() + f"- {NEW}\n")  # a hand edit
@@ -65,6 +70,7 @@ def test_the_watcher_indexes_the_user_layer_and_follows_the_layer_list(
         assert manager.is_current(manager.read_manifest())  # the watcher indexed it
         status = _cli(project, "watch", "--status")  # the real command shows the layer
         assert status["layers"]["user"]["last_batch"]["added"] == 1
+        assert status["layers"]["user"]["entries"] == 3
 
         synced: list[object] = []
         real_sync = manager.sync

@@ -65,6 +65,8 @@ def test_claude_code_project_merges_and_uninstall_restores(tmp_path: Path) -> No
     assert dry.returncode == 0, dry.stderr
     assert '+        "UserPromptSubmit"' in dry.stdout or "UserPromptSubmit" in dry.stdout
     assert settings.read_text() == original  # a dry run writes nothing
+    said = dry.stdout + dry.stderr  # what it would do, not what it did (issue 37)
+    assert "would add the UserPromptSubmit hook" in said and "added the" not in said
 
     done = memcli("install", "claude-code", "--project", cwd=project, home=home)
     assert done.returncode == 0, done.stderr
@@ -231,3 +233,18 @@ def test_installed_claude_code_hooks_end_to_end(tmp_path: Path) -> None:
     (project / "memory.md").write_bytes(good)
     assert run("Stop", {**common, "hook_event_name": "Stop"}).returncode == 0
     assert any("Tuesdays" in e.text for e in Memory(project).entries() if e.source == session)
+
+
+@pytest.mark.parametrize(
+    ("did", "dry"),
+    [
+        ("added the Stop hook: memcli hook stop", "would add the Stop hook: memcli hook stop"),
+        ("removed the MCP server 'memcli'", "would remove the MCP server 'memcli'"),
+        ("updated [mcp_servers.memcli]", "would update [mcp_servers.memcli]"),
+        ("moved something", "would have: moved something"),  # a verb it does not know
+    ],
+)
+def test_a_dry_run_says_what_it_would_do(did: str, dry: str) -> None:
+    from memcli.surfaces.cli.commands.setup import would
+
+    assert would(did) == dry

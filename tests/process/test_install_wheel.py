@@ -49,7 +49,8 @@ def test_the_wheel_installs_a_working_memcli(
     with zipfile.ZipFile(wheel) as archive:
         carried = [n for n in archive.namelist() if not n.startswith("memcli-0")]
     modules = {p.relative_to(ROOT).as_posix() for p in (ROOT / "memcli").rglob("*.py")}
-    assert set(carried) == modules  # every module of the package, nothing else (tests/, bench/)
+    data = {"memcli/surfaces/mcp_snapshot.json"}  # what `memcli mcp` answers at once
+    assert set(carried) == modules | data  # the package, nothing else (tests/, bench/)
 
     venv = tmp_path / "tool"
     assert run(sys.executable, "-m", "venv", "--without-pip", str(venv)).returncode == 0

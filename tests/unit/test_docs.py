@@ -67,7 +67,8 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("page", ["docs/reference/cli.md", "docs/reference/mcp.md",
-                                  "docs/reference/settings.md", "docs/reference/modules.md"])  # fmt: skip
+                                  "docs/reference/settings.md", "docs/reference/modules.md",
+                                  "memcli/surfaces/mcp_snapshot.json"])  # fmt: skip
 def test_generated_pages_are_current(page: str) -> None:
     from memcli.surfaces import docgen
 
@@ -212,8 +213,10 @@ def test_help_texts_cite_nothing_the_repository_lacks() -> None:
     ("docstring", "line"),
     [
         ("Planning `compress` (DESIGN §5): the steps.", "Planning `compress`: the steps."),
-        ("What may fade (DESIGN §5.1, §5.5): the seed 002 retention curve.",
-         "What may fade: the retention curve."),
+        (
+            "What may fade (DESIGN §5.1, §5.5): the seed 002 retention curve.",
+            "What may fade: the retention curve.",
+        ),
         ("Extract (DESIGN §7, mem0 style): ADD or NOOP.", "Extract (mem0 style): ADD or NOOP."),
         ("Keywords (seed 001 §3.2, offline).", "Keywords (offline)."),
         ("Credentials (issue 14 §6): keys.", "Credentials: keys."),
@@ -226,3 +229,21 @@ def test_the_module_map_leaves_outside_citations_out(docstring: str, line: str) 
     from memcli.surfaces.docgen.modules import _scrub, first_sentence
 
     assert _scrub(first_sentence(docstring)) == line
+
+
+def test_readme_tool_installs_end_on_path_and_say_what_to_do_offline() -> None:
+    """Issue 37 item 2: each tool install in the README is followed by the step that puts
+    `memcli` on PATH, the fallback without download.pytorch.org is there (both tools),
+    and the size of the environment is said."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    install = readme[readme.index("## Install") : readme.index("## The first ten minutes")]
+    lines = [line.strip() for line in install.splitlines()]
+    for tool, on_path in (
+        ("pipx install", "pipx ensurepath"),
+        ("uv tool install", "uv tool update-shell"),
+    ):
+        at = next(i for i, line in enumerate(lines) if line.startswith(tool))
+        assert lines[at + 1] == on_path, (tool, lines[at : at + 2])
+    assert '`pipx install . --pip-args="--find-links DIR"`' in install
+    assert "`uv tool install --find-links DIR .`" in install
+    assert re.search(r"about \d+(\.\d)? GB \(`du -sh \.venv`", install)

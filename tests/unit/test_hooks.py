@@ -124,8 +124,15 @@ def test_answer_stays_under_the_host_limit() -> None:
     with their continuation lines, and a heading left empty), never its wrapper."""
     entries = [f"- Fact number {i} " + "x" * 80 for i in range(200)]
     block = "\n".join(
-        ["<memory>", "## Known Facts", *entries[:150], "## Skills", *entries[150:],
-         "  a continuation line", "</memory>"]
+        [
+            "<memory>",
+            "## Known Facts",
+            *entries[:150],
+            "## Skills",
+            *entries[150:],
+            "  a continuation line",
+            "</memory>",
+        ]
     )
     out, left_out = hooks.fitted_output("SessionStart", block, hooks.HOST_OUTPUT_CHARS)
     assert 0 < len(out) <= hooks.HOST_OUTPUT_CHARS and left_out > 50
@@ -139,6 +146,35 @@ def test_answer_stays_under_the_host_limit() -> None:
         hooks.hook_output("UserPromptSubmit", small),
         0,
     )
-    cjk = "<memory>\n" + "\n".join(f"- 偏好第{i}条" + "记" * 40 for i in range(60)) + "\n</memory>"
+    cjk = "<memory>\n" + "\n".join(f"- 偏好第{i}条" + "记" * 40 for i in range(300)) + "\n</memory>"
     out, left_out = hooks.fitted_output("UserPromptSubmit", cjk, hooks.HOST_OUTPUT_CHARS)
     assert len(out) <= hooks.HOST_OUTPUT_CHARS and left_out and json.loads(out)
+
+
+@pytest.mark.parametrize(
+    ("text", "spelled"),
+    [
+        ("喜欢用中文讨论架构设计", "喜欢用中文讨论架构设计"),  # as it is, not \\u559c…
+        ("café ☕ naïve", "café ☕ naïve"),
+        ('a "quoted" \\ path', '\\"quoted\\" \\\\ path'),  # JSON's own escapes stay
+        ("bell\x07 tab\t", "bell\\u0007 tab\\t"),  # control characters escaped
+    ],
+)
+def test_hook_output_keeps_the_characters_it_can(text: str, spelled: str) -> None:
+    out = hooks.hook_output("UserPromptSubmit", f"<memory>\n- {text}\n</memory>")
+    assert spelled in out and out.endswith("}\n") and "\n" not in out[:-1]
+    assert json.loads(out)["hookSpecificOutput"]["additionalContext"] == (
+        f"<memory>\n- {text}\n</memory>"
+    )
+
+
+def test_the_answer_is_written_as_utf8_whatever_the_locale() -> None:
+    import io
+
+    raw = io.BytesIO()
+    stream = io.TextIOWrapper(raw, encoding="ascii")  # LANG=C on an older Python
+    hooks.emit(stream, hooks.hook_output("SessionStart", "- 喜欢 pytest"))
+    assert (
+        json.loads(raw.getvalue().decode("utf-8"))["hookSpecificOutput"]["additionalContext"]
+        == "- 喜欢 pytest"
+    )

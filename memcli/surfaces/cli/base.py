@@ -300,15 +300,19 @@ def show(data: dict[str, Any], json_out: bool, explain: bool = False, pager: boo
 
 
 def confirmed(yes: bool, json_out: bool, what: str, question: str) -> bool:
-    """Whether to apply: --yes, or a person said so on a terminal; never silently in a
-    pipe or for --json (an error naming --yes)."""
+    """Whether to apply: --yes, or a person said so on a terminal. Never silently in a
+    pipe: there what was shown is a preview (a note says so, exit 0); for --json, whose
+    reader sees no note, an error naming --yes."""
     if yes:
         return True
-    if not (sys.stdin.isatty() and env().stdout.isatty()) or json_out:
+    if json_out:
         raise MemcliError(
             f"{what} was not applied: pass --yes to apply it (nothing was changed)",
             hint="--dry-run shows the plan without this message",
         )
+    if not (sys.stdin.isatty() and env().stdout.isatty()):
+        render.note(f"preview: nothing was changed (no terminal to ask); --yes applies the {what}")
+        return False
     if typer.confirm(question, default=False):
         return True
     render.info("nothing was changed")

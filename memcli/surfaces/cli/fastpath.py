@@ -155,6 +155,10 @@ def answered(env: Env) -> int | None:
         from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
 
         return hooks.run(env.workspace, env.rest)
+    if env.command == "mcp" and not env.rest:  # stdio: answers `initialize` at once
+        from memcli.surfaces import mcp_stdio
+
+        return mcp_stdio.run_here(env.workspace)
     call = served_call(env)
     if call is None:
         return None
@@ -188,7 +192,7 @@ def main() -> None:
     import gc
 
     env = Env(sys.argv[1:])
-    if env.command != "hook":
+    if env.command not in ("hook", "mcp"):
         # a served command or an in-process search answers once and ends: its few cycles
         # die with it, while one collection of the start-up's objects costs ≈ 0.7 ms
         # (the first full collection falls during a served command's imports)

@@ -170,7 +170,16 @@ class LayerWatch:
         """`{"layers": {name: its status}}` while another layer is read, else nothing
         (a single workspace's status stays as it was)."""
         items = list(self.observed.values())
-        return {"layers": {item.name: item.status() for item in items}} if items else {}
+        if not items:
+            return {}
+        with self.service.lock, contextlib.suppress(MemcliError, OSError):
+            layers = self._layers()
+            for item in items:  # counted now: a layer a search indexed had no batch here
+                layer = layers.get(item.root)
+                if layer is not None and not item.blocked:
+                    with contextlib.suppress(MemcliError, OSError):
+                        item.entries = layer.memory.index_manager.count()
+        return {"layers": {item.name: item.status() for item in items}}
 
     def stop(self) -> None:
         with self._ticking:

@@ -19,7 +19,7 @@ from memcli.surfaces.docgen.markdown import REGENERATE
 def pages() -> dict[str, Callable[[], str]]:
     """Each generated page (its path under the repository) and the function writing it."""
     from memcli.surfaces.docgen.cli import cli_page
-    from memcli.surfaces.docgen.mcp import mcp_page
+    from memcli.surfaces.docgen.mcp import mcp_page, snapshot_page
     from memcli.surfaces.docgen.modules import modules_page
     from memcli.surfaces.docgen.settings import settings_page
 
@@ -28,6 +28,7 @@ def pages() -> dict[str, Callable[[], str]]:
         "docs/reference/mcp.md": mcp_page,
         "docs/reference/settings.md": settings_page,
         "docs/reference/modules.md": modules_page,
+        "memcli/surfaces/mcp_snapshot.json": snapshot_page,  # for memcli.surfaces.mcp_stdio
     }
 
 

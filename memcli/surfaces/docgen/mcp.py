@@ -89,3 +89,89 @@ def _type(prop: dict[str, Any]) -> str:
     bounds = [f"{word} {prop[key]}" for key, word in (("minimum", "≥"), ("maximum", "≤"))
               if key in prop]  # fmt: skip
     return kind + (f" ({', '.join(bounds)})" if bounds else "")
+
+
+def snapshot_page() -> str:
+    """memcli/surfaces/mcp_snapshot.json: what the server answers to `initialize` and
+    `tools/list` in each protocol version with a handshake, for the stdio front that
+    answers them before the server is built (memcli.surfaces.mcp_stdio)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    versions = {}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        answers = _answers(
+            [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": version,
+                        "capabilities": {},
+                        "clientInfo": {"name": "docgen", "version": "0"},
+                    },
+                },
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            ]
+        )
+        if "result" in answers.get(1, {}) and "result" in answers.get(2, {}):
+            versions[version] = {
+                "initialize": answers[1]["result"],
+                "tools/list": answers[2]["result"],
+            }
+    snapshot = {"generated": REGENERATE, "versions": versions}
+    return json.dumps(snapshot, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+
+
+def _answers(messages: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """The server's answers (by id) to `messages`, sent over its stdio transport as a
+    host sends them, each request once the one before is answered, and read byte for
+    byte as the server writes them."""
+    import threading
+
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    from memcli.surfaces.mcp_server import build_server
+
+    server = build_server("WORKSPACE")
+    low = server._lowlevel_server  # noqa: SLF001 - as MCPServer.run_stdio_async does
+    answered: dict[Any, dict[str, Any]] = {}
+    changed = threading.Condition()
+
+    class Host:  # the host's end: readline (the server's stdin) and write (its stdout)
+        def __init__(self) -> None:
+            self.waiting: list[Any] = []
+
+        def readline(self) -> str:
+            with changed:  # the request before answered first (at most 60 s)
+                changed.wait_for(lambda: all(i in answered for i in self.waiting), 60)
+            if not messages:
+                return ""
+            message = messages.pop(0)
+            if "id" in message:
+                self.waiting.append(message["id"])
+            return json.dumps(message) + "\n"
+
+        def write(self, text: str) -> int:
+            for line in text.splitlines():
+                if line.strip():
+                    answer = json.loads(line)
+                    with changed:
+                        answered[answer.get("id")] = answer
+                        changed.notify_all()
+            return len(text)
+
+        def flush(self) -> None:
+            pass
+
+    host = Host()
+
+    async def main() -> None:
+        streams = stdio_server(anyio.wrap_file(host), anyio.wrap_file(host))
+        async with streams as (read_stream, write_stream):
+            await low.run(read_stream, write_stream, low.create_initialization_options())
+
+    anyio.run(main)
+    return answered

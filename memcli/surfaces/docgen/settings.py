@@ -104,6 +104,8 @@ MEANINGS: dict[str, str] = {
 #: every MEMCLI_* variable memcli reads besides MEMCLI_<SECTION>_<KEY>: name -> meaning
 VARIABLES: dict[str, str] = {
     "MEMCLI_WORKSPACE": "the workspace, unless `--workspace` names one",
+    "MEMCLI_TORCH_INDEX": "`scripts/setup.sh`: the index it takes torch's CPU build from, "
+    "when it answers (default https://download.pytorch.org/whl/cpu)",
     "MEMCLI_NO_DAEMON": "any non-empty value: never ask a running `memcli watch`; work in-process",
     "MEMCLI_NO_QUICK": "any non-empty value: run `search` through the full CLI, not the quick path "
     "(same output; for debugging)",

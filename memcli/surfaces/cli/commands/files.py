@@ -98,7 +98,7 @@ def _show(report: dict[str, Any], tag: str, own: bool) -> None:
             f"{tag}an editor wrote bytes late into {item}: "
             f"`{cli} doctor` merges them back"
         )
-    if report["ok"]:
+    if report.get("own_ok", report["ok"]):  # the workspace's own, whatever its layers
         render.info(f"{tag}{report['workspace']}: ok")
     else:
         render.error(f"{tag}{report['workspace']}: needs attention (the problems above)")
@@ -199,5 +199,9 @@ def doctor(json_out: bool = JsonOpt) -> None:
     else:  # while several layers are read, each line names its layer
         for one in [report, *report.get("layers", ())]:
             _show(one, f"({one['layer']}) " if "layer" in one else "", one is report)
+        sick = [one["layer"] for one in report.get("layers", ()) if not one["ok"]]
+        if sick and not report["ok"]:  # which layers the exit code is about
+            here = [] if report["own_ok"] else [report["layer"]]
+            render.error(f"needs attention: the {', '.join(here + sick)} layer(s)")
     if not report["ok"]:
         raise typer.Exit(ExitCode.ERROR)

@@ -25,10 +25,17 @@ if TYPE_CHECKING:
 
 config_app = typer.Typer(
     cls=HelpGroup,
-    help="The settings in effect; edit memcli.toml or your config.toml.",
-    no_args_is_help=True,
+    help="The settings in effect (alone: `config list`); edit memcli.toml or your config.toml.",
+    invoke_without_command=True,
 )
 app.add_typer(config_app, name="config")
+
+
+@config_app.callback()
+def config_main(ctx: typer.Context) -> None:
+    """`memcli config` alone lists the settings in effect, as `memcli config list` does."""
+    if ctx.invoked_subcommand is None:
+        config_list(no_pager=False, json_out=False)
 
 
 @config_app.command("list")
@@ -242,7 +249,7 @@ def mcp(
     if http is None:
         if token_file is not None:
             usage_error("--token-file: only with --http (stdio needs no token)")
-        from memcli.surfaces.mcp_server import serve
+        from memcli.surfaces.mcp_stdio import serve
 
         serve(env().workspace)
         return
@@ -313,7 +320,7 @@ def _show_plan(plan: Plan, dry_run: bool, remove: bool) -> None:
         if dry_run and change.changed:
             render.diff(change.diff())
         for line in change.did:
-            render.info(f"{change.path}: {line}")
+            render.info(f"{change.path}: {would(line) if dry_run else line}")
         if not change.did:
             state_ = "nothing of memcli's there" if remove else "already set up"
             render.info(f"{change.path}: {state_}")
@@ -321,6 +328,16 @@ def _show_plan(plan: Plan, dry_run: bool, remove: bool) -> None:
         render.note(note)
     if dry_run:
         render.note("dry run: nothing was written")
+
+
+#: how a dry run says what install or uninstall did (memcli.surfaces.install's verbs)
+WOULD = {"added": "would add", "removed": "would remove", "updated": "would update"}
+
+
+def would(line: str) -> str:
+    """`line` of what a change did, as a dry run says it ("would add …", not "added …")."""
+    verb, _, rest = line.partition(" ")
+    return f"{WOULD[verb]} {rest}" if verb in WOULD else f"would have: {line}"
 
 
 def _ready_for_hooks() -> None:
