@@ -6,7 +6,7 @@ enough relevant material, nothing unrelated fills a block, and how long a whole
 
 For the sample workspace and a generated one, over budgets 100..8000 and many contexts
 (plus no context): the largest overshoot (goal: 0 tokens); the mean utilization where
-the entries that may go into the block (pinned, corrections, profile entries, and
+the entries that may go into the block (pinned, profile entries, relevant corrections and
 entries above the relevance floor for that context; every entry without context) hold
 ≥ 1.2 × the budget (goal: ≥ 97%); what fills the block for off-topic contexts ("what's
 the capital of Peru"); the cosine similarities the relevance floor was chosen from; and
@@ -64,8 +64,8 @@ def percentile(values: list[float], q: float) -> float:
 
 def eligible_tokens(mem: Memory, context: str | None, counter) -> int:  # noqa: ANN001
     """Tokens of the entries that may go into a block for `context` (as
-    memcli.logic.inject.context_candidates decides: pinned, corrections, profile
-    entries, entries above the relevance floor)."""
+    memcli.logic.inject_choice.context_candidates decides: pinned, profile entries,
+    entries above the relevance floor, corrections among them)."""
     if context is None:
         entries = mem.entries()
     else:
@@ -77,14 +77,13 @@ def eligible_tokens(mem: Memory, context: str | None, counter) -> int:  # noqa: 
             h.entry
             for h in hits
             if h.entry.pinned
-            or h.entry.type == "correction"
             or is_profile(h.entry, cfg)
             or is_relevant(h.components["semantic"], h.components["keyword"], mode, cfg)
         ]
         entries += [
             e
             for e in mem.entries()
-            if e.id not in found and (e.pinned or e.type == "correction" or is_profile(e, cfg))
+            if e.id not in found and (e.pinned or is_profile(e, cfg))
         ]
     return counter.count(render_block([], "markdown")) + sum(
         counter.count_many([render_item(e, "markdown") for e in entries])

@@ -25,9 +25,6 @@ from memcli.index.tokenize import STOP_WORDS
 if TYPE_CHECKING:
     from memcli.logic.search import Hit
 
-#: parts searched besides the whole prompt (each is one more search, and its embedding
-#: costs about what the prompt's own does)
-MAX_PARTS = 3
 #: hits taken from the search for a part: a part contributes its best few
 PART_LIMIT = 50
 #: only the start of a long context is split: the prompt comes first in a hook's context
@@ -62,7 +59,7 @@ _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
-def prompt_parts(text: str, max_parts: int = MAX_PARTS) -> list[str]:
+def prompt_parts(text: str, max_parts: int) -> list[str]:
     """The things `text` names, each worth a search of its own besides the whole: its
     noun phrases, then its clauses (when it has more than one); each once (case aside),
     none equal to the whole, none without a content word; at most `max_parts`, from the

@@ -93,7 +93,7 @@ def candidates(
     if context is not None and context.strip():
         mode = check_mode(rt.settings.search.mode)
         # the whole context, then each thing its prompt names (memcli.logic.prompts)
-        parts = prompt_parts(context)
+        parts = prompt_parts(context, cfg.prompt_parts)
         if parts and mode != "keyword":
             prefetch(rt, [context, *parts] if len(context) <= SPLIT_CHARS else parts)
         searches = [(context, search(context, types=types, limit=10_000, touch=False))]

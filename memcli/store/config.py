@@ -94,6 +94,9 @@ class InjectSettings:
     #: preferences this important apply to every conversation (a correction goes into a
     #: block only where it is relevant)
     profile_importance: float = 0.9
+    #: things a task prompt names (noun phrases, clauses) searched besides the whole
+    #: prompt, each one more search (0: the whole prompt only)
+    prompt_parts: int = 3
 
 
 #: [llm] provider values (memcli.adapters.llm): none, an OpenAI-compatible endpoint, a

@@ -128,14 +128,16 @@ def test_a_task_prompt_gets_each_things_lessons_and_hi_no_correction(workspace: 
     assert correction in (workspace / "memory.md").read_text()
 
     prompt = "Add an index to the invoices table and write a migration for it"
-    result = run_hook("user-prompt-submit", prompt_payload(workspace, prompt))
-    assert result.returncode == 0, result.stderr
+    slack = ("--timeout", "60")  # what goes in is tested here, not how fast (a loaded CI)
+    result = run_hook("user-prompt-submit", prompt_payload(workspace, prompt), *slack)
+    assert result.returncode == 0 and result.stdout, result.stderr
     block = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
     for added in (staging, billing, editor):
         assert added.entry.text in block, block
     assert correction not in block
 
-    hi = run_hook("user-prompt-submit", prompt_payload(workspace, "hi"))
+    hi = run_hook("user-prompt-submit", prompt_payload(workspace, "hi"), *slack)
+    assert hi.returncode == 0 and hi.stdout, hi.stderr
     block = json.loads(hi.stdout)["hookSpecificOutput"]["additionalContext"]
     assert editor.entry.text in block and correction not in block and "## Corrections" not in block
 

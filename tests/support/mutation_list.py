@@ -1458,8 +1458,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "inject-prompt-not-split",
         "memcli/services/inject.py",
-        "        parts = prompt_parts(context)\n",
-        "        parts = prompt_parts(context)[:0]\n",
+        "        parts = prompt_parts(context, cfg.prompt_parts)\n",
+        "        parts = prompt_parts(context, 0)\n",
         f"{PROC}test_hooks.py::test_a_task_prompt_gets_each_things_lessons_and_hi_no_correction",
         why="a task prompt naming a table and a migration gets only what its whole embedding finds",
     ),

@@ -10,12 +10,12 @@ import pytest
 
 from memcli.core.models import Entry
 from memcli.logic.inject_choice import relevant_hit, shared_word
-from memcli.logic.prompts import MAX_PARTS, SPLIT_CHARS, merge_hits, noun_phrases, prompt_parts
+from memcli.logic.prompts import SPLIT_CHARS, merge_hits, noun_phrases, prompt_parts
 from memcli.store.config import InjectSettings
 
 PROMPTS = [
     # the things named: noun phrases (from the determiner on; the verb's piece only with
-    # one), then the clauses; at most MAX_PARTS
+    # one), then the clauses; at most inject.prompt_parts (3)
     (
         "Add an index to the invoices table and write a migration for it",
         ["an index", "the invoices table", "a migration"],
@@ -66,16 +66,16 @@ PROMPTS = [
 
 @pytest.mark.parametrize(("prompt", "parts"), PROMPTS)
 def test_prompt_parts(prompt: str, parts: list[str]) -> None:
-    assert prompt_parts(prompt) == parts
+    assert prompt_parts(prompt, InjectSettings().prompt_parts) == parts
 
 
 def test_parts_are_few_unique_and_from_the_start() -> None:
     many = ", ".join(f"update the {w} service" for w in ["alpha", "beta", "gamma", "delta"])
-    assert prompt_parts(many) == ["the alpha service", "the beta service", "the gamma service"]
-    assert len(prompt_parts(many, max_parts=9)) == 8 and MAX_PARTS == 3
-    assert prompt_parts("Fix the bug in the parser. " * 3) == ["the bug", "the parser"]
+    assert prompt_parts(many, 3) == ["the alpha service", "the beta service", "the gamma service"]
+    assert len(prompt_parts(many, 9)) == 8 and prompt_parts(many, 0) == []
+    assert prompt_parts("Fix the bug in the parser. " * 3, 3) == ["the bug", "the parser"]
     tail = "x" * SPLIT_CHARS + " and deploy the billing service to the staging cluster"
-    assert prompt_parts(tail) == []  # only the start of a long context is split
+    assert prompt_parts(tail, 3) == []  # only the start of a long context is split
 
 
 def test_noun_phrases() -> None:

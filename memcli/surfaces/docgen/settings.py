@@ -61,6 +61,8 @@ MEANINGS: dict[str, str] = {
     "a word with the context",
     "inject.profile_importance": "preferences this important go into every block "
     "(corrections only where relevant)",
+    "inject.prompt_parts": "things a task prompt names searched besides the whole prompt "
+    "(0: only the whole)",
     "llm.provider": "none, openai (any OpenAI-compatible server), local (one without a key), "
     "claude-cli or codex-cli (the agent CLI you already run)",
     "llm.base_url": "openai / local: the server, e.g. http://127.0.0.1:11434/v1",
