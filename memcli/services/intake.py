@@ -17,7 +17,7 @@ from memcli.core.requests import AddRequest
 from memcli.core.validate import check_meta_value, clean_text
 from memcli.services import entries
 from memcli.services.maintain import after_write
-from memcli.services.review import rewrite
+from memcli.services.review import proposed, rewrite
 from memcli.services.runtime import Runtime, operation
 
 if TYPE_CHECKING:
@@ -83,19 +83,22 @@ def extract(
             applied.append(replace(decision, entry_id=entry.id))
         elif decision.action == "UPDATE" and decision.entry_id:
             current = entries.find(rt, decision.entry_id)
+            waiting = proposed(rt, current, text)
+            if waiting is not None:  # said again: the proposal waits as it is
+                why = f"proposed already: {waiting.id} waits in `memcli review`"
+                applied.append(replace(decision, action="NOOP", reason=why))
+                continue
             if normalize_text(text) == normalize_text(current.text):  # a repeat: no new text
                 request = AddRequest(
                     current.text, type=c.type, importance=c.importance, source=source, by="extract"
                 )
-                entry = entries.add(rt, request).entry
+                entries.add(rt, request)
             else:
                 sources = ",".join(s for s in [current.source, source] if s) or None
                 # a program's own entry is rewritten in place; the person's stays as
                 # it is and extract's text waits beside it (memcli.services.review)
-                entry = rewrite(
-                    rt, current, text, importance=c.importance, source=sources, by="extract"
-                )
-            applied.append(replace(decision, entry_id=entry.id))
+                rewrite(rt, current, text, importance=c.importance, source=sources, by="extract")
+            applied.append(decision)  # its id: the entry it updates (or proposes to)
         else:
             applied.append(decision)
     if any(d.action in ("ADD", "UPDATE") for d in applied):

@@ -385,6 +385,18 @@ def rewrite(
     return rt.store.update(target, insert)
 
 
+def proposed(rt: Runtime, entry: Entry, text: str) -> Entry | None:
+    """A program's proposal that waits with `text` (normalized) for `entry`, if any: a
+    statement said again adds nothing to it (extract's second run over a conversation)."""
+    from memcli.core.models import normalize_text
+
+    wanted = normalize_text(text)
+    for e in live_entries(rt):
+        if held_of(e).rewrite == entry.id and normalize_text(e.text) == wanted:
+            return e
+    return None
+
+
 def _rewrite(rt: Runtime, old: Entry, new: Entry, target: str | None = None) -> Entry:
     """`old` replaced by `new`, moved to the section (and file) of its new type, or to
     `target`."""

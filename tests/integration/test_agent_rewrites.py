@@ -92,7 +92,7 @@ def test_extract_update_proposes_its_text_beside_the_persons_entry(
     assert decision["action"] == "UPDATE"
     entry = proposal(root)
     assert entry.meta["by"] == "extract" and entry.provenance == "machine"
-    assert entry.meta["src"] == "said" and decision["id"] == entry.id
+    assert entry.meta["src"] == "said" and decision["id"] == "mmuc"  # what it updates
     assert (entry.type, entry.importance, entry.pinned) == (kind, importance, pinned)
     persons = "by=agent" not in meta
     rewrite = "rewrite:mmuc" if persons else ""

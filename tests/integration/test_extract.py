@@ -162,8 +162,9 @@ def test_labelled_extract_set_held_out_half(tmp_path: Path, exported) -> None:  
 @pytest.mark.slow
 def test_a_correction_updates_the_entry_it_names(empty_workspace: Path, exported) -> None:  # noqa: ANN001
     """Issue 26 §1: with "Lives in Berlin" (older) and "Lives in Munich" (newer), "I moved,
-    I live in Leipzig now, not Munich" rewrites the Munich entry to "Lives in Leipzig";
-    its old text goes to archive.md with replaced_by; Berlin stays as it was."""
+    I live in Leipzig now, not Munich" updates the Munich entry to "Lives in Leipzig" —
+    entries written by hand, so the new text waits beside it as extract's proposal
+    (issue 35 item 6) and both stay as they were until the person confirms."""
     (empty_workspace / "memory.md").write_text(
         "# Memory\n\n## Facts\n"
         "- Lives in Berlin <!-- id=mber created=2026-01-01T10:00:00Z -->\n"
@@ -179,10 +180,9 @@ def test_a_correction_updates_the_entry_it_names(empty_workspace: Path, exported
     )
     memory = (empty_workspace / "memory.md").read_text()
     assert "- Lives in Berlin <!-- id=mber created=2026-01-01T10:00:00Z -->" in memory
-    assert "- Lives in Leipzig <!-- id=mmuc " in memory and "Munich" not in memory
-    archived = mem.store.load("archive.md").entries()
-    (old,) = [e for e in archived if e.text == "Lives in Munich"]
-    assert old.meta["replaced_by"] == "mmuc" and "superseded" in old.meta["reason"]
+    assert "- Lives in Munich <!-- id=mmuc created=2026-06-01T10:00:00Z -->" in memory
+    (new,) = [e for e in mem.entries() if e.text == "Lives in Leipzig"]
+    assert new.meta["review"] == "rewrite:mmuc" and new.meta["by"] == "extract"
 
 
 @pytest.mark.slow

@@ -982,6 +982,14 @@ MUTATIONS: list[Mutation] = [
         why="memcli review writes its listing record into a layer the person made read-only",
     ),
     m(
+        "extract-proposes-the-same-text-again",
+        "memcli/services/intake.py",
+        "            if waiting is not None:  # said again: the proposal waits as it is\n",
+        "            if False:  # said again: the proposal waits as it is\n",
+        f"{INTEG}test_extract.py::test_extract_through_cli",
+        why="extract run twice over one conversation updates again: not idempotent",
+    ),
+    m(
         "agent-repeat-adds-to-the-persons-entry",
         "memcli/services/entries.py",
         "        if not agent_may_forget(entry):  # the person's: only a request, in review=\n",

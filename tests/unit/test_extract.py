@@ -296,7 +296,7 @@ def test_an_updated_hand_kept_entry_is_extracts_and_a_lasting_fact_still_stays(
     decisions = mem.extract([{"role": "user", "content": said}], source="conv-3")
     (proposal,) = [e for e in mem.entries() if e.id not in ("mhand", "mbot")]
     assert [(d.action, d.entry_id) for d in decisions] == [
-        ("UPDATE", proposal.id),
+        ("UPDATE", "mhand"),
         ("UPDATE", "mbot"),
     ]
     assert (mem.get("mhand").entry.text, mem.get("mhand").entry.provenance) == (
@@ -308,6 +308,9 @@ def test_an_updated_hand_kept_entry_is_extracts_and_a_lasting_fact_still_stays(
     later = utc_now() + dt.timedelta(days=120)
     monkeypatch.setattr("memcli.services.maintain.utc_now", lambda: later)
     assert not {"mhand", proposal.id} & set(mem.plan_compress().removed_ids())
+    again = mem.extract([{"role": "user", "content": said}], source="conv-3")
+    assert [d.action for d in again][0] == "NOOP"  # said again: the proposal waits as it is
+    assert [e.id for e in mem.entries()] == ["mhand", "mbot", proposal.id]
 
 
 # ------------------------------------------------------- issue 26 §1: the target named
