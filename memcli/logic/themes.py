@@ -106,27 +106,43 @@ def similarities(texts: Sequence[str], vectors: np.ndarray) -> np.ndarray:
     return sims
 
 
+def shared_by(members: Sequence[str]) -> int:
+    """How many of the members a theme's label must be a word of: half, at least two (a
+    word one note uses names that note, not what the notes share)."""
+    return max(2, -(-len(members) // 2))
+
+
 def label(members: Sequence[str], vectors: np.ndarray, embed: Embed | None) -> str | None:
-    """What the theme is about: in Chinese, the words most of the members share (at least
-    two); in English, the content word of the members closest to their centroid (with an
-    embedder), else the word most of them share. None when nothing fits."""
+    """What the theme is about: a content word at least half of the members are about
+    (`shared_by`). In Chinese the words most of them use (up to two); in English with an
+    embedder, the word closest to the members' centroid among those half of them use,
+    or, when none is, among those half of them come close to in meaning (MEMBER_AT);
+    without one, the word most of them use. None when no
+    word is shared enough: then nothing is written (issue 37: a Docker theme was named
+    after the one note on pytest)."""
     words: dict[str, str] = {}
     counts: Counter[str] = Counter()
     for text in members:
         for key, word in content_words(strip_speaker(text)):
             words.setdefault(key, word)
             counts[key] += 1
-    if not words:
-        return None
+    need = shared_by(members)
     if sum(is_chinese(t) for t in members) * 2 > len(members) or embed is None:
-        shared = [k for k, n in counts.most_common() if n >= 2]
+        shared = [k for k, n in counts.most_common() if n >= need]
         if not shared:
             return None
         top = [k for k in shared if counts[k] == counts[shared[0]]][:2]
         return "、".join(words[k] for k in top) if is_chinese(words[top[0]]) else words[top[0]]
     keys = list(words)
-    centroid = vectors.mean(axis=0)
-    scores = embed([words[k] for k in keys]) @ centroid
+    found = embed([words[k] for k in keys])
+    # a member is about a word when it uses it or its meaning is close to the word's
+    # ("Runs 40 km a week" is about marathon; "Run pytest in the container" is the only
+    # Docker note about pytest)
+    close = (found @ vectors.T) >= MEMBER_AT
+    uses = np.array([[k in dict(content_words(strip_speaker(t))) for t in members] for k in keys])
+    used = uses.sum(axis=1) >= need  # words half of them use come first
+    fits = used if used.any() else (close | uses).sum(axis=1) >= need
+    scores = np.where(fits, found @ vectors.mean(axis=0), -1.0)
     best = int(np.argmax(scores))
     return words[keys[best]] if scores[best] >= LABEL_AT else None
 
@@ -134,7 +150,9 @@ def label(members: Sequence[str], vectors: np.ndarray, embed: Embed | None) -> s
 #: an English label is kept when the word's embedding is this close to the theme's
 #: centroid (the mean of its members' vectors); chosen on bench/data/reflect_themes.jsonl
 LABEL_AT = 0.3
-MAX_DETAILS = 4  # members a statement spells out
+#: a member is about a word it does not use when their embeddings are this close; chosen
+#: on the tune half of bench/data/reflect_themes.jsonl (issue 37)
+MEMBER_AT = 0.35
 
 
 def strip_speaker(text: str) -> str:
@@ -142,25 +160,11 @@ def strip_speaker(text: str) -> str:
     return _SPEAKER.sub("", text, count=1)
 
 
-def _detail(text: str, names: set[str]) -> str:
-    """One member as a clause: its first word in lower case unless it is a name (written
-    with a capital inside some member too: "Miso is a grey tabby" stays)."""
-    line = " ".join(strip_speaker(text).split()).rstrip(" .。!！;；,，")
-    first = line.split(" ", 1)[0]
-    if line[:1].isupper() and line[1:2].islower() and first not in names:
-        line = line[:1].lower() + line[1:]
-    return line
-
-
 def statement(members: Sequence[str], about: str) -> str:
-    """The theme as one sentence in its evidence's language: "Recurring theme (4 notes):
-    marathon — trains for a marathon every spring, runs 40 km a week, …" /
-    "反复出现的主题（4 条笔记）：日语——在学日语；…" (a text two members share, once)."""
-    names = {w for t in members for w in re.findall(r"(?<=\S )[A-Z][\w-]*", t)}
-    unique = list(dict.fromkeys(_detail(t, names) for t in members))
-    details = unique[:MAX_DETAILS]
+    """The theme as one sentence in its evidence's language, stating what the notes
+    share, not listing them: "Marathon is a recurring subject: 4 notes are about it." /
+    "「日语」是反复出现的主题：4 条笔记都与它有关。" (its evidence is cited in `src=`)."""
     if sum(is_chinese(t) for t in members) * 2 > len(members):
-        more = "；……" if len(unique) > MAX_DETAILS else ""
-        return f"反复出现的主题（{len(members)} 条笔记）：{about}——" + "；".join(details) + more
-    more = ", …" if len(unique) > MAX_DETAILS else ""
-    return f"Recurring theme ({len(members)} notes): {about} — " + ", ".join(details) + more
+        return f"「{about}」是反复出现的主题：{len(members)} 条笔记都与它有关。"
+    head = about[:1].upper() + about[1:] if about[1:2].islower() or len(about) == 1 else about
+    return f"{head} is a recurring subject: {len(members)} notes are about it."

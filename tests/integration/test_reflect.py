@@ -68,7 +68,7 @@ def test_offline_reflection_on_a_theme(tmp_path: Path, runner: CliRunner) -> Non
     # below the person's own facts (0.9 each): at most 0.6
     assert insight.type == "reflection" and insight.importance == 0.6
     assert set(insight.source.split(",")) == {"mt1", "mt2", "mt3"}
-    assert insight.text.startswith("Recurring theme (3 notes): ") and "pytest" in insight.text
+    assert insight.text == "Pytest is a recurring subject: 3 notes are about it."
     # the id the dry run showed is the id written
     assert planned["written"][0]["id"] == insight.id
 
@@ -261,7 +261,7 @@ def test_the_issues_two_cases(tmp_path: Path, runner: CliRunner) -> None:
     assert run.exit_code == 0, run.output
     [theme] = [e for e in Memory(en).entries() if e.type == "reflection"]
     assert theme.id == dry["written"][0]["id"]
-    assert theme.text.startswith("Recurring theme (") and "marathon" in theme.text
+    assert theme.text.startswith("Marathon is a recurring subject: ")
     cited = {e.id: e for e in Memory(en).entries() if e.id in theme.source.split(",")}
     assert len(cited) >= 3 and all(
         "Berlin" not in e.text and "TechCorp" not in e.text for e in cited.values()

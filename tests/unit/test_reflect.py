@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 import numpy as np
+import pytest
 
 from memcli.core.models import Entry, format_time, utc_now
 from memcli.logic.reflect import (
@@ -90,9 +91,9 @@ def test_cohesive_cluster_and_its_statement() -> None:
     assert cohesive_clusters(vectors, 0.6, 3) == [[0, 1, 2]]
     [insight], _ = extractive_insights(pool, vectors, ReflectSettings(theme_similarity=0.6))
     assert [e.id for e in insight.evidence] == ["t1", "t2", "t3"]
-    # no embedder: the label is the word most of them share
-    assert insight.text.startswith("Recurring theme (3 notes): pytest — prefers pytest")
-    assert "commit" in insight.text and "bug" in insight.text
+    # no embedder: the label is the word most of them share, stated as one sentence
+    # about what they share, not a list of them (issue 37)
+    assert insight.text == "Pytest is a recurring subject: 3 notes are about it."
     assert all(e.text != insight.text for e in pool)
     assert insight.keywords == ("pytest",)
     # a cohesive cluster whose entries share no word names no subject: nothing, and why
@@ -135,8 +136,8 @@ def test_the_assistant_is_never_evidence_and_chinese_is_segmented_into_words() -
     vectors = _unit([[1, 0], [1, 0.01], [1, 0.02], [1, 0.03]])
     [insight], _ = extractive_insights(pool, vectors, ReflectSettings())
     assert {e.id for e in insight.evidence} == {"m1", "c1", "m2"}
-    assert insight.text.startswith("反复出现的主题（3 条笔记）：")
-    about = insight.text.split("：", 1)[1].split("——")[0]
+    assert insight.text.endswith("」是反复出现的主题：3 条笔记都与它有关。")
+    about = insight.text.removeprefix("「").split("」")[0]
     assert set(about.split("、")) <= {"代码", "注释", "英文"}
     assert "好的" not in insight.text and "user:" not in insight.text
 
@@ -166,3 +167,74 @@ def replace_imp(entry: Entry, imp: float) -> Entry:
     from dataclasses import replace
 
     return replace(entry, meta={**entry.meta, "imp": str(imp)})
+
+
+#: a fake embedding of words: these point where the members do (the centroid)
+NEAR = {"pytest": [1, 0], "marathon": [1, 0], "docker": [0.8, 0.6]}
+
+
+@pytest.mark.parametrize(
+    ("texts", "plain", "embedded"),
+    [
+        # Docker notes, one of which mentions pytest: the theme is a word most of them
+        # use, never the one note's word that happens to sit nearest the centroid
+        (
+            [
+                "The backend services run in Docker",
+                "Local development uses docker compose with a Postgres container",
+                "Rebuild the Docker image after changing requirements",
+                "Run pytest inside the Docker container in CI",
+            ],
+            "docker",
+            "docker",
+        ),
+        # no word half of them use: with an embedder, one half of them are close to
+        # in meaning; without one, nothing to state
+        (
+            [
+                "Trains for a marathon every spring",
+                "Bought new running shoes",
+                "Uses a GPS watch to track pace",
+            ],
+            None,
+            "marathon",
+        ),
+        (["喜欢喝绿茶", "每天下午喝一杯绿茶", "绿茶要用八十度的水泡"], "绿茶", "绿茶"),
+    ],
+)
+def test_a_theme_is_named_after_a_word_its_evidence_shares(
+    texts: list[str], plain: str | None, embedded: str | None
+) -> None:
+    from memcli.logic.themes import label
+
+    vectors = _unit([[1, 0.01 * i] for i in range(len(texts))])
+
+    def embed(words):  # noqa: ANN001, ANN202 - the words of NEAR near, the rest far
+        return _unit([NEAR.get(w.casefold(), [0, 1]) for w in words])
+
+    for embedder, about in ((None, plain), (embed, embedded)):
+        named = label(texts, vectors, embedder)
+        assert (named.casefold() if named else None) == about, embedder
+
+
+@pytest.mark.parametrize(
+    ("members", "about", "said"),
+    [
+        (
+            ["a", "b", "c", "d"],
+            "marathon",
+            "Marathon is a recurring subject: 4 notes are about it.",
+        ),
+        (["a", "b", "c"], "Postgres", "Postgres is a recurring subject: 3 notes are about it."),
+        (["a", "b", "c"], "pytest", "Pytest is a recurring subject: 3 notes are about it."),
+        (
+            ["在学日语", "每晚背单词", "周六上日语课"],
+            "日语",
+            "「日语」是反复出现的主题：3 条笔记都与它有关。",
+        ),
+    ],
+)
+def test_a_statement_is_one_sentence_not_a_list(members: list[str], about: str, said: str) -> None:
+    from memcli.logic.themes import statement
+
+    assert statement(members, about) == said

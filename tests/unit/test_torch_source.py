@@ -58,15 +58,13 @@ def test_a_reachable_cpu_index_is_used(index_server: str) -> None:
 @pytest.mark.parametrize(
     "index",
     [
-        "closed-port",  # nothing listens (a port found at run time: xdist workers must
-        # collect the same test ids)
+        "http://127.0.0.1:{closed}/whl/cpu",  # nothing listens (a port found per run)
         "http://no-such-host.invalid/whl/cpu",  # no such name
         "not a url",
     ],
 )
 def test_an_unreachable_index_falls_back_and_says_so(index: str) -> None:
-    if index == "closed-port":
-        index = f"http://127.0.0.1:{closed_port()}/whl/cpu"
+    index = index.replace("{closed}", str(closed_port()))
     said, args = torch_source.choose(index)
     assert args == []  # pip's own settings: the default index, a local wheel it finds
     assert said.startswith(f"the PyTorch CPU index ({index}) is not reachable: ")
