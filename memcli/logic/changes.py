@@ -122,6 +122,17 @@ def _present(m: re.Match[str], x: str) -> str | None:
     return f"{verb.capitalize()} {x}"
 
 
+def _named_slot(plural: str, x: str) -> str | None:
+    """A value of the slot a plural noun names ("switched teams, … search now")."""
+    noun = plural.casefold()[:-1]
+    if noun == "team":
+        name = re.sub(r"(?i)^the\s+|\s+team$", "", x)
+        return f"Works on the {name} team"
+    if noun == "job":
+        return f"Works at {x}"
+    return f"User's {noun} is {x}"
+
+
 def _writes(m: re.Match[str], x: str) -> str | None:
     return f"Writes {x}" if category(x) == "language" else None
 
@@ -424,6 +435,26 @@ CHANGES: list[Rule] = [
         "fact",
         0.85,
         "User's {k} is {x}",
+        slot=True,
+    ),
+    # the slot named, then the value: "switched teams, I'm on search now", "my manager
+    # changed, it's Priya now"
+    _short(
+        r"(?:i\s+)?(?:switched|changed|swapped)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
+        r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
+        r"now(?:\s+(?:on|at|using))?)\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _named_slot(m.group("k"), x),
+        slot=True,
+    ),
+    _short(
+        r"my\s+(?P<k>[a-z][\w ]{1,20}?)\s+(?:has\s+)?changed[,;:]?\s+(?:it's|its|it is|now)\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
         slot=True,
     ),
     # Chinese
