@@ -61,6 +61,18 @@ QUICK_CASES = [
     ["search", "x", "--colour"],
     ["search", "x", "--mode", "fuzzy"],
     ["search"],
+    # inject and get take the same Typer-free path (issue 36 item 1)
+    ["inject", "-q", "python tests", "--max-tokens", "300"],
+    ["inject", "python tests", "--format", "xml", "--types", "preference,fact"],
+    ["inject", "--json", "-q", "docker"],
+    ["inject", "-q", "x", "--max-tokens", "0"],
+    ["inject", "-q", "x", "--format", "yaml"],
+    ["inject", "a", "-q", "b"],
+    ["inject", "--context-file", "/nonexistent/context.txt"],
+    ["get", "m8f3a2c1"],
+    ["get", "m8f3a2c1", "--json"],
+    ["get", "nosuchid"],
+    ["get"],
 ]
 
 
@@ -68,7 +80,8 @@ def test_quick_search_matches_the_typer_app(workspace: Path, exported) -> None:
     Memory(workspace, notify=lambda m: None).index()
     base = dict(os.environ, MEMCLI_NO_DAEMON="1")
     for args in QUICK_CASES:
-        argv = ["-w", str(workspace), *args, "--no-touch"] if len(args) > 1 else args
+        touch = ["--no-touch"] if args[0] != "get" else []  # get counts no access
+        argv = ["-w", str(workspace), *args, *touch] if len(args) > 1 else args
         quick, typer_app = same_minute(
             lambda argv=argv: memcli_raw(argv, base),
             lambda argv=argv: memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1")),
