@@ -41,8 +41,17 @@ WARM_UP_TEXT = " ".join(["memory"] * 200)
 
 
 class WatchService:
-    def __init__(self, workspace: str | Path | None, log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        workspace: str | Path | None,
+        log: Callable[[str], None],
+        idle_exit_s: float | None = None,
+    ) -> None:
         self.memory = shared_memory(workspace)
+        #: seconds without a request or a batch after which the watcher leaves (one the
+        #: agents' path started: memcli.surfaces.daemon.autostart); None: it stays
+        self.idle_exit_s = idle_exit_s
+        self._last_activity = time.monotonic()
         self.root = self.memory.root
         self.log = log
         self.lock = threading.Lock()
@@ -95,7 +104,21 @@ class WatchService:
         return fresh
 
     def _answered(self) -> None:
-        self._last_answer = time.monotonic()
+        self._last_answer = self._last_activity = time.monotonic()
+
+    def _leave_when_idle(self) -> None:
+        """With idle_exit_s: once nothing was asked and nothing changed for that long,
+        say so in the log and stop as on SIGTERM (the command's handler stops cleanly)."""
+        if self.idle_exit_s is None or self._stopping.is_set():
+            return
+        idle = time.monotonic() - self._last_activity
+        if idle < self.idle_exit_s:
+            return
+        import signal
+
+        self.log(f"no request or change for {idle / 60:.1f} min: leaving")
+        self._stopping.set()
+        os.kill(os.getpid(), signal.SIGTERM)
 
     def _flush_when_idle(self) -> None:
         """Write the access counts that answers recorded in memory once requests pause
@@ -108,6 +131,7 @@ class WatchService:
                 self._merge_late_writes()
                 self._catch_up()
                 self.layers.tick()
+                self._leave_when_idle()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -186,6 +210,7 @@ class WatchService:
                 return False
             self._reported = manager.last_report
         elapsed = (time.perf_counter() - started) * 1000
+        self._last_activity = time.monotonic()
         self.batches += 1
         self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
         self.log(f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: {report.summary(elapsed)}")
