@@ -168,11 +168,13 @@ class Memory(Upkeep):
         entry_id = entry.entry_id if isinstance(entry, GetRequest) else entry
         return entries.get(self.runtime, entry_id)
 
-    def stats(self) -> dict[str, Any]:
-        """Counts by type and by file, plus archive size."""
-        from memcli.services import entries
+    def stats(self, *, days: float = 30.0) -> dict[str, Any]:
+        """Counts by type and by file, archive size, and how the memory is used: average
+        importance, entries with keywords, those no search or inject returned in the
+        last `days` days, the most used (memcli.services.stats)."""
+        from memcli.services.stats import summary
 
-        return entries.stats(self.runtime)
+        return summary(self.runtime, days)
 
     # ------------------------------------------------------------------ index and search
 

@@ -444,3 +444,24 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
         )
         for args, served, fresh in zip(commands, via_daemon, in_process, strict=True):
             assert served == fresh, (new, args)
+
+
+def test_stats_shows_the_watchers_latency_and_the_usage(served) -> None:
+    """`memcli stats` on a workspace a watcher served (issue 36 item 5): its search and
+    inject latency p50 / p99 since it started, beside the usage figures, in --json and
+    in the terminal."""
+    ws, proc = served
+    assert memcli(ws, "search", "pytest fixtures", "-n", "1").returncode == 0
+    assert memcli(ws, "inject", "-q", "pytest fixtures", "--max-tokens", "300").returncode == 0
+    data = json.loads(memcli(ws, "stats", "--json", "--days", "7").stdout)["data"]
+    watcher = data["watcher"]
+    assert watcher["pid"] == proc.pid
+    for kind in ("search", "inject"):
+        figures = watcher["latency"][kind]
+        assert figures["requests"] >= 1
+        assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+    assert data["unused"]["days"] == 7 and data["unused"]["count"] < data["entries"]
+    assert data["most_used"][0]["count"] >= 1
+    assert 0 < data["average_importance"] <= 1 and 0 < data["with_keywords"] <= data["entries"]
+    shown = memcli(ws, "stats").stdout
+    assert "latency:" in shown and "p99_ms:" in shown and "most used:" in shown
