@@ -33,7 +33,7 @@ def hook(event: str, ws: Path, env: dict[str, str], prompt: str | None = None): 
     if prompt is not None:
         payload["prompt"] = prompt
     return subprocess.run(
-        [MEMCLI, "hook", event],
+        [MEMCLI, "hook", event, "--timeout", "60"],  # a loaded machine: no cut-off
         input=json.dumps(payload),
         capture_output=True,
         text=True,

@@ -109,6 +109,7 @@ GET = BASE | {"memcli.core.filters", "memcli.core.review", "memcli.index", "memc
 GET |= {"memcli.logic", "memcli.logic.keywords", "memcli.services.entries"}
 #: and the prompt hook: the hook itself
 HOOK = INJECT | {"memcli.surfaces.hook_extract", "memcli.surfaces.hooks"}
+HOOK |= {"memcli.surfaces.daemon", "memcli.surfaces.daemon.autostart"}  # (off in tests)
 #: never on a cold read: what edits, reviews, maintains or keeps history, and the
 #: libraries of other paths
 NEVER_OURS = {
@@ -126,12 +127,26 @@ NEVER_OURS = {
 NEVER = {"rich", "typer", "click", "pydantic", "torch", "sentence_transformers", "transformers"}
 NEVER |= {"faiss", "pysbd", "watchdog", "mcp", "merge3", "jieba"}
 
+#: and a search of a workspace that reads the per-user layer beside its own
+LAYERED = SEARCH | {
+    "memcli.adapters",
+    "memcli.adapters.tokens",
+    "memcli.core.credentials",
+    "memcli.core.review",
+    "memcli.logic.inject",
+    "memcli.services.layers",
+    "memcli.services.readonly_index",
+    "memcli.store.readonly",
+}
+#: standard modules a read that writes nothing never needs (they cost milliseconds)
+NEVER_READING = {"secrets", "random", "tempfile", "subprocess", "logging"}
+
 CASES = [
     ("search", ["search", "python tests", "--no-touch"], SEARCH, "m8f3a2c1"),
     ("search-json", ["search", "python tests", "--json", "--no-touch"], SEARCH, '"hits"'),
     ("inject", ["inject", "-q", "python tests", "--max-tokens", "300"], INJECT, "pytest"),
     ("get", ["get", "m8f3a2c1"], GET, "m8f3a2c1"),
-    ("hook", ["hook", "user-prompt-submit"], HOOK, "additionalContext"),
+    ("hook", ["hook", "user-prompt-submit", "--timeout", "60"], HOOK, "additionalContext"),
 ]
 
 
@@ -150,22 +165,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory, exported) -> Path:  # noqa
 def test_a_cold_read_imports_only_its_path(
     indexed: Path, name: str, args: list[str], allowed: set[str], shown: str
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_WORKSPACE"}
-    here = str(Path(__file__).resolve().parents[2])  # this checkout
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
-    payload = json.dumps({"prompt": "how do I run python tests", "cwd": str(indexed)})
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(indexed), *args],
-        input=payload if name == "hook" else "",
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=indexed,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert shown in done.stdout, done.stdout[-500:]
-    modules = imported(done.stderr)
+    modules = cold_run(indexed, name, args, shown)
     ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
     assert not ours & NEVER_OURS, sorted(ours & NEVER_OURS)
     assert ours <= allowed, sorted(ours - allowed)
@@ -173,3 +173,44 @@ def test_a_cold_read_imports_only_its_path(
     assert not tops & NEVER, sorted(tops & NEVER)
     if name != "get":
         assert "onnxruntime" in tops  # the query path, not torch
+    if "--no-touch" in args or name == "get":
+        assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
+
+
+def test_a_layered_cold_search_imports_only_its_path(
+    indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-user layer read beside the workspace: the layers' modules, nothing that
+    writes (the user layer's index made by a first search)."""
+    user = tmp_path / "xdg" / "memcli"  # the per-user workspace under XDG_DATA_HOME
+    user.mkdir(parents=True)
+    (user / "memory.md").write_text("# Memory\n\n## Facts\n\n- Runs pytest with -x <!-- id=u1 -->\n")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    args = ["search", "python tests", "--no-touch"]
+    modules = cold_run(indexed, "layered", args, "u1")  # its first run indexes the layer
+    ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
+    assert not ours & (NEVER_OURS - {"memcli.services.layers"})
+    assert ours <= LAYERED, sorted(ours - LAYERED)
+    assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
+
+
+def cold_run(indexed: Path, name: str, args: list[str], shown: str) -> set[str]:
+    """The modules `python -X importtime -m memcli -w INDEXED ARGS` imported (the
+    prompt hook's payload on stdin for the hook), after checking what it printed."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_WORKSPACE"}
+    here = str(Path(__file__).resolve().parents[2])  # this checkout
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    payload = json.dumps({"prompt": "how do I run python tests", "cwd": str(indexed)})
+    for flags in ([], ["-X", "importtime"]):  # the first run re-signs the index's snapshot
+        done = subprocess.run(  # with this test's own key (its own XDG_CONFIG_HOME)
+            [sys.executable, *flags, "-m", "memcli", "-w", str(indexed), *args],
+            input=payload if name == "hook" else "",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=indexed,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shown in done.stdout, done.stdout[-500:]
+    return imported(done.stderr)
