@@ -9,8 +9,9 @@ taken as "being started" for STARTING_FOR seconds; the watcher's own lease refus
 second one anyway), never waited for (the caller answers its prompt in-process
 meanwhile), and off with `[watch] autostart = false` (MEMCLI_WATCH_AUTOSTART=0). A
 watcher started this way leaves after `[watch] idle_exit_minutes` without a request or a
-change. The workspaces it started one for are listed in the user's cache
-(`autostarted`), so that `memcli uninstall` stops them (`stop_started`).
+change. The workspaces it started one for are listed in the user's config folder
+(`autostarted`, beside the approvals), so that `memcli uninstall` stops them
+(`stop_started`).
 
 Builtin modules only at import time: the hook imports this on every prompt.
 """
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 STARTING_FOR = 120.0
 MARKER = "watch-autostart"
 LOG = "watch.log"
-#: the file (in the user's cache folder) listing the workspaces a watcher was started for
+#: the file (in the user's config folder) listing the workspaces a watcher was started for
 STARTED_LIST = "autostarted"
 
 
@@ -148,9 +149,9 @@ def spawn(root: str, idle_minutes: float, env: Mapping[str, str]) -> int:
 
 
 def _started_list(env: Mapping[str, str]) -> str:
-    from memcli.core.paths import cache_dir
+    from memcli.core.paths import config_dir
 
-    return os.path.join(cache_dir(env), STARTED_LIST)
+    return os.path.join(config_dir(env), STARTED_LIST)
 
 
 def _remember(root: str, env: Mapping[str, str]) -> None:
