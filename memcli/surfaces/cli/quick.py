@@ -22,8 +22,9 @@ def run(
     env: Env | list[str],
     call: tuple[str, dict[str, Any], dict[str, bool]] | None = None,
 ) -> int | None:
-    """Exit code of `memcli search ...` (its Env, or its arguments) run here, or None to
-    let the Typer app run it. `call`: env.served_call of the command, when read."""
+    """Exit code of `memcli search|inject|get ...` (its Env, or its arguments) run here,
+    or None to let the Typer app run it. `call`: env.served_call of the command, when
+    read."""
     env = Env(env) if isinstance(env, list) else env
     if env.environ.get("MEMCLI_NO_QUICK"):
         return None
