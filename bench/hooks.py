@@ -99,7 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         generate(ws, args.size, seed=3)
         transcript = Path(tmp) / "session.jsonl"
         shutil.copy(FIXTURE, transcript)
-        env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
+        # no watcher started by the hooks measured without one (memcli.surfaces.daemon.autostart)
+        env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"), MEMCLI_WATCH_AUTOSTART="0")
         env.pop("MEMCLI_WORKSPACE", None)
         subprocess.run([MEMCLI, "-w", str(ws), "index"], env=env, capture_output=True, check=True)
         result: dict[str, object] = {"entries": args.size}

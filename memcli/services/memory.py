@@ -18,28 +18,28 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.core.models import Entry
 from memcli.core.requests import AddRequest, GetRequest, InjectRequest, ListRequest, SearchQuery
-from memcli.index.embedder import Embedder
-from memcli.index.sync import Progress, SyncReport
-from memcli.services import edits, entries, intake
-from memcli.services.edits import Changes
-from memcli.services.entries import AddResult, EntryDetail
-from memcli.services.indexing import IndexManager
-from memcli.services.review import agent_edit
 from memcli.services.runtime import Runtime, shared_key
-from memcli.services.search import SearchService, SearchView
 from memcli.services.upkeep import Upkeep
-from memcli.store.access import AccessStats
-from memcli.store.config import Settings
-from memcli.store.store import Store
-from memcli.store.workspace import Resolved, init_workspace
+from memcli.store.workspace import Resolved
 
+# A read (search, inject, get) imports only what it uses: the services that edit, add,
+# review or maintain are imported by the methods that call them (tests/process/
+# test_cold_imports.py holds the cold read path's module list).
 if TYPE_CHECKING:
+    from memcli.core.models import Entry
+    from memcli.index.embedder import Embedder
+    from memcli.index.sync import Progress, SyncReport
     from memcli.logic.extract import Decision
     from memcli.logic.inject import Packed
     from memcli.logic.search import Hit
     from memcli.services.conversations import ImportedConversation
+    from memcli.services.entries import AddResult, EntryDetail
+    from memcli.services.indexing import IndexManager
+    from memcli.services.search import SearchService, SearchView
+    from memcli.store.access import AccessStats
+    from memcli.store.config import Settings
+    from memcli.store.store import Store
 
 
 class Memory(Upkeep):
@@ -88,6 +88,8 @@ class Memory(Upkeep):
     def searcher(self) -> SearchService:
         """Searches over the index (memcli.services.search)."""
         if self._searcher is None:
+            from memcli.services.search import SearchService
+
             self._searcher = SearchService(self.store, self.index_manager, self.settings)
         return self._searcher
 
@@ -96,6 +98,7 @@ class Memory(Upkeep):
         entry-aware merge driver, registered when the workspace is in a git
         repository); returns the files created."""
         from memcli.store.gitmerge import setup
+        from memcli.store.workspace import init_workspace
 
         had_attributes = (self.root / ".gitattributes").exists()
         created = init_workspace(self.root)
@@ -122,6 +125,8 @@ class Memory(Upkeep):
     # ------------------------------------------------------------------ reading
 
     def entries(self, include_archived: bool = False) -> list[Entry]:
+        from memcli.services import entries
+
         return entries.all_entries(self.runtime, include_archived)
 
     def list(
@@ -152,16 +157,24 @@ class Memory(Upkeep):
                 sort=sort,
                 limit=limit,
             )
+        from memcli.services import entries
+
         return entries.list_entries(self.runtime, request)
 
     def get(self, entry: str | GetRequest) -> EntryDetail:
         """One entry (by id, or a GetRequest) with its access statistics."""
+        from memcli.services import entries
+
         entry_id = entry.entry_id if isinstance(entry, GetRequest) else entry
         return entries.get(self.runtime, entry_id)
 
-    def stats(self) -> dict[str, Any]:
-        """Counts by type and by file, plus archive size."""
-        return entries.stats(self.runtime)
+    def stats(self, *, days: float = 30.0) -> dict[str, Any]:
+        """Counts by type and by file, archive size, and how the memory is used: average
+        importance, entries with keywords, those no search or inject returned in the
+        last `days` days, the most used (memcli.services.stats)."""
+        from memcli.services.stats import summary
+
+        return summary(self.runtime, days)
 
     # ------------------------------------------------------------------ index and search
 
@@ -273,6 +286,8 @@ class Memory(Upkeep):
         """Turn a conversation into entries (the configured LLM, else offline rules),
         deciding ADD / UPDATE / NOOP for each statement; with dry_run nothing is written.
         An LLM failure raises before anything is written."""
+        from memcli.services import intake
+
         return intake.extract(self.runtime, messages, source=source, dry_run=dry_run)
 
     def import_items(
@@ -288,6 +303,8 @@ class Memory(Upkeep):
         dry_run nothing is written (ids of new entries are None). by="person" files them
         as the person's own (`--as-mine`); otherwise their corrections, pins and
         importance ≥ 0.9 wait for `memcli review`."""
+        from memcli.services import intake
+
         return intake.import_items(self.runtime, items, dry_run=dry_run, source=source, by=by)
 
     def import_conversation(
@@ -341,6 +358,8 @@ class Memory(Upkeep):
                 allow_secret=allow_secret,
                 by=by,
             )
+        from memcli.services import intake
+
         return intake.add(self.runtime, request)
 
     def edit(
@@ -370,7 +389,10 @@ class Memory(Upkeep):
         as extract's rewrite): `review confirm` gives the person's entry its text,
         `review reject` archives it. "person" (`memcli edit`) applies everything and
         marks the entry the person's: it no longer fades with age."""
-        changes = Changes(
+        from memcli.services import edits
+        from memcli.services.review import agent_edit
+
+        changes = edits.Changes(
             text, importance, confidence, keywords, source, pin, allow_secret=allow_secret
         )
         if by == "person":
@@ -386,6 +408,8 @@ class Memory(Upkeep):
         allow_secret: bool = False,
     ) -> Entry:
         """Append a timestamped note to today's episode file (episodes/YYYY-MM-DD.md)."""
+        from memcli.services import entries
+
         return entries.log(
             self.runtime, text, importance=importance, keywords=keywords, allow_secret=allow_secret
         )

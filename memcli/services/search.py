@@ -23,7 +23,6 @@ from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
 from memcli.core.models import ARCHIVE_FILE, Entry
 from memcli.index.sync import Progress, unique_entries
-from memcli.logic.inject_choice import is_priority
 from memcli.services.indexing import IndexManager
 from memcli.store.config import Settings
 from memcli.store.store import Store
@@ -84,6 +83,8 @@ class SearchView:
     def priority(self) -> list[Entry]:
         """Not archived, pinned or corrections; most confident first (file order on
         ties)."""
+        from memcli.logic.inject_choice import is_priority  # inject's: a search never asks
+
         return [e for e in self.by_confidence if is_priority(e)]
 
     @classmethod

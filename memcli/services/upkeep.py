@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memcli.core.models import Entry
-from memcli.services import archive, maintain
-from memcli.services.runtime import Runtime
-
+# the services each method calls are imported by that method: a read through the Memory
+# facade (search, inject, get) imports none of them
 if TYPE_CHECKING:
+    from memcli.core.models import Entry
     from memcli.logic.reflect import Trigger
     from memcli.services.review import Outcome
+    from memcli.services.runtime import Runtime
     from memcli.store.changes import Applied, Plan
 
 
@@ -29,32 +29,46 @@ class Upkeep:
     def plan_compress(self, *, target_tokens: int | None = None) -> Plan:
         """What compress would do (docs/maintenance.md); nothing is written. An LLM, when
         configured, writes the consolidated entries; its failure raises LLMError."""
+        from memcli.services import maintain
+
         return maintain.plan_compress(self.runtime, target_tokens=target_tokens)
 
     def diff(self, plan: Plan) -> str:
         """A plan as a unified diff of the files it would change."""
+        from memcli.services import maintain
+
         return maintain.diff(self.runtime, plan)
 
     def apply(self, plan: Plan) -> Applied:
         """Write a plan: archive copies first, entries that changed meanwhile left alone;
         access counts of merged entries are added to the entry that replaced them."""
+        from memcli.services import maintain
+
         return maintain.apply(self.runtime, plan)
 
     def compress(self, *, target_tokens: int | None = None, dry_run: bool = False) -> Plan:
         """Plan and (unless dry_run) apply compress; returns the plan."""
+        from memcli.services import maintain
+
         return maintain.compress(self.runtime, target_tokens=target_tokens, dry_run=dry_run)
 
     def plan_reflect(self, *, force: bool = False) -> tuple[Trigger, Plan]:
         """Whether reflection is due, and the insights it would write."""
+        from memcli.services import maintain
+
         return maintain.plan_reflect(self.runtime, force=force)
 
     def reflect(self, *, force: bool = False, dry_run: bool = False) -> tuple[Trigger, Plan]:
         """Plan and (unless dry_run) write reflections; returns the trigger and plan."""
+        from memcli.services import maintain
+
         return maintain.reflect(self.runtime, force=force, dry_run=dry_run)
 
     def after_write(self) -> list[str]:
         """The automatic reflect / compress of memcli.toml ([reflect] auto, [compress]
         auto) after add or extract; returns what they did. Failures become notices."""
+        from memcli.services import maintain
+
         return maintain.after_write(self.runtime)
 
     # ------------------------------------------------------------------ forget, restore
@@ -69,6 +83,7 @@ class Upkeep:
         `memcli review` (docs/agents.md). "person" (`memcli forget`) archives at once.
         `reason` is kept in archive.md ("forgotten"; an agent's "forgotten by an agent:
         REASON")."""
+        from memcli.services import archive
         from memcli.services.review import Outcome, agent_forget
 
         if by == "person":
@@ -79,6 +94,8 @@ class Upkeep:
 
     def restore(self, entry_id: str) -> Entry:
         """Bring an archived entry back to the file and section it came from."""
+        from memcli.services import archive
+
         return archive.restore(self.runtime, entry_id)
 
     # ------------------------------------------------------------------ history

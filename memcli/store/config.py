@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -182,6 +181,17 @@ class LayersSettings:
 
 
 @dataclass(frozen=True)
+class WatchSettings:
+    """The watcher the agents' path starts (memcli.surfaces.daemon.autostart): the prompt
+    hooks and `memcli mcp` start `memcli watch` for their workspace when none runs
+    (`autostart`), and a watcher started that way leaves after `idle_exit_minutes`
+    without a request or a change to the files."""
+
+    autostart: bool = True
+    idle_exit_minutes: float = 240.0
+
+
+@dataclass(frozen=True)
 class Settings:
     search: SearchSettings = field(default_factory=SearchSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
@@ -191,6 +201,7 @@ class Settings:
     reflect: ReflectSettings = field(default_factory=ReflectSettings)
     forget: ForgetSettings = field(default_factory=ForgetSettings)
     layers: LayersSettings = field(default_factory=LayersSettings)
+    watch: WatchSettings = field(default_factory=WatchSettings)
     #: groups of equivalent words from the [synonyms] table (case-folded)
     synonyms: tuple[tuple[str, ...], ...] = ()
     #: `section.key` settings of an untrusted memcli.toml that were not applied
@@ -200,7 +211,17 @@ class Settings:
     problems: tuple[str, ...] = ()
 
 
-SECTIONS = ("search", "index", "inject", "llm", "compress", "reflect", "forget", "layers")
+SECTIONS = (
+    "search",
+    "index",
+    "inject",
+    "llm",
+    "compress",
+    "reflect",
+    "forget",
+    "layers",
+    "watch",
+)
 #: tables besides the settings: [synonyms] (groups of equivalent words) and [files]
 #: (the workspace's curated files, memcli.store.config_files)
 TABLES = ("synonyms", "files")
@@ -328,6 +349,8 @@ def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
         return {}, None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
+    import tomllib  # only where a settings file exists (≈ 5 ms of a cold read otherwise)
+
     try:
         table = tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -245,8 +245,6 @@ def local_key(env: Mapping[str, str] | None = None) -> bytes | None:
 
 
 def _read_or_make_key(path: Path) -> bytes | None:
-    import secrets
-
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -256,7 +254,8 @@ def _read_or_make_key(path: Path) -> bytes | None:
         return None
     else:
         with os.fdopen(fd, "w", encoding="ascii") as handle:
-            handle.write(secrets.token_hex(32) + "\n")
+            # secrets.token_hex(32), without importing secrets and random on every read
+            handle.write(os.urandom(32).hex() + "\n")
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "r", encoding="ascii") as handle:

@@ -4,7 +4,8 @@
   prompt and the recent turns of the transcript, as Claude Code's
   `hookSpecificOutput.additionalContext`. A running `memcli watch` answers it (an
   `inject` request over its socket), so a prompt waits tens of milliseconds; without one
-  the block is computed in-process.
+  the block is computed in-process, and a watcher is started for the prompts to come
+  (memcli.surfaces.daemon.autostart; `[watch] autostart = false` turns that off).
 - `pre-compact` and `stop` remember the explicit statements of the transcript
   (`transcript_path`, Claude Code's JSONL: memcli.surfaces.transcript) with the session id
   as `src=`, each part of a transcript once (the offset reached per session:
@@ -301,6 +302,10 @@ def inject_block(
         from memcli.core.requests import from_wire
         from memcli.services.memory import Memory
         from memcli.surfaces import operations
+        from memcli.surfaces.daemon import autostart
+
+        # a watcher for the prompts to come ([watch] autostart), not waited for
+        watcher = autostart.ensure(root)
 
         with contextlib.redirect_stderr(io.StringIO()):  # the hook says one line itself
             mem = Memory(root)
@@ -311,7 +316,13 @@ def inject_block(
                 said = (
                     "the embeddings are not ready yet (the model's one-time preparation "
                     "or this workspace's first indexing); answered from the keyword side"
-                    + ("; `memcli index` is preparing it" if _index_in_background(root) else "")
+                    + (
+                        "; `memcli watch` is preparing it"
+                        if watcher in ("started", "starting")
+                        else "; `memcli index` is preparing it"
+                        if _index_in_background(root)
+                        else ""
+                    )
                 )
     elif "error" in answer:
         lines = [line for line in (answer["error"] or "").splitlines() if line.strip()]

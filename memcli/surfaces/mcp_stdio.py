@@ -226,6 +226,9 @@ def serve(workspace: str | Path | None) -> None:
     threading.Thread(target=front.pump, name="mcp-front", daemon=True).start()
     warm = Warm()
     warm.start(workspace)
+    from memcli.surfaces.daemon.autostart import ensure
+
+    ensure(root)  # a watcher for the workspace ([watch] autostart), not waited for
     from memcli.surfaces import mcp_server
 
     mcp_server.plain_logging()

@@ -25,9 +25,36 @@ def search(mem: Any, q: SearchQuery, progress: Callable[[int, int], None] | None
 
 def _layers(mem: Any) -> Any:
     """The layers `mem` reads when more than itself, else None."""
+    if not _may_read_others(mem):
+        return None  # the single workspace: memcli.services.layers is not even imported
     from memcli.services.layers import layered
 
     return layered(mem)
+
+
+def _may_read_others(mem: Any) -> bool:
+    """Whether a layer `[layers] read` names may exist besides `mem` (a few stats): when
+    none does, a read of one workspace imports none of the layers' machinery (≈ 35 ms of
+    a one-off search: the inject packer, the read-only index). memcli.services.layers.
+    open_layers decides which of them are read."""
+    import os
+
+    from memcli.core.names import CURATED_BUILTIN
+    from memcli.store.workspace import default_workspace
+
+    rt = mem.runtime
+    names = [part.strip() for part in rt.settings.layers.read.split(",") if part.strip()]
+    here = os.path.realpath(mem.root)
+    for name in names:
+        if name == "user":
+            path = os.path.realpath(default_workspace(rt.env))
+            if path == here:
+                return False  # the per-user workspace reads no other layer
+        else:
+            path = os.path.realpath(os.path.join(mem.root, os.path.expanduser(name)))
+        if path != here and any(os.path.isfile(os.path.join(path, n)) for n in CURATED_BUILTIN):
+            return True
+    return False
 
 
 def layer_name(mem: Any, dest: Any) -> str | None:

@@ -129,7 +129,14 @@ def peer_uid(sock: socket.socket) -> int | None:
 
 #: environment variables, besides MEMCLI_*, that decide settings (user config, trust)
 _SETTINGS_VARS = ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME")
-_NOT_SETTINGS = ("MEMCLI_WORKSPACE", "MEMCLI_NO_DAEMON")
+#: and what does not change an answer: the workspace (the request names it), whether to
+#: ask a watcher at all, whether the agents' path starts one and when it leaves
+_NOT_SETTINGS = (
+    "MEMCLI_WORKSPACE",
+    "MEMCLI_NO_DAEMON",
+    "MEMCLI_WATCH_AUTOSTART",
+    "MEMCLI_WATCH_IDLE_EXIT_MINUTES",
+)
 
 
 def settings_env(environ: Mapping[str, str]) -> dict[str, str]:

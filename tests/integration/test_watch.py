@@ -61,6 +61,18 @@ QUICK_CASES = [
     ["search", "x", "--colour"],
     ["search", "x", "--mode", "fuzzy"],
     ["search"],
+    # inject and get take the same Typer-free path (issue 36 item 1)
+    ["inject", "-q", "python tests", "--max-tokens", "300"],
+    ["inject", "python tests", "--format", "xml", "--types", "preference,fact"],
+    ["inject", "--json", "-q", "docker"],
+    ["inject", "-q", "x", "--max-tokens", "0"],
+    ["inject", "-q", "x", "--format", "yaml"],
+    ["inject", "a", "-q", "b"],
+    ["inject", "--context-file", "/nonexistent/context.txt"],
+    ["get", "m8f3a2c1"],
+    ["get", "m8f3a2c1", "--json"],
+    ["get", "nosuchid"],
+    ["get"],
 ]
 
 
@@ -68,7 +80,8 @@ def test_quick_search_matches_the_typer_app(workspace: Path, exported) -> None:
     Memory(workspace, notify=lambda m: None).index()
     base = dict(os.environ, MEMCLI_NO_DAEMON="1")
     for args in QUICK_CASES:
-        argv = ["-w", str(workspace), *args, "--no-touch"] if len(args) > 1 else args
+        touch = ["--no-touch"] if args[0] != "get" else []  # get counts no access
+        argv = ["-w", str(workspace), *args, *touch] if len(args) > 1 else args
         quick, typer_app = same_minute(
             lambda argv=argv: memcli_raw(argv, base),
             lambda argv=argv: memcli_raw(argv, dict(base, MEMCLI_NO_QUICK="1")),
@@ -431,3 +444,24 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
         )
         for args, served, fresh in zip(commands, via_daemon, in_process, strict=True):
             assert served == fresh, (new, args)
+
+
+def test_stats_shows_the_watchers_latency_and_the_usage(served) -> None:
+    """`memcli stats` on a workspace a watcher served (issue 36 item 5): its search and
+    inject latency p50 / p99 since it started, beside the usage figures, in --json and
+    in the terminal."""
+    ws, proc = served
+    assert memcli(ws, "search", "pytest fixtures", "-n", "1").returncode == 0
+    assert memcli(ws, "inject", "-q", "pytest fixtures", "--max-tokens", "300").returncode == 0
+    data = json.loads(memcli(ws, "stats", "--json", "--days", "7").stdout)["data"]
+    watcher = data["watcher"]
+    assert watcher["pid"] == proc.pid
+    for kind in ("search", "inject"):
+        figures = watcher["latency"][kind]
+        assert figures["requests"] >= 1
+        assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+    assert data["unused"]["days"] == 7 and data["unused"]["count"] < data["entries"]
+    assert data["most_used"][0]["count"] >= 1
+    assert 0 < data["average_importance"] <= 1 and 0 < data["with_keywords"] <= data["entries"]
+    shown = memcli(ws, "stats").stdout
+    assert "latency:" in shown and "p99_ms:" in shown and "most used:" in shown

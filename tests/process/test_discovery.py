@@ -23,6 +23,7 @@ as_root = pytest.mark.skipif(
 
 def env_for(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCLI_")}
+    env["MEMCLI_WATCH_AUTOSTART"] = "0"  # no watcher started behind its back
     env.update(
         HOME=str(tmp_path / "home"),
         XDG_DATA_HOME=str(tmp_path / "xdg"),

@@ -30,6 +30,7 @@ def fresh_env(tmp_path: Path) -> dict[str, str]:
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "HF_HUB_OFFLINE": "1",
+        "MEMCLI_WATCH_AUTOSTART": "0",  # no watcher started behind the test's back
     }
     return env
 

@@ -24,6 +24,9 @@ def isolate(monkeypatch: pytest.MonkeyPatch, base: Path, cache: Path) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(base / "xdg"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(base / "xdg-config"))  # config, approvals
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    # no watcher started behind a test's back by a hook or `memcli mcp` (the tests of
+    # memcli.surfaces.daemon.autostart turn it on)
+    monkeypatch.setenv("MEMCLI_WATCH_AUTOSTART", "0")
 
 
 def make_workspace(path: Path, entry_id: str, text: str) -> Path:

@@ -1560,4 +1560,53 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_reflect.py",
         why="a Docker theme is named 'pytest' after the one note that runs pytest",
     ),
+    # -- issue 36: cold reads import what they use; agents served from the first prompt
+    m(
+        "cold-read-imports-the-editing-services",
+        "memcli/services/memory.py",
+        "from memcli.services.upkeep import Upkeep\n",
+        "from memcli.services import edits, intake  # noqa: F401\n"
+        "from memcli.services.upkeep import Upkeep\n",
+        f"{PROC}test_cold_imports.py",
+        why="every cold search imports the add, edit and review services it never uses",
+    ),
+    m(
+        "cold-read-layers-for-one-workspace",
+        "memcli/surfaces/operations.py",
+        "    if not _may_read_others(mem):\n",
+        "    if False:\n",
+        f"{PROC}test_cold_imports.py",
+        why="a workspace that reads no other layer imports the layers' machinery per read",
+    ),
+    Mutation(
+        "autostart-marker-ignored",
+        "memcli/surfaces/daemon/autostart.py",
+        (("    if _young(marker):\n", "    if False:\n"), ("    if not _claim(marker):\n", "    if False:\n")),
+        (f"{UNIT}test_autostart.py::test_started_once_for_a_workspace",),
+        why="every prompt of a starting session spawns another watcher",
+    ),
+    m(
+        "autostart-setting-ignored",
+        "memcli/surfaces/daemon/autostart.py",
+        "    if not settings.autostart:\n",
+        "    if False:\n",
+        f"{UNIT}test_autostart.py::test_settings_decide",
+        why="[watch] autostart = false does not stop the hooks from starting a watcher",
+    ),
+    m(
+        "idle-watcher-never-leaves",
+        "memcli/surfaces/daemon/service.py",
+        "                self._leave_when_idle()\n",
+        "",
+        f"{PROC}test_autostart.py::test_a_watcher_with_idle_exit_leaves_by_itself",
+        why="a watcher the agents' path started runs for ever",
+    ),
+    m(
+        "tiktoken-ranks-decoded-every-process",
+        "memcli/adapters/tokens.py",
+        "    cached = _cached_encoding(tiktoken, offline)\n",
+        "    cached = None\n",
+        f"{UNIT}test_token_cache.py::test_the_second_load_reads_the_copy_and_counts_the_same",
+        why="every cold inject and prompt hook base64-decodes 100k BPE ranks again",
+    ),
 ]

@@ -21,6 +21,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
 ENV = {k: v for k, v in ENV.items() if not k.startswith("MEMCLI_")}
+ENV["MEMCLI_WATCH_AUTOSTART"] = "0"  # no watcher started behind its back
 GIT_ENV = dict(
     ENV,
     GIT_AUTHOR_NAME="t",

@@ -2,7 +2,7 @@
 environment (memcli.surfaces.cli.env.Env) and, before importing the Typer app
 (≈100 ms), answers what it can without it: the hooks, and `search`, `inject` and `get`
 through a running `memcli watch` daemon; when none answers (no daemon, stale socket,
-crashed daemon) a search runs in-process without Typer (memcli.surfaces.cli.quick),
+crashed daemon) they run in-process without Typer (memcli.surfaces.cli.quick),
 anything else through the Typer app, with the same Env.
 
 The served path: memcli.surfaces.cli.env reads the command's arguments into a request
@@ -150,7 +150,7 @@ class _Replay:
 
 def answered(env: Env) -> int | None:
     """Exit code of the command when answered without the Typer app (a hook, a
-    served command the daemon answered, a search in-process), else None."""
+    served command the daemon answered, a read in-process), else None."""
     if env.command == "hook" and env.plain and "--help" not in env.rest:
         from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
 
@@ -163,8 +163,8 @@ def answered(env: Env) -> int | None:
     if call is None:
         return None
     code = try_daemon(env, call=call)
-    if code is None and env.command == "search":
-        from memcli.surfaces.cli import quick  # search without a daemon: skips Typer
+    if code is None:
+        from memcli.surfaces.cli import quick  # a read without a daemon: skips Typer
 
         code = quick.run(env, call)
     return code
@@ -193,7 +193,7 @@ def main() -> None:
 
     env = Env(sys.argv[1:])
     if env.command not in ("hook", "mcp"):
-        # a served command or an in-process search answers once and ends: its few cycles
+        # a served command or an in-process read answers once and ends: its few cycles
         # die with it, while one collection of the start-up's objects costs ≈ 0.7 ms
         # (the first full collection falls during a served command's imports)
         gc.disable()

@@ -11,6 +11,7 @@ import gc
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -38,11 +39,27 @@ RESERVED_VECTORS = 1024
 CATCH_UP_BACKOFF_S = 30.0
 #: embedded once at start: as long as a long entry (≈ 200 tokens)
 WARM_UP_TEXT = " ".join(["memory"] * 200)
+#: served requests whose time is kept per kind, for the latency figures of `status`
+LATENCY_SAMPLES = 10_000
+#: request kind (memcli.core.requests) -> the command's name
+KINDS = {"SearchQuery": "search", "InjectRequest": "inject", "GetRequest": "get"}
 
 
 class WatchService:
-    def __init__(self, workspace: str | Path | None, log: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        workspace: str | Path | None,
+        log: Callable[[str], None],
+        idle_exit_s: float | None = None,
+    ) -> None:
         self.memory = shared_memory(workspace)
+        #: seconds without a request or a batch after which the watcher leaves (one the
+        #: agents' path started: memcli.surfaces.daemon.autostart); None: it stays
+        self.idle_exit_s = idle_exit_s
+        self._last_activity = time.monotonic()
+        #: ms each served request took, per kind (search, inject, get), and how many
+        self.latency: dict[str, deque[float]] = {}
+        self.served: dict[str, int] = {}
         self.root = self.memory.root
         self.log = log
         self.lock = threading.Lock()
@@ -77,10 +94,34 @@ class WatchService:
         def run(request: dict) -> dict:
             if request.get("op") == "status":
                 return handler(request)
+            started = time.perf_counter()
             with self.lock:
-                return handler(request)
+                answer = handler(request)
+            self._timed(request, (time.perf_counter() - started) * 1000)
+            return answer
 
         return run
+
+    def _timed(self, message: dict, ms: float) -> None:
+        """Keep the time a served request took (the last LATENCY_SAMPLES of each kind)."""
+        wire = message.get("request")
+        kind = KINDS.get(wire.get("kind")) if isinstance(wire, dict) else None
+        if kind is not None:
+            self.latency.setdefault(kind, deque(maxlen=LATENCY_SAMPLES)).append(ms)
+            self.served[kind] = self.served.get(kind, 0) + 1
+
+    def latency_figures(self) -> dict[str, dict[str, float]]:
+        """Per kind of request served since the start: how many, p50 and p99 in ms (of
+        the last LATENCY_SAMPLES)."""
+        figures = {}
+        for kind, samples in sorted(self.latency.items()):
+            ordered = sorted(samples)
+            figures[kind] = {
+                "requests": self.served[kind] if kind in self.served else len(ordered),
+                "p50_ms": round(_percentile(ordered, 0.50), 1),
+                "p99_ms": round(_percentile(ordered, 0.99), 1),
+            }
+        return figures
 
     def current(self) -> Any:
         """The Memory of the workspace's settings as they are now (memcli.toml, the
@@ -95,7 +136,21 @@ class WatchService:
         return fresh
 
     def _answered(self) -> None:
-        self._last_answer = time.monotonic()
+        self._last_answer = self._last_activity = time.monotonic()
+
+    def _leave_when_idle(self) -> None:
+        """With idle_exit_s: once nothing was asked and nothing changed for that long,
+        say so in the log and stop as on SIGTERM (the command's handler stops cleanly)."""
+        if self.idle_exit_s is None or self._stopping.is_set():
+            return
+        idle = time.monotonic() - self._last_activity
+        if idle < self.idle_exit_s:
+            return
+        import signal
+
+        self.log(f"no request or change for {idle / 60:.1f} min: leaving")
+        self._stopping.set()
+        os.kill(os.getpid(), signal.SIGTERM)
 
     def _flush_when_idle(self) -> None:
         """Write the access counts that answers recorded in memory once requests pause
@@ -108,6 +163,7 @@ class WatchService:
                 self._merge_late_writes()
                 self._catch_up()
                 self.layers.tick()
+                self._leave_when_idle()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -186,6 +242,7 @@ class WatchService:
                 return False
             self._reported = manager.last_report
         elapsed = (time.perf_counter() - started) * 1000
+        self._last_activity = time.monotonic()
         self.batches += 1
         self.last_batch = {"paths": paths, "ms": round(elapsed, 1), **report.to_dict()}
         self.log(f"{time.strftime('%H:%M:%S')} {', '.join(paths)}: {report.summary(elapsed)}")
@@ -254,6 +311,7 @@ class WatchService:
             "entries": self.memory.index_manager.count(),
             "batches": self.batches,
             "requests": self.server.requests,
+            "latency": self.latency_figures(),
             "last_batch": self.last_batch,
             **self.layers.status(),
         }
@@ -292,6 +350,11 @@ def query_status(root: Path) -> dict[str, Any] | None:
         return None
     finally:
         sock.close()
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    """The nearest-rank percentile `q` of sorted values."""
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def _quiet(problem: object) -> None:

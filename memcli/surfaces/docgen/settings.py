@@ -101,6 +101,10 @@ MEANINGS: dict[str, str] = {
     "per-user workspace) and paths; \"\" for none",
     "layers.user_types": "entry types whose writes go to the user layer unless told "
     "otherwise, comma-separated (e.g. preference)",
+    "watch.autostart": "the prompt hooks and `memcli mcp` start `memcli watch` for their "
+    "workspace when none runs (docs/agents.md)",
+    "watch.idle_exit_minutes": "a watcher they started leaves after this many minutes "
+    "without a request or a change",
 }
 
 #: every MEMCLI_* variable memcli reads besides MEMCLI_<SECTION>_<KEY>: name -> meaning
@@ -109,8 +113,8 @@ VARIABLES: dict[str, str] = {
     "MEMCLI_TORCH_INDEX": "`scripts/setup.sh`: the index it takes torch's CPU build from, "
     "when it answers (default https://download.pytorch.org/whl/cpu)",
     "MEMCLI_NO_DAEMON": "any non-empty value: never ask a running `memcli watch`; work in-process",
-    "MEMCLI_NO_QUICK": "any non-empty value: run `search` through the full CLI, not the quick path "
-    "(same output; for debugging)",
+    "MEMCLI_NO_QUICK": "any non-empty value: run `search`, `inject` and `get` through the full "
+    "CLI, not the quick path (same output; for debugging)",
     "MEMCLI_PAGER": "the pager for long output (then `$PAGER`, then `less -FRX`); `cat` "
     "turns paging off",
     "MEMCLI_MCP_TOKEN": "`memcli mcp --http`: the bearer token, granted the `-w` workspace",

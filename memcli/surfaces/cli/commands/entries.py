@@ -325,10 +325,31 @@ def restore(
 
 
 @app.command()
-def stats(json_out: bool = JsonOpt) -> None:
-    """Counts by type and file."""
-    data = memory().stats()
+def stats(
+    days: float = typer.Option(
+        30.0,
+        "--days",
+        min=0.0,
+        metavar="N",
+        help="Count the entries no search or inject returned in the last N days.",
+    ),
+    json_out: bool = JsonOpt,
+) -> None:
+    """Counts by type and file, and how the memory is used (importance, keywords, the
+    entries unused lately, the most used; a running watcher's latency)."""
+    from memcli.surfaces.daemon.autostart import answers
+
+    mem = memory()
+    data = mem.stats(days=days)
+    if answers(str(mem.root)):  # a watcher serves it: its search and inject latency
+        from memcli.surfaces.daemon.service import query_status
+
+        status = query_status(mem.root) or {}
+        data["watcher"] = {"pid": status.get("pid"), "latency": status.get("latency", {})}
     if json_out:
         render.emit_json(data)
-    else:
-        render.key_values(data.items())
+        return
+    used = {u["id"]: f"{u['count']}× {' '.join(u['text'].split())[:70]}" for u in data["most_used"]}
+    unused = data["unused"]
+    unused = {**unused, "ids": ", ".join(unused["ids"]) + (" …" if unused["count"] > 10 else "")}
+    render.key_values({**data, "most_used": used, "unused": unused}.items())

@@ -250,7 +250,6 @@ def mcp(
         if token_file is not None:
             usage_error("--token-file: only with --http (stdio needs no token)")
         from memcli.surfaces.mcp_stdio import serve
-
         serve(env().workspace)
         return
     from memcli.surfaces.mcp_http import serve_http
@@ -305,13 +304,23 @@ def _install(
         host, "project" if project else "user", remove=remove, workspace=env().workspace
     )
     written = [] if dry_run else installer.apply(plan)
+    stopped: list[tuple[str, int]] = []
+    if remove and not dry_run:  # the watchers the hooks and `memcli mcp` started
+        from memcli.surfaces.daemon.autostart import stop_started
+
+        stopped = stop_started()
     if not json_out:  # what was written first, then the preparation's steps
         _show_plan(plan, dry_run, remove)
+        for root, pid in stopped:
+            render.info(f"stopped memcli watch (pid {pid}) of {root}, started for an agent")
         env().stdout.flush()  # seen before the wait, in a pipe too
     if not (dry_run or remove):
         _ready_for_hooks()
     if json_out:
-        render.emit_json({**plan.to_dict(), "written": [str(p) for p in written]})
+        data = {**plan.to_dict(), "written": [str(p) for p in written]}
+        if remove:
+            data["stopped"] = [{"workspace": root, "pid": pid} for root, pid in stopped]
+        render.emit_json(data)
 
 
 def _show_plan(plan: Plan, dry_run: bool, remove: bool) -> None:

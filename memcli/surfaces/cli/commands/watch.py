@@ -35,6 +35,14 @@ def watch(
     uninstall_service: bool = typer.Option(
         False, "--uninstall-service", help="Remove the file --install-service wrote."
     ),
+    idle_exit: float | None = typer.Option(
+        None,
+        "--idle-exit",
+        min=0.0,
+        metavar="MINUTES",
+        help="Leave after this many minutes without a request or a change (the watcher "
+        "the agents' hooks start: [watch] idle_exit_minutes).",
+    ),
     json_out: bool = JsonOpt,
 ) -> None:
     """Keep the index current while files change, and answer search/inject/get fast."""
@@ -114,7 +122,8 @@ def watch(
         else:
             render.key_values(info.items())
         return
-    service = WatchService(env().workspace, log=render.pinned_info(err=json_out))
+    idle = None if idle_exit is None else idle_exit * 60
+    service = WatchService(env().workspace, log=render.pinned_info(err=json_out), idle_exit_s=idle)
 
     def terminate(signum: int, frame: object) -> None:
         raise KeyboardInterrupt

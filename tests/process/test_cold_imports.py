@@ -1,0 +1,216 @@
+"""A cold read imports only what it uses (issue 36 item 1): `memcli search`, `inject`,
+`get` and the prompt hook with no watcher running, through the real entry point
+(`python -X importtime -m memcli`) on an indexed workspace, the real model's ONNX export.
+memcli's own modules come from an allow-list per path (a new import on a cold read must
+be added here, on purpose); editing, review, maintenance, history, Typer and Rich are
+never imported by a read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.process.test_served_imports import imported
+from tests.support.env import SAMPLE
+
+pytestmark = pytest.mark.slow
+
+#: what every cold read of one workspace may import: the command line, the workspace and
+#: its settings, the store's reading side, the access counts
+BASE = {
+    "memcli",
+    "memcli.core",
+    "memcli.core.errors",
+    "memcli.core.models",
+    "memcli.core.names",
+    "memcli.core.paths",
+    "memcli.core.registry",
+    "memcli.core.requests",
+    "memcli.core.text",
+    "memcli.core.validate",
+    "memcli.services",
+    "memcli.services.memory",
+    "memcli.services.runtime",
+    "memcli.services.upkeep",
+    "memcli.store",
+    "memcli.store.access",
+    "memcli.store.atomic",
+    "memcli.store.config",
+    "memcli.store.config_files",
+    "memcli.store.config_rules",
+    "memcli.store.document",
+    "memcli.store.files",
+    "memcli.store.frontmatter",
+    "memcli.store.locks",
+    "memcli.store.markdown",
+    "memcli.store.metadata",
+    "memcli.store.modes",
+    "memcli.store.reparse",
+    "memcli.store.store",
+    "memcli.store.trust",
+    "memcli.store.workspace",
+    "memcli.surfaces",
+    "memcli.surfaces.cli",
+    "memcli.surfaces.cli.args",
+    "memcli.surfaces.cli.env",
+    "memcli.surfaces.cli.fastpath",
+    "memcli.surfaces.cli.quick",
+    "memcli.surfaces.cli.render",
+    "memcli.surfaces.cli.served",
+    "memcli.surfaces.operations",
+    "memcli.surfaces.protocol",
+}
+#: and a search: the index (ONNX query path, local backend), ranking
+SEARCH = BASE | {
+    "memcli.core.dates",
+    "memcli.core.filters",
+    "memcli.index",
+    "memcli.index.backend",
+    "memcli.index.embedder",
+    "memcli.index.keyword",
+    "memcli.index.local",
+    "memcli.index.local_files",
+    "memcli.index.onnx_embedder",
+    "memcli.index.postings",
+    "memcli.index.protocol",
+    "memcli.index.snapshot",
+    "memcli.index.sync",
+    "memcli.index.tokenize",
+    "memcli.index.vectors",
+    "memcli.index.write_errors",
+    "memcli.logic",
+    "memcli.logic.search",
+    "memcli.services.clones",
+    "memcli.services.indexing",
+    "memcli.services.indexstate",
+    "memcli.services.lastsync",
+    "memcli.services.search",
+    "memcli.services.seen",
+}
+#: and an inject: the packer, its token counts and the entries it reads
+INJECT = SEARCH | {
+    "memcli.adapters",
+    "memcli.adapters.tokens",
+    "memcli.core.credentials",
+    "memcli.core.review",
+    "memcli.logic.inject",
+    "memcli.logic.keywords",
+    "memcli.services.entries",
+    "memcli.services.inject",
+}
+#: and a get: the entry with its access counts
+GET = BASE | {"memcli.core.filters", "memcli.core.review", "memcli.index", "memcli.index.tokenize"}
+GET |= {"memcli.logic", "memcli.logic.keywords", "memcli.services.entries"}
+#: and the prompt hook: the hook itself
+HOOK = INJECT | {"memcli.surfaces.hook_extract", "memcli.surfaces.hooks"}
+HOOK |= {"memcli.surfaces.daemon", "memcli.surfaces.daemon.autostart"}  # (off in tests)
+#: never on a cold read: what edits, reviews, maintains or keeps history, and the
+#: libraries of other paths
+NEVER_OURS = {
+    "memcli.services.edits",
+    "memcli.services.intake",
+    "memcli.services.review",
+    "memcli.services.archive",
+    "memcli.services.maintain",
+    "memcli.services.recovery",
+    "memcli.services.layers",
+    "memcli.store.history",
+    "memcli.surfaces.cli.app",
+    "memcli.surfaces.guard",
+}
+NEVER = {"rich", "typer", "click", "pydantic", "torch", "sentence_transformers", "transformers"}
+NEVER |= {"faiss", "pysbd", "watchdog", "mcp", "merge3", "jieba"}
+
+#: and a search of a workspace that reads the per-user layer beside its own
+LAYERED = SEARCH | {
+    "memcli.adapters",
+    "memcli.adapters.tokens",
+    "memcli.core.credentials",
+    "memcli.core.review",
+    "memcli.logic.inject",
+    "memcli.services.layers",
+    "memcli.services.readonly_index",
+    "memcli.store.readonly",
+}
+#: standard modules a read that writes nothing never needs (they cost milliseconds)
+NEVER_READING = {"secrets", "random", "tempfile", "subprocess", "logging"}
+
+CASES = [
+    ("search", ["search", "python tests", "--no-touch"], SEARCH, "m8f3a2c1"),
+    ("search-json", ["search", "python tests", "--json", "--no-touch"], SEARCH, '"hits"'),
+    ("inject", ["inject", "-q", "python tests", "--max-tokens", "300"], INJECT, "pytest"),
+    ("get", ["get", "m8f3a2c1"], GET, "m8f3a2c1"),
+    ("hook", ["hook", "user-prompt-submit", "--timeout", "60"], HOOK, "additionalContext"),
+]
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory: pytest.TempPathFactory, exported) -> Path:  # noqa: ANN001
+    """One indexed copy of the sample workspace for the module (read only by its tests)."""
+    from memcli.services.memory import Memory
+
+    target = tmp_path_factory.mktemp("cold") / "ws"
+    shutil.copytree(SAMPLE, target, ignore=shutil.ignore_patterns(".memcli"))
+    Memory(target, notify=lambda m: None, embedder_factory=lambda: exported).index()
+    return target
+
+
+@pytest.mark.parametrize(("name", "args", "allowed", "shown"), CASES, ids=[c[0] for c in CASES])
+def test_a_cold_read_imports_only_its_path(
+    indexed: Path, name: str, args: list[str], allowed: set[str], shown: str
+) -> None:
+    modules = cold_run(indexed, name, args, shown)
+    ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
+    assert not ours & NEVER_OURS, sorted(ours & NEVER_OURS)
+    assert ours <= allowed, sorted(ours - allowed)
+    tops = {m.split(".")[0] for m in modules}
+    assert not tops & NEVER, sorted(tops & NEVER)
+    if name != "get":
+        assert "onnxruntime" in tops  # the query path, not torch
+    if "--no-touch" in args or name == "get":
+        assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
+
+
+def test_a_layered_cold_search_imports_only_its_path(
+    indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The per-user layer read beside the workspace: the layers' modules, nothing that
+    writes (the user layer's index made by a first search)."""
+    user = tmp_path / "xdg" / "memcli"  # the per-user workspace under XDG_DATA_HOME
+    user.mkdir(parents=True)
+    (user / "memory.md").write_text("# Memory\n\n## Facts\n\n- Runs pytest with -x <!-- id=u1 -->\n")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    args = ["search", "python tests", "--no-touch"]
+    modules = cold_run(indexed, "layered", args, "u1")  # its first run indexes the layer
+    ours = {m for m in modules if m == "memcli" or m.startswith("memcli.")}
+    assert not ours & (NEVER_OURS - {"memcli.services.layers"})
+    assert ours <= LAYERED, sorted(ours - LAYERED)
+    assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
+
+
+def cold_run(indexed: Path, name: str, args: list[str], shown: str) -> set[str]:
+    """The modules `python -X importtime -m memcli -w INDEXED ARGS` imported (the
+    prompt hook's payload on stdin for the hook), after checking what it printed."""
+    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_WORKSPACE"}
+    here = str(Path(__file__).resolve().parents[2])  # this checkout
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
+    payload = json.dumps({"prompt": "how do I run python tests", "cwd": str(indexed)})
+    for flags in ([], ["-X", "importtime"]):  # the first run re-signs the index's snapshot
+        done = subprocess.run(  # with this test's own key (its own XDG_CONFIG_HOME)
+            [sys.executable, *flags, "-m", "memcli", "-w", str(indexed), *args],
+            input=payload if name == "hook" else "",
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+            cwd=indexed,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shown in done.stdout, done.stdout[-500:]
+    return imported(done.stderr)
