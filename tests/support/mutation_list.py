@@ -26,6 +26,14 @@ UNIT, INTEG, PROC = "tests/unit/", "tests/integration/", "tests/process/"
 GIT_FIELDS = f"{UNIT}test_gitmerge_fields.py"
 
 MUTATIONS: list[Mutation] = [
+    m(
+        "gitattributes-written-through-a-link",
+        "memcli/store/gitmerge.py",
+        'done = _write_attributes(follow(root, ".gitattributes"), ',
+        'done = _write_attributes(root / ".gitattributes", ',
+        f"{INTEG}test_gitattributes_link.py::test_gitattributes_linked_out_of_the_workspace_is_refused",
+        why="git setup appends its lines to a cloned .gitattributes -> ~/.bashrc",
+    ),
     # -- issue 35: one rule for links (memcli.store.links)
     m(
         "links-followed-out-of-an-untrusted-workspace",
