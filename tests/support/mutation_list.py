@@ -1199,8 +1199,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "files-git-attributes-built-in-only",
         "memcli/store/gitmerge.py",
-        '    done = _write_attributes(root / ".gitattributes", attributes(load_registry(root)))\n',
-        '    done = _write_attributes(root / ".gitattributes", attributes())\n',
+        "attributes(load_registry(root)))\n",
+        "attributes())\n",
         f"{PROC}test_files_registry.py::test_a_curated_file_by_configuration_alone",
         why="git merges projects.md line by line (conflict markers)",
     ),
