@@ -27,6 +27,14 @@ GIT_FIELDS = f"{UNIT}test_gitmerge_fields.py"
 
 MUTATIONS: list[Mutation] = [
     m(
+        "links-alias-of-a-kept-file-followed",
+        "memcli/store/links.py",
+        "        if rel != name and (rel in keeps or rel.split(\"/\")[0] in keeps):\n",
+        "        if False:\n",
+        f"{UNIT}test_links.py::test_a_link_to_another_file_memcli_keeps_is_refused",
+        why="memory.md -> archive.md: a forgotten entry is gone from both names",
+    ),
+    m(
         "gitattributes-written-through-a-link",
         "memcli/store/gitmerge.py",
         'done = _write_attributes(follow(root, ".gitattributes"), ',
