@@ -105,17 +105,18 @@ def _judge(
         if problem:
             raise _refused(shown, target, f"its target {problem}")
         return target
-    from memcli.store.trust import is_trusted
+    from memcli.store.trust import approved_link
 
     if st.st_uid != os.geteuid():
         raise _refused(
             shown, target, f"its target outside the workspace belongs to {_user(st.st_uid)}"
         )
-    if not is_trusted(Path(real_root)):
+    if not approved_link(Path(root), link):
         raise _refused(
             shown,
             target,
-            "it leads outside the workspace, which you have not trusted",
+            "it leads outside the workspace, which you have not trusted with this link (one "
+            "made or changed after `memcli trust`, by a `git pull` say, needs approving again)",
             hint=f"a link you made yourself (memory.md kept in a dotfiles repository): "
             f"`memcli trust {root}` lets memcli follow it; one you did not make (a cloned "
             "repository's): remove it",

@@ -27,6 +27,14 @@ GIT_FIELDS = f"{UNIT}test_gitmerge_fields.py"
 
 MUTATIONS: list[Mutation] = [
     m(
+        "trust-approves-links-pulled-later",
+        "memcli/store/trust.py",
+        "    return isinstance(links, dict) and links.get(name) == os.path.realpath(link)\n",
+        "    return True\n",
+        f"{UNIT}test_links.py::test_a_link_pulled_after_the_trust_is_not_followed",
+        why="a pull into a trusted workspace brings learnings.md -> ~/.bashrc: agents append",
+    ),
+    m(
         "links-alias-of-a-kept-file-followed",
         "memcli/store/links.py",
         "        if rel != name and (rel in keeps or rel.split(\"/\")[0] in keeps):\n",
@@ -46,7 +54,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "links-followed-out-of-an-untrusted-workspace",
         "memcli/store/links.py",
-        "    if not is_trusted(Path(real_root)):\n",
+        "    if not approved_link(Path(root), link):\n",
         "    if False:\n",
         f"{UNIT}test_links.py::test_the_rule",
         f"{PROC}test_links.py::test_a_cloned_link_out_of_the_workspace_is_refused",

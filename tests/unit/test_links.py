@@ -187,6 +187,27 @@ def test_a_changed_memcli_toml_withdraws_the_trust(tmp_path: Path) -> None:
         follow(ws, "memory.md")
 
 
+
+def test_a_link_pulled_after_the_trust_is_not_followed(tmp_path: Path) -> None:
+    """The trust approves the links there were: one a later pull brings into a trusted
+    workspace (`learnings.md -> ~/.bashrc`, memcli.toml unchanged) or one changed to lead
+    elsewhere is refused until approved again; the approved one is still followed."""
+    ws = _ws(tmp_path)
+    outside_file(ws, tmp_path)  # memory.md -> outside/notes.md, made by the person
+    trust(ws)
+    bashrc = _outside(tmp_path, ".bashrc")
+    (ws / "learnings.md").unlink()
+    (ws / "learnings.md").symlink_to(bashrc)  # the pull
+    assert follow(ws, "memory.md") == _outside(tmp_path)
+    with pytest.raises(LinkRefused, match="learnings.md: a link to .*not trusted with this link"):
+        follow(ws, "learnings.md")
+    (ws / "memory.md").unlink()
+    (ws / "memory.md").symlink_to(bashrc)  # the approved name, led elsewhere
+    with pytest.raises(LinkRefused, match="not trusted with this link"):
+        follow(ws, "memory.md")
+    trust(ws)
+    assert follow(ws, "learnings.md") == bashrc
+
 @as_root
 def test_a_plain_file_another_user_owns_is_not_read_as_memory(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
