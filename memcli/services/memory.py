@@ -98,8 +98,10 @@ class Memory(Upkeep):
         entry-aware merge driver, registered when the workspace is in a git
         repository); returns the files created."""
         from memcli.store.gitmerge import setup
+        from memcli.store.links import follow
         from memcli.store.workspace import init_workspace
 
+        follow(self.root, ".gitattributes")  # a refused link: refused before any write
         had_attributes = (self.root / ".gitattributes").exists()
         created = init_workspace(self.root)
         setup(self.root)

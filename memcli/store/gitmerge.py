@@ -282,8 +282,10 @@ def setup(root: Path) -> list[str]:
     """Register the driver for the git repository holding `root`: .gitattributes in
     `root`, `git config merge.memcli.*` and a post-merge hook. Returns what it did."""
     from memcli.store.config_files import load_registry
+    from memcli.store.links import follow
 
-    done = _write_attributes(root / ".gitattributes", attributes(load_registry(root)))
+    # a cloned repository's `.gitattributes -> ~/.bashrc` is refused (the link rule)
+    done = _write_attributes(follow(root, ".gitattributes"), attributes(load_registry(root)))
     git_dir = _git(root, "rev-parse", "--git-dir")
     if git_dir is None:
         return done  # not in a repository (yet): the attributes wait for `git init`
@@ -333,7 +335,7 @@ def _write_attributes(path: Path, wanted_lines: list[str]) -> list[str]:
     if not wanted and not migrated:
         return []
     text = "".join(f"{line}\n" for line in lines + wanted)
-    path.write_text(text, encoding="utf-8")
+    atomic_write(path, text)  # to the target `follow` allowed, never through a link
     what = ", ".join(wanted) if wanted else "anchored to the workspace"
     return [f"{path}: {what}"]
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from memcli.core.errors import WorkspaceError
@@ -34,11 +35,21 @@ class LinkRefused(WorkspaceError):
     """A link (or a file another user owns) memcli will not follow or read."""
 
 
-def follow(root: Path | str, name: str, *, folder: bool = False) -> Path:
+def follow(
+    root: Path | str,
+    name: str,
+    *,
+    folder: bool = False,
+    keeps: Collection[str] | Callable[[], Collection[str]] = (),
+) -> Path:
     """Where workspace file `name` (a folder with `folder`) is read and written: `root /
     name` when no part of that path is a link (one lstat per part), else the target the
     rule allows. LinkRefused names the link, its target and why. A link whose target
-    does not exist is followed only inside the workspace (reads find nothing there)."""
+    does not exist is followed only inside the workspace (reads find nothing there).
+    `keeps`: the other names memcli keeps in the workspace (the Store's registry, the
+    archive, the folders, `.memcli/`): a link inside the workspace to one of them (or
+    into one) is refused, two names for one file would lose entries (`memory.md ->
+    archive.md`: a forget's archive write overwrites the file its removal wrote)."""
     path = os.path.join(root, name)
     here = os.fspath(root)
     for part in name.split("/"):
@@ -48,11 +59,17 @@ def follow(root: Path | str, name: str, *, folder: bool = False) -> Path:
         except OSError:
             return Path(path)  # missing: nothing below it is a link
         if stat.S_ISLNK(mode):
-            return Path(_judge(os.fspath(root), path, here, folder))
+            return Path(_judge(os.fspath(root), path, here, folder, (name, keeps)))
     return Path(path)
 
 
-def _judge(root: str, path: str, link: str, folder: bool) -> str:
+def _judge(
+    root: str,
+    path: str,
+    link: str,
+    folder: bool,
+    kept: tuple[str, Collection[str] | Callable[[], Collection[str]]],
+) -> str:
     """The real target of `path` (which passes through the link `link`), if allowed."""
     real_root = os.path.realpath(root)
     target = os.path.realpath(path)
@@ -64,6 +81,17 @@ def _judge(root: str, path: str, link: str, folder: bool) -> str:
     inside = _within(target, real_root)
     if inside and _within(target, os.path.join(real_root, ".git")):
         raise _refused(shown, target, "it points into the workspace's .git folder")
+    if inside:
+        name, keeps = kept
+        keeps = keeps() if callable(keeps) else keeps  # asked only when a link is found
+        rel = os.path.relpath(target, real_root).replace(os.sep, "/")
+        if rel != name and (rel in keeps or rel.split("/")[0] in keeps):
+            raise _refused(
+                shown,
+                target,
+                f"its target is {rel}, which memcli keeps under its own name (two names for "
+                "one file lose entries)",
+            )
     if st is None:
         if inside:
             return target
@@ -77,17 +105,18 @@ def _judge(root: str, path: str, link: str, folder: bool) -> str:
         if problem:
             raise _refused(shown, target, f"its target {problem}")
         return target
-    from memcli.store.trust import is_trusted
+    from memcli.store.trust import approved_link
 
     if st.st_uid != os.geteuid():
         raise _refused(
             shown, target, f"its target outside the workspace belongs to {_user(st.st_uid)}"
         )
-    if not is_trusted(Path(real_root)):
+    if not approved_link(Path(root), link):
         raise _refused(
             shown,
             target,
-            "it leads outside the workspace, which you have not trusted",
+            "it leads outside the workspace, which you have not trusted with this link (one "
+            "made or changed after `memcli trust`, by a `git pull` say, needs approving again)",
             hint=f"a link you made yourself (memory.md kept in a dotfiles repository): "
             f"`memcli trust {root}` lets memcli follow it; one you did not make (a cloned "
             "repository's): remove it",

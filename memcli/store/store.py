@@ -71,13 +71,20 @@ class Store:
 
     def path(self, name: str) -> Path:
         """Where workspace file `name` is read and written: itself, or the target of a
-        link the rule follows (memcli.store.links; LinkRefused otherwise)."""
-        return follow(self.root, name)
+        link the rule follows (memcli.store.links; LinkRefused otherwise, and for a link
+        to another file memcli keeps here)."""
+        return follow(self.root, name, keeps=self._keeps)
 
     def folder(self, name: str) -> Path:
         """Where folder `name` (episodes/, conversations/) is: itself, or the target of
         a link the rule follows (LinkRefused otherwise)."""
-        return follow(self.root, name, folder=True)
+        return follow(self.root, name, folder=True, keeps=self._keeps)
+
+    def _keeps(self) -> frozenset[str]:
+        """The names memcli keeps in this workspace (a link inside it may lead to none
+        of them but its own: memcli.store.links.follow)."""
+        files = self.files
+        return frozenset((*files.names, files.archive, files.config, *files.log_dirs, STATE_DIR))
 
     def _owned(self, path: Path, uid: int) -> None:
         """Refuse file `path` (owned by `uid`) when another user than the workspace's
@@ -120,13 +127,13 @@ class Store:
         root = str(self.root)
         for folder in files.log_dirs:  # episodes/, conversations/
             if os.path.isdir(os.path.join(root, folder)):
-                logs = follow(self.root, folder, folder=True)
+                logs = self.folder(folder)
                 names += sorted(f"{folder}/{p.name}" for p in logs.glob("*.md"))
         if include_archived:
             names.append(files.archive)
         found = []
         for name in names:  # one stat each: a watcher's every search asks
-            path = os.fspath(follow(root, name))  # an lstat each: a link may be refused
+            path = os.fspath(self.path(name))  # an lstat each: a link may be refused
             try:
                 mode = os.stat(path).st_mode
             except OSError as exc:

@@ -168,9 +168,50 @@ def trust(root: Path, env: Mapping[str, str] | None = None) -> str:
     key = _key(root)
     digest = config_digest(Path(key))
     records = approvals(env)
-    records[key] = {"sha256": digest, "approved": dt.datetime.now(dt.UTC).isoformat()}
+    records[key] = {
+        "sha256": digest,
+        "approved": dt.datetime.now(dt.UTC).isoformat(),
+        "links": links_now(Path(key)),
+    }
     _save(records, env)
     return digest
+
+
+def links_now(root: Path) -> dict[str, str]:
+    """The links of the workspace at `root` as they are now (its own entries and those
+    one folder down, not in dot folders): name -> where it leads. A trust approves these;
+    a link a later `git pull` brings (`learnings.md -> ~/.bashrc`) is not approved by it
+    (memcli.store.links follows a link out of the workspace only when approved)."""
+    found: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            if entry.is_symlink():
+                found[entry.name] = os.path.realpath(entry.path)
+            elif entry.is_dir(follow_symlinks=False) and not entry.name.startswith("."):
+                with contextlib.suppress(OSError):
+                    for inner in os.scandir(entry.path):
+                        if inner.is_symlink():
+                            found[f"{entry.name}/{inner.name}"] = os.path.realpath(inner.path)
+    return found
+
+
+def approved_link(root: Path, link: str, env: Mapping[str, str] | None = None) -> bool:
+    """The link `link` (a path in the workspace at `root`) leads where it led when the
+    person trusted the workspace (and memcli.toml is as approved), or the workspace is the
+    per-user default workspace (trusted as it is)."""
+    from memcli.store.workspace import default_workspace
+
+    env = os.environ if env is None else env
+    key = _key(root)
+    with contextlib.suppress(OSError):
+        if key == _key(default_workspace(env)):
+            return True
+    if not is_trusted(Path(key), env):
+        return False
+    record = approvals(env).get(key) or {}
+    links = record.get("links")
+    name = os.path.relpath(link, root).replace(os.sep, "/")
+    return isinstance(links, dict) and links.get(name) == os.path.realpath(link)
 
 
 def revoke(root: Path, env: Mapping[str, str] | None = None) -> bool:

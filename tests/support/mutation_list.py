@@ -26,11 +26,35 @@ UNIT, INTEG, PROC = "tests/unit/", "tests/integration/", "tests/process/"
 GIT_FIELDS = f"{UNIT}test_gitmerge_fields.py"
 
 MUTATIONS: list[Mutation] = [
+    m(
+        "trust-approves-links-pulled-later",
+        "memcli/store/trust.py",
+        "    return isinstance(links, dict) and links.get(name) == os.path.realpath(link)\n",
+        "    return True\n",
+        f"{UNIT}test_links.py::test_a_link_pulled_after_the_trust_is_not_followed",
+        why="a pull into a trusted workspace brings learnings.md -> ~/.bashrc: agents append",
+    ),
+    m(
+        "links-alias-of-a-kept-file-followed",
+        "memcli/store/links.py",
+        "        if rel != name and (rel in keeps or rel.split(\"/\")[0] in keeps):\n",
+        "        if False:\n",
+        f"{UNIT}test_links.py::test_a_link_to_another_file_memcli_keeps_is_refused",
+        why="memory.md -> archive.md: a forgotten entry is gone from both names",
+    ),
+    m(
+        "gitattributes-written-through-a-link",
+        "memcli/store/gitmerge.py",
+        'done = _write_attributes(follow(root, ".gitattributes"), ',
+        'done = _write_attributes(root / ".gitattributes", ',
+        f"{INTEG}test_gitattributes_link.py::test_gitattributes_linked_out_of_the_workspace_is_refused",
+        why="git setup appends its lines to a cloned .gitattributes -> ~/.bashrc",
+    ),
     # -- issue 35: one rule for links (memcli.store.links)
     m(
         "links-followed-out-of-an-untrusted-workspace",
         "memcli/store/links.py",
-        "    if not is_trusted(Path(real_root)):\n",
+        "    if not approved_link(Path(root), link):\n",
         "    if False:\n",
         f"{UNIT}test_links.py::test_the_rule",
         f"{PROC}test_links.py::test_a_cloned_link_out_of_the_workspace_is_refused",
@@ -1199,8 +1223,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "files-git-attributes-built-in-only",
         "memcli/store/gitmerge.py",
-        '    done = _write_attributes(root / ".gitattributes", attributes(load_registry(root)))\n',
-        '    done = _write_attributes(root / ".gitattributes", attributes())\n',
+        "attributes(load_registry(root)))\n",
+        "attributes())\n",
         f"{PROC}test_files_registry.py::test_a_curated_file_by_configuration_alone",
         why="git merges projects.md line by line (conflict markers)",
     ),

@@ -187,6 +187,27 @@ def test_a_changed_memcli_toml_withdraws_the_trust(tmp_path: Path) -> None:
         follow(ws, "memory.md")
 
 
+
+def test_a_link_pulled_after_the_trust_is_not_followed(tmp_path: Path) -> None:
+    """The trust approves the links there were: one a later pull brings into a trusted
+    workspace (`learnings.md -> ~/.bashrc`, memcli.toml unchanged) or one changed to lead
+    elsewhere is refused until approved again; the approved one is still followed."""
+    ws = _ws(tmp_path)
+    outside_file(ws, tmp_path)  # memory.md -> outside/notes.md, made by the person
+    trust(ws)
+    bashrc = _outside(tmp_path, ".bashrc")
+    (ws / "learnings.md").unlink()
+    (ws / "learnings.md").symlink_to(bashrc)  # the pull
+    assert follow(ws, "memory.md") == _outside(tmp_path)
+    with pytest.raises(LinkRefused, match="learnings.md: a link to .*not trusted with this link"):
+        follow(ws, "learnings.md")
+    (ws / "memory.md").unlink()
+    (ws / "memory.md").symlink_to(bashrc)  # the approved name, led elsewhere
+    with pytest.raises(LinkRefused, match="not trusted with this link"):
+        follow(ws, "memory.md")
+    trust(ws)
+    assert follow(ws, "learnings.md") == bashrc
+
 @as_root
 def test_a_plain_file_another_user_owns_is_not_read_as_memory(tmp_path: Path) -> None:
     ws = _ws(tmp_path)
@@ -340,3 +361,56 @@ def test_init_writes_nothing_through_a_dangling_link(tmp_path: Path) -> None:
     assert sorted(p.name for p in created) == [".gitignore", "memory.md"]
     with pytest.raises(LinkRefused, match="does not exist"):
         follow(ws, "learnings.md")
+
+
+@pytest.mark.parametrize(
+    ("link", "target", "refused"),
+    [
+        ("memory.md", "archive.md", True),  # forget's archive write overwrote its removal
+        ("learnings.md", "memory.md", True),
+        ("projects.md", "memory.md", True),  # a [files] name
+        ("memory.md", "projects.md", True),
+        ("memory.md", ".memcli/notes.md", True),
+        ("memory.md", "memcli.toml", True),
+        ("episodes", "conversations", True),
+        ("memory.md", "episodes/2026-01-01.md", True),
+        ("memory.md", "notes/mine.md", False),  # a file of its own elsewhere in the workspace
+        ("episodes", "logs", False),
+    ],
+)
+def test_a_link_to_another_file_memcli_keeps_is_refused(
+    tmp_path: Path, link: str, target: str, refused: bool
+) -> None:
+    """Two names for one file lose entries (`memory.md -> archive.md`: the entry a forget
+    moved to archive.md was gone from both): a link inside the workspace may lead to any
+    file or folder but one memcli keeps under another name."""
+    from memcli.store.store import Store
+
+    ws = _ws(tmp_path)
+    (ws / "memcli.toml").write_text('[files."projects.md"]\ntypes = ["project"]\n')
+    for name in (
+        "archive.md",
+        "memory.md",
+        "projects.md",
+        ".memcli/notes.md",
+        "episodes/2026-01-01.md",
+        "notes/mine.md",
+    ):
+        (ws / name).parent.mkdir(exist_ok=True)
+        if not (ws / name).exists():
+            (ws / name).write_text("# Notes\n")
+    for folder in ("conversations", "logs"):
+        (ws / folder).mkdir(exist_ok=True)
+    if (ws / link).is_dir():
+        (ws / link / "2026-01-01.md").unlink()
+        (ws / link).rmdir()
+    else:
+        (ws / link).unlink(missing_ok=True)
+    (ws / link).symlink_to(target)
+    store = Store(ws)
+    ask = store.folder if link == "episodes" else store.path
+    if refused:
+        with pytest.raises(LinkRefused, match="which memcli keeps under its own name"):
+            ask(link)
+    else:
+        assert ask(link) == (ws / target).resolve()
