@@ -9,6 +9,7 @@ must be one memcli knows (`section.key`), and a near miss is suggested.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 import tomllib
@@ -109,8 +110,12 @@ def check(workspace: Path, workspace_text: str | None, user_text: str | None) ->
         root = Path(tmp)
         if workspace_text is not None:
             (root / CONFIG_FILE).write_text(workspace_text, encoding="utf-8")
-        elif (workspace / CONFIG_FILE).exists():
-            (root / CONFIG_FILE).write_bytes((workspace / CONFIG_FILE).read_bytes())
+        else:
+            from memcli.store.links import read_settings
+
+            with contextlib.suppress(FileNotFoundError):  # bounded, by the link rule
+                data = read_settings(workspace / CONFIG_FILE, workspace)
+                (root / CONFIG_FILE).write_bytes(data)
         user = root / "user.toml"
         if user_text is not None:
             user.write_text(user_text, encoding="utf-8")

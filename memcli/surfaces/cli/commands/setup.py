@@ -158,10 +158,16 @@ def _said_rebuilt(report: Any) -> None:
 
 def _config_file(user: bool) -> tuple[Path, str]:
     """The settings file `config set/unset` edits, and its text ("" when there is none)."""
+    from memcli.store.atomic import decode_text
+    from memcli.store.links import read_settings
     from memcli.store.trust import user_config_file
 
-    path = user_config_file() if user else env().root() / CONFIG_FILE
-    return path, path.read_text(encoding="utf-8") if path.exists() else ""
+    root = None if user else env().root()
+    path = user_config_file() if root is None else root / CONFIG_FILE
+    try:  # bounded, by the link rule
+        return path, decode_text(read_settings(path, root), path)
+    except FileNotFoundError:
+        return path, ""
 
 
 def _write_config(path: Path, new: str, user: bool) -> None:
