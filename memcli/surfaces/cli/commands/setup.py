@@ -84,7 +84,7 @@ def config_set(
     section, name = split_key(key)
     typed = value_for(key, value)
     path, old = _config_file(user)
-    _write_config(path, with_value(old, section, name, typed), user)
+    _write_config(path, with_value(old, section, name, typed, str(path)), user)
     shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
     rebuilt = _switch_model(None if user else typed) if key == MODEL_KEY else None
     if json_out:
@@ -110,7 +110,7 @@ def config_unset(
 
     section, name = split_key(key)
     path, old = _config_file(user)
-    new = without_key(old, section, name)
+    new = without_key(old, section, name, str(path))
     if new is not None:
         _write_config(path, new, user)
     rebuilt = _switch_model(None) if key == MODEL_KEY and new is not None else None
