@@ -137,3 +137,16 @@ def test_a_regular_memcli_toml_and_an_inside_link_to_one_still_load(tmp_path: Pa
     (ws / CONFIG_FILE).unlink()
     (ws / CONFIG_FILE).mkdir()  # a folder of that name: as before, no settings
     assert load_settings(ws, env={}, user_config=tmp_path / "none.toml").search.limit != 7
+
+
+def test_a_memcli_toml_linked_out_of_an_untrusted_workspace_is_refused(tmp_path: Path) -> None:
+    """The link rule, not only the regular-file check: a clone's memcli.toml linked to a
+    valid TOML file outside it is not read until the workspace is trusted."""
+    from memcli.store.config import load_settings
+    from memcli.store.links import LinkRefused
+
+    ws = _workspace(tmp_path)
+    (tmp_path / "theirs.toml").write_text("[search]\nlimit = 7\n")
+    (ws / CONFIG_FILE).symlink_to(tmp_path / "theirs.toml")
+    with pytest.raises(LinkRefused, match="not trusted"):
+        load_settings(ws, env={}, user_config=tmp_path / "none.toml")
