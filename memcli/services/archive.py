@@ -93,8 +93,8 @@ def as_it_was(rt: Runtime, old: Entry) -> Entry:
             hint="fix or remove from= in that entry's <!-- ... --> comment (without it, "
             f"restore puts the entry in {files.file_for_type(entry_type)})",
         )
-    if "/" in target:  # an episode file: its folder may be gone
-        (rt.root / target).parent.mkdir(exist_ok=True)
+    if "/" in target:  # an episode file: its folder may be gone (or a link)
+        rt.store.make_folder(target.rsplit("/", 1)[0])
     return replace(old, type=entry_type, file=target, meta=meta, id_explicit=True)
 
 

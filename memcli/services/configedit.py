@@ -9,6 +9,7 @@ must be one memcli knows (`section.key`), and a near miss is suggested.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import tempfile
 import tomllib
@@ -76,23 +77,42 @@ def value_for(key: str, raw: str) -> Any:
         raise UsageError(f"{key} {exc} (got {raw})", hint="nothing was written") from None
 
 
-def with_value(text: str, section: str, name: str, value: Any) -> str:
-    """`text` (a TOML document) with `[section] name = value`, comments kept."""
+def _document(text: str, where: str) -> Any:
+    """`text` parsed by tomlkit (comments kept); ConfigError naming `where` (the file it
+    was read from) when it is not TOML, never tomlkit's traceback."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text) if text.strip() else tomlkit.document()
+    except ParseError as exc:
+        raise ConfigError(
+            f"{where}: {exc}", hint="fix the TOML syntax; nothing was written"
+        ) from None
+
+
+def with_value(
+    text: str, section: str, name: str, value: Any, where: str = "the settings file"
+) -> str:
+    """`text` (a TOML document read from `where`) with `[section] name = value`,
+    comments kept."""
     import tomlkit
 
-    doc = tomlkit.parse(text) if text.strip() else tomlkit.document()
+    doc = _document(text, where)
     if section not in doc:
         doc[section] = tomlkit.table()
     doc[section][name] = value  # type: ignore[index]
     return tomlkit.dumps(doc)
 
 
-def without_key(text: str, section: str, name: str) -> str | None:
-    """`text` without `[section] name` (comments kept; a table left empty goes too), or
-    None when the text does not set it."""
+def without_key(
+    text: str, section: str, name: str, where: str = "the settings file"
+) -> str | None:
+    """`text` (read from `where`) without `[section] name` (comments kept; a table left
+    empty goes too), or None when the text does not set it."""
     import tomlkit
 
-    doc = tomlkit.parse(text) if text.strip() else tomlkit.document()
+    doc = _document(text, where)
     table = doc.get(section)
     if not isinstance(table, dict) or name not in table:
         return None
@@ -109,8 +129,12 @@ def check(workspace: Path, workspace_text: str | None, user_text: str | None) ->
         root = Path(tmp)
         if workspace_text is not None:
             (root / CONFIG_FILE).write_text(workspace_text, encoding="utf-8")
-        elif (workspace / CONFIG_FILE).exists():
-            (root / CONFIG_FILE).write_bytes((workspace / CONFIG_FILE).read_bytes())
+        else:
+            from memcli.store.links import read_settings
+
+            with contextlib.suppress(FileNotFoundError):  # bounded, by the link rule
+                data = read_settings(workspace / CONFIG_FILE, workspace)
+                (root / CONFIG_FILE).write_bytes(data)
         user = root / "user.toml"
         if user_text is not None:
             user.write_text(user_text, encoding="utf-8")

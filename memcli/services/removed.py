@@ -250,8 +250,8 @@ def restore_removed(store: Store, entry_id: str) -> Entry | None:
         if target == ARCHIVE_FILE:
             target = store.files.file_for_type(entry_type)
     meta["id"] = item["id"]
-    if "/" in target:  # an episode file: its folder may be gone
-        (store.root / target).parent.mkdir(exist_ok=True)
+    if "/" in target:  # an episode file: its folder may be gone (or a link)
+        store.make_folder(target.rsplit("/", 1)[0])
     entry = Entry(
         id=item["id"], text=item["text"], type=entry_type, file=target, line=0, meta=meta,
         id_explicit=True,

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from memcli.core.errors import MemcliError, UnreadableFileError
+from memcli.core.errors import ConfigError, MemcliError, UnreadableFileError
 from memcli.store.modes import file_mode
 
 
@@ -45,6 +45,32 @@ def max_file_bytes() -> int:
         return int(float(os.environ.get("MEMCLI_MAX_FILE_MB", MAX_FILE_MB)) * 10**6)
     except ValueError:
         return MAX_FILE_MB * 10**6
+
+
+SETTINGS_LIMIT = 10**6  # the most bytes of a settings file (memcli.toml, config.toml) read
+
+
+def read_settings(path: Path, target: Path | None = None) -> bytes:
+    """The bytes of settings file `path` (read at `target` when the link rule already
+    resolved it, else where its links lead): a regular file of at most SETTINGS_LIMIT
+    bytes, opened without blocking, so a memcli.toml linked to /dev/zero or a FIFO is a
+    ConfigError naming it, never a hang. FileNotFoundError when there is none (or a
+    folder by that name). memcli.store.trust hashes memcli.toml through this (the link
+    rule asks trust, so trust cannot ask it); every other reader of memcli.toml goes
+    through memcli.store.links.read_settings."""
+    real = Path(os.path.realpath(path)) if target is None else target
+    if os.path.isdir(real) or not os.path.isdir(real.parent):
+        raise FileNotFoundError(real)
+    try:
+        return read_bounded(real, SETTINGS_LIMIT)
+    except MemcliError as exc:
+        linked = real != path and os.path.islink(path)
+        raise ConfigError(
+            exc.message.replace(str(real), f"{path} (a link to {real})", 1)
+            if linked else exc.message,
+            hint="memcli reads its settings only from a regular file of at most "
+            f"{SETTINGS_LIMIT // 10**6} MB; replace it with one, or remove it",
+        ) from None
 
 
 def read_bounded(path: Path, limit: int | None = None) -> bytes:

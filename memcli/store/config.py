@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcli.core.errors import ConfigError
+from memcli.core.errors import ConfigError, MemcliError
 from memcli.core.models import CONFIG_FILE
 from memcli.store.config_rules import BadValue, convert
 
@@ -249,7 +249,7 @@ def load_settings(
     user_path = trust.user_config_file(env) if user_config is None else user_config
     user_table, _ = _read_table(user_path)
     path = workspace / CONFIG_FILE
-    table, digest = _read_table(path)
+    table, digest = _read_table(path, workspace)
     if "files" in user_table:
         raise ConfigError(
             f"{user_path}: [files] names a workspace's curated files",
@@ -313,9 +313,11 @@ def line_of(path: Path, section: str, key: str) -> int | None:
     """The line of `path` that sets `key` of `[section]` (None: not found)."""
     import re
 
+    from memcli.store.links import read_settings
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_settings(path).decode("utf-8").splitlines()
+    except (MemcliError, OSError, UnicodeDecodeError):
         return None
     current = ""
     pattern = re.compile(rf"\s*(?:{re.escape(section)}\s*\.\s*)?[\"']?{re.escape(key)}[\"']?\s*=")
@@ -338,14 +340,17 @@ def _toml(value: Any) -> str:
     return str(value)
 
 
-def _read_table(path: Path) -> tuple[dict[str, Any], str | None]:
+def _read_table(path: Path, root: Path | None = None) -> tuple[dict[str, Any], str | None]:
     """A settings file's tables (checked for unknown ones) and the sha256 of its bytes;
-    ({}, None) when there is no such file."""
+    ({}, None) when there is no such file. `root`: the workspace whose memcli.toml it is
+    (read by the link rule, memcli.store.links.read_settings)."""
     import hashlib
 
+    from memcli.store.links import read_settings
+
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        data = read_settings(path, root)
+    except FileNotFoundError:
         return {}, None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None

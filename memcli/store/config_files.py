@@ -25,7 +25,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NoReturn
 
-from memcli.core.errors import ConfigError
+from memcli.core.errors import ConfigError, MemcliError
 from memcli.core.models import KNOWN_TYPES, heading_type, slugify
 from memcli.core.names import ARCHIVE_FILE, CONFIG_FILE
 from memcli.core.registry import BUILTIN, LOG_TYPES, FileSpec, Registry
@@ -39,13 +39,13 @@ RESERVED_TYPES = frozenset(["archived", *(t for t, _ in LOG_TYPES.values())])
 def load_registry(root: Path) -> Registry:
     """The registry of the workspace at `root`: BUILTIN plus `[files]` of its
     memcli.toml (ConfigError naming memcli.toml:line when an entry is bad)."""
+    from memcli.store.links import read_settings
+
     path = root / CONFIG_FILE
     try:
-        data = path.read_bytes()
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        data = read_settings(path, root)  # the link rule, a regular file, bounded
+    except FileNotFoundError:
         return BUILTIN
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from None
     if b"files" not in data:  # no [files] table: nothing to parse
         return BUILTIN
     try:
@@ -185,9 +185,11 @@ def _fail(path: Path, name: str | None, key: str | None, message: str, hint: str
 def line_of_file(path: Path, name: str | None, key: str | None = None) -> int | None:
     """The line of `path` declaring `[files."name"]` (its `key` line when given), or the
     `[files]` table's line when `name` is None; None when not found."""
+    from memcli.store.links import read_settings
+
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+        lines = read_settings(path).decode("utf-8").splitlines()
+    except (MemcliError, OSError, UnicodeDecodeError):
         return None
     quoted = rf"(?:\"{re.escape(name)}\"|'{re.escape(name)}'|{re.escape(name)})" if name else ""
     header = re.compile(

@@ -28,7 +28,15 @@ from pathlib import Path
 
 from memcli.core.errors import WorkspaceError
 
-__all__ = ["LinkRefused", "check_state", "follow", "owner_problem", "read_workspace_file"]
+__all__ = [
+    "LinkRefused",
+    "check_state",
+    "follow",
+    "owner_problem",
+    "read_settings",
+    "read_workspace_file",
+]
+
 
 
 class LinkRefused(WorkspaceError):
@@ -182,6 +190,16 @@ def read_workspace_file(root: Path | str, name: str) -> str:
             hint="if it is yours, `chown` it; otherwise move it out of the workspace",
         )
     return decode_text(data, path)
+
+
+def read_settings(path: Path, root: Path | str | None = None) -> bytes:
+    """The bytes of a settings file (memcli.store.atomic.read_settings: a regular file,
+    bounded, never blocking; FileNotFoundError when there is none). With `root`, `path`
+    is that workspace's memcli.toml and its link is judged by the rule (`follow`);
+    without, a link is followed as it is (the person's own config.toml)."""
+    from memcli.store.atomic import read_settings as read_file
+
+    return read_file(path, follow(root, path.name) if root is not None else None)
 
 
 def owner_problem(root: str | os.PathLike[str], uid: int) -> str | None:

@@ -86,6 +86,28 @@ class Store:
         files = self.files
         return frozenset((*files.names, files.archive, files.config, *files.log_dirs, STATE_DIR))
 
+    def make_folder(self, name: str) -> Path:
+        """Folder `name` (an episode file's episodes/) made when it is missing, where
+        `folder` says it is (a dangling link inside the workspace: its target); a link
+        the rule refuses is LinkRefused naming it, something else by that name a
+        WorkspaceError naming it. Nothing is made then."""
+        path = self.folder(name)
+        try:
+            path.mkdir(exist_ok=True)
+        except FileExistsError:  # a file (or a link to one) by that name
+            raise WorkspaceError(
+                f"{self.root / name}: not a folder, so nothing can be put in it; nothing "
+                "was changed",
+                hint=f"move {self.root / name} aside, then try again",
+            ) from None
+        except FileNotFoundError:  # a link inside the workspace into a folder not there
+            raise WorkspaceError(
+                f"{self.root / name}: a link to {path}, whose folder does not exist; "
+                "nothing was changed",
+                hint=f"make {path.parent}, or replace the link with a folder",
+            ) from None
+        return path
+
     def _owned(self, path: Path, uid: int) -> None:
         """Refuse file `path` (owned by `uid`) when another user than the workspace's
         owner owns it: it is never read as the person's memory, nor written."""

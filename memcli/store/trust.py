@@ -81,8 +81,10 @@ def config_digest(root: Path) -> str:
     command` names in the workspace (`sealed`); "absent" when it has none."""
     import tomllib
 
+    from memcli.store.atomic import read_settings
+
     try:
-        data = (root / CONFIG_FILE).read_bytes()
+        data = read_settings(root / CONFIG_FILE)  # bounded: a link to /dev/zero is refused
     except FileNotFoundError:
         return _ABSENT
     try:
@@ -99,9 +101,12 @@ def sealed(root: Path, table: Mapping[str, Any], digest: str) -> str:
     script = command_script(root, table)
     if script is None:
         return digest
-    try:
-        body = script.read_bytes()
-    except OSError:
+    from memcli.core.errors import MemcliError
+    from memcli.store.atomic import read_bounded
+
+    try:  # a regular file, bounded: a script linked to /dev/zero never hangs a command
+        body = read_bounded(Path(os.path.realpath(script)))
+    except (OSError, MemcliError):
         body = b"\0missing"
     return hashlib.sha256(digest.encode() + b"\0" + body).hexdigest()
 

@@ -205,9 +205,12 @@ def load_snapshot(root: Path) -> dict[str, Any]:
         snapshot = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    try:
-        config = (root / CONFIG_FILE).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+    from memcli.core.errors import MemcliError
+    from memcli.store.links import read_settings
+
+    try:  # bounded, by the link rule: a memcli.toml linked to /dev/zero never hangs
+        config = read_settings(root / CONFIG_FILE, root).decode("utf-8", errors="replace")
+    except (OSError, MemcliError):
         config = ""
     if re.search(r"^\s*\[+\s*files\b", config, re.MULTILINE):
         for answers in snapshot.get("versions", {}).values():

@@ -86,3 +86,19 @@ def test_config_set_unset_and_a_bad_value_already_in_the_file(
     assert not checks["config"]["ok"] and f"{toml}:3" in checks["config"]["detail"]
     assert run("config", "unset", "search.limit").exit_code == 0
     assert envelope(run("doctor", "--json").stdout)["checks"][0]["ok"]
+
+
+@pytest.mark.parametrize("command", [["set", "search.limit", "5"], ["unset", "search.limit"]])
+def test_config_set_and_unset_on_a_file_that_is_not_toml_name_it(
+    workspace: Path, runner: CliRunner, command: list[str]
+) -> None:
+    """A memcli.toml that is no TOML (a clone's, or a trusted link to ~/.bashrc): one
+    error naming the file (tomlkit's traceback before), the file unchanged."""
+    toml = workspace / "memcli.toml"
+    toml.write_text("# ~/.bashrc\nexport EDITOR=vi\n")
+    done = runner.invoke(app, ["-w", str(workspace), "config", *command])
+    assert done.exit_code == 1 and done.exception is None or isinstance(
+        done.exception, SystemExit
+    ), done.exception
+    assert f"{toml}:" in done.output and "fix the TOML syntax" in done.output, done.output
+    assert toml.read_text() == "# ~/.bashrc\nexport EDITOR=vi\n"

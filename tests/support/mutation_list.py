@@ -1633,4 +1633,37 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_token_cache.py::test_the_second_load_reads_the_copy_and_counts_the_same",
         why="every cold inject and prompt hook base64-decodes 100k BPE ranks again",
     ),
+    # -- issue 35, the links leftovers: memcli.toml, restore, config set (round4_links)
+    m(
+        "settings-read-unbounded",
+        "memcli/store/atomic.py",
+        "        return read_bounded(real, SETTINGS_LIMIT)\n",
+        "        return real.read_bytes()\n",
+        f"{UNIT}test_settings_links.py::test_every_reader_refuses_a_memcli_toml_that_is_no_regular_file",
+        why="a clone's memcli.toml -> /dev/zero hangs every command",
+    ),
+    m(
+        "settings-link-rule-skipped",
+        "memcli/store/links.py",
+        "    return read_file(path, follow(root, path.name) if root is not None else None)\n",
+        "    return read_file(path, None)\n",
+        f"{UNIT}test_settings_links.py::test_a_memcli_toml_linked_out_of_an_untrusted_workspace_is_refused",
+        why="an untrusted clone's memcli.toml is read through a link out of the workspace",
+    ),
+    m(
+        "restore-folder-made-through-any-link",
+        "memcli/store/store.py",
+        "        path = self.folder(name)\n        try:\n            path.mkdir(exist_ok=True)\n",
+        "        path = self.root / name\n        try:\n            path.mkdir(exist_ok=True)\n",
+        f"{INTEG}test_restore_links.py",
+        why="restore into an episodes/ link the rule refuses: a raw FileExistsError",
+    ),
+    m(
+        "config-set-on-bad-toml-tracebacks",
+        "memcli/services/configedit.py",
+        "    except ParseError as exc:\n",
+        "    except ZeroDivisionError as exc:\n",
+        f"{INTEG}test_configedit.py::test_config_set_and_unset_on_a_file_that_is_not_toml_name_it",
+        why="`config set` on a memcli.toml that is not TOML prints tomlkit's traceback",
+    ),
 ]

@@ -117,3 +117,17 @@ def test_round_four_is_its_own_set_of_modules(tmp_path: Path) -> None:
     listed = [name for name, _ in scenarios()]
     for item in ("#3", "#9", "#10", "#11", "#13", "#14", "#16", "#18"):
         assert any(name.startswith(item + " ") for name in listed), item
+
+
+def test_round_four_covers_the_links_and_review_findings() -> None:
+    """The links and review-versions modules join `--only round4` (their attacks run in
+    bench/reliability.py, not here: the suite is at its time budget)."""
+    names = [name for name, _ in round3.discover(prefix="round4_")]
+    assert {"round4_links", "round4_review", "round4_tenants"} <= set(names)
+    from tests.support import round4_links, round4_review
+
+    listed = [name for module in (round4_links, round4_review) for name, _ in module.scenarios()]
+    for item in ("#1", "#2", "#4", "#5", "#6", "#7", "#8", "#15", "#17"):
+        assert any(name.startswith(item + " ") for name in listed), item
+    assert any("memcli.toml" in name for name in listed)
+    assert any(name.startswith("restore ") for name in listed)

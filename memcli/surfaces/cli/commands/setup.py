@@ -84,7 +84,7 @@ def config_set(
     section, name = split_key(key)
     typed = value_for(key, value)
     path, old = _config_file(user)
-    _write_config(path, with_value(old, section, name, typed), user)
+    _write_config(path, with_value(old, section, name, typed, str(path)), user)
     shown = str(typed).lower() if isinstance(typed, bool) else str(typed)
     rebuilt = _switch_model(None if user else typed) if key == MODEL_KEY else None
     if json_out:
@@ -110,7 +110,7 @@ def config_unset(
 
     section, name = split_key(key)
     path, old = _config_file(user)
-    new = without_key(old, section, name)
+    new = without_key(old, section, name, str(path))
     if new is not None:
         _write_config(path, new, user)
     rebuilt = _switch_model(None) if key == MODEL_KEY and new is not None else None
@@ -158,10 +158,16 @@ def _said_rebuilt(report: Any) -> None:
 
 def _config_file(user: bool) -> tuple[Path, str]:
     """The settings file `config set/unset` edits, and its text ("" when there is none)."""
+    from memcli.store.atomic import decode_text
+    from memcli.store.links import read_settings
     from memcli.store.trust import user_config_file
 
-    path = user_config_file() if user else env().root() / CONFIG_FILE
-    return path, path.read_text(encoding="utf-8") if path.exists() else ""
+    root = None if user else env().root()
+    path = user_config_file() if root is None else root / CONFIG_FILE
+    try:  # bounded, by the link rule
+        return path, decode_text(read_settings(path, root), path)
+    except FileNotFoundError:
+        return path, ""
 
 
 def _write_config(path: Path, new: str, user: bool) -> None:
