@@ -1,8 +1,9 @@
-"""`doctor` after `review reject` then `edit` of the same entry (issue 37, item 5): the
-person's version the reject put back under the rewritten entry's id is that entry, so
-editing it loses nothing: no "lost by an interrupted move", no `restore` that would
-bring the outdated text back as a duplicate. The real CLI (the agent's rewrite through
-the library, as an MCP host makes it)."""
+"""`doctor` after `review reject` of an agent's rewrite, then `edit` of the person's entry
+(issue 37, item 5): the rewrite waited beside the person's entry as a proposal of its
+own, the reject archived it, and editing the person's entry loses nothing: no "lost by
+an interrupted move", no `restore` that would bring the outdated text back as a
+duplicate. The real CLI (the agent's rewrite through the library, as an MCP host makes
+it)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ def test_reject_then_edit_leaves_nothing_lost(
     added = invoke(runner, workspace, "add", OLD, "--json")
     entry_id = json.loads(added.stdout)["data"]["entry"]["id"]
     Memory(workspace, notify=lambda m: None).edit(entry_id, text=AGENTS)  # an agent's
-    assert invoke(runner, workspace, "review", "reject", entry_id).exit_code == 0
+    waiting = json.loads(invoke(runner, workspace, "review", "--json").stdout)["data"]
+    [proposal] = [p["id"] for p in waiting["waiting"] if p["kind"] == "rewrite"]
+    assert invoke(runner, workspace, "review", "reject", proposal).exit_code == 0
     assert OLD in (workspace / "memory.md").read_text()  # the person's text back
     edited = invoke(runner, workspace, "edit", entry_id, "--text", NEW)
     assert edited.exit_code == 0, edited.output

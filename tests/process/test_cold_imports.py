@@ -47,6 +47,7 @@ BASE = {
     "memcli.store.document",
     "memcli.store.files",
     "memcli.store.frontmatter",
+    "memcli.store.links",  # the link rule: every read of a workspace file applies it
     "memcli.store.locks",
     "memcli.store.markdown",
     "memcli.store.metadata",
@@ -99,8 +100,11 @@ INJECT = SEARCH | {
     "memcli.adapters.tokens",
     "memcli.core.credentials",
     "memcli.core.review",
+    "memcli.index.coverage",  # which texts the model reads: whether the cosine votes
     "memcli.logic.inject",
+    "memcli.logic.inject_choice",
     "memcli.logic.keywords",
+    "memcli.logic.prompts",  # the things a task prompt names, each searched
     "memcli.services.entries",
     "memcli.services.inject",
 }
@@ -136,6 +140,7 @@ LAYERED = SEARCH | {
     "memcli.logic.inject",
     "memcli.services.layers",
     "memcli.services.readonly_index",
+    "memcli.services.tenancy",  # which layers a workspace may read (its grants)
     "memcli.store.readonly",
 }
 #: standard modules a read that writes nothing never needs (they cost milliseconds)
@@ -184,7 +189,7 @@ def test_a_layered_cold_search_imports_only_its_path(
     writes (the user layer's index made by a first search)."""
     user = tmp_path / "xdg" / "memcli"  # the per-user workspace under XDG_DATA_HOME
     user.mkdir(parents=True)
-    (user / "memory.md").write_text("# Memory\n\n## Facts\n\n- Runs pytest with -x <!-- id=u1 -->\n")
+    (user / "memory.md").write_text("# Memory\n\n## Facts\n\n- Runs the Python tests with pytest -x <!-- id=u1 -->\n")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     args = ["search", "python tests", "--no-touch"]
     modules = cold_run(indexed, "layered", args, "u1")  # its first run indexes the layer

@@ -733,7 +733,9 @@ def bad_input_cases(work: Path) -> list[tuple[Case, Callable[[Path], None] | Non
             None,
         ),
         (
-            Case("compress in a pipe without --yes", lambda r: _cli(r, "compress"), (1,), "--yes"),
+            Case(  # a preview (nothing asked, nothing written), not an error
+                "compress in a pipe without --yes", lambda r: _cli(r, "compress"), (0,), "--yes"
+            ),
             # the hand-kept sample gives compress nothing to do: an old entry a program wrote
             # (a task note: only what is transient fades, DESIGN §5.1)
             _append(
