@@ -20,7 +20,11 @@ async def _session_run(ws: Path, steps):  # noqa: ANN001, ANN202
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memcli", "-w", str(ws), "mcp"],
-        env={k: v for k, v in os.environ.items() if k.startswith(("XDG_", "HF_", "PATH", "HOME"))},
+        env={
+            k: v
+            for k, v in os.environ.items()
+            if k.startswith(("XDG_", "HF_", "PATH", "HOME", "MEMCLI_WATCH_AUTOSTART"))
+        },
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         session.init_result = await session.initialize()

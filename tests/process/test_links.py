@@ -203,7 +203,7 @@ async def _mcp(ws: Path, steps, env: dict[str, str]):  # noqa: ANN001, ANN202
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    keep = ("XDG_", "HF_", "PATH", "HOME", "PYTHONPATH")
+    keep = ("XDG_", "HF_", "PATH", "HOME", "PYTHONPATH", "MEMCLI_WATCH_AUTOSTART")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memcli", "-w", str(ws), "mcp"],
