@@ -183,7 +183,7 @@ def import_conversations(
         )
     if dry_run:
         return [summary for _, _, summary in planned]
-    rt.store.folder(CONVERSATIONS_DIR).mkdir(exist_ok=True)  # a link only where allowed
+    rt.store.make_folder(CONVERSATIONS_DIR)  # a link only where allowed
     for name, text, _ in planned:
 
         def create(doc: Document, name: str = name, text: str = text) -> None:

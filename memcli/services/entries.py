@@ -361,7 +361,7 @@ def log(
     now = utc_now()
     day = now.astimezone().date().isoformat()
     name = f"{EPISODES_DIR}/{day}.md"
-    rt.store.folder(EPISODES_DIR).mkdir(exist_ok=True)  # a link only where the rule allows
+    rt.store.make_folder(EPISODES_DIR)  # a link only where the rule allows
     entry_id = new_id(all_entries(rt, include_archived=True), id_prefix_for(name))
     meta = {"id": entry_id, "created": format_time(now)}
     if importance is not None:

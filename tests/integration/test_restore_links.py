@@ -85,3 +85,27 @@ def test_restore_follows_an_episodes_link_inside_the_workspace(
     back = _memory(ws).restore(entry_id)
     assert (ws / "episodes").is_symlink()
     assert entry_id in (ws / "kept-episodes" / Path(back.file).name).read_text()
+
+
+def _log(ws: Path) -> None:
+    _memory(ws).log("Deployed the billing API today")
+
+
+def _import_conversation(ws: Path) -> None:
+    _memory(ws).import_conversation('[{"role": "user", "content": "I like tea"}]', "chat.json")
+
+
+@pytest.mark.parametrize(("write", "folder"), [(_log, "episodes"), (_import_conversation, "conversations")])
+def test_a_write_into_a_folder_that_is_a_file_names_it(
+    empty_workspace: Path, write: Callable[[Path], None], folder: str
+) -> None:
+    """`log` and `import --conversation` where their folder is a plain file: a clear error
+    naming it (a raw FileExistsError before), nothing changed."""
+    ws = empty_workspace
+    shutil.rmtree(ws / folder, ignore_errors=True)
+    (ws / folder).write_text("not a folder\n")
+    before = _files(ws) | {folder: (ws / folder).read_bytes()}
+    with pytest.raises(MemcliError) as refused:
+        write(ws)
+    assert str(ws / folder) in str(refused.value) and "not a folder" in str(refused.value)
+    assert _files(ws) | {folder: (ws / folder).read_bytes()} == before
