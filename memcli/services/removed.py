@@ -15,6 +15,7 @@ file is left out here and refused where it would be used (naming its line).
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from memcli.core.models import ARCHIVE_FILE, Entry
@@ -79,7 +80,8 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
     bytes that changed are parsed (an add to a 690 KB file parses a line or two)."""
     history = store.history
     files = store.files
-    records = [r for r in history.versions() if own_file(r.get("file"), files) and r.get("prev")]
+    versions = [r for r in history.versions() if own_file(r.get("file"), files)]
+    records = [r for r in versions if r.get("prev")]
     last: dict[str, tuple[Entry, dict]] = {}  # id -> its text before it went, and when
     for record in records:
         try:
@@ -91,7 +93,7 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
             if entry.id not in now:
                 last[entry.id] = (entry, record)
     operations = {op["opid"]: op for op in history.operations()} if last else {}
-    found = []
+    found = _in_deleted_files(store, versions, now | set(last))
     for entry_id, (entry, record) in last.items():
         kind = _how(record, entry_id, operations, store)
         if kind == "lost" and _moved(entry, record, records, store):
@@ -103,6 +105,31 @@ def _last_versions(store: Store, now: set[str]) -> list[dict[str, Any]]:
                 "line": record["_line"], "kind": kind,
             }
         )
+    return found
+
+
+def _in_deleted_files(store: Store, versions: list[dict], skip: set[str]) -> list[dict]:
+    """The entries of a file deleted as a whole (its newest version in the history, the
+    file not there now) that are in no file now: `deleted`, as of that version."""
+    newest: dict[str, dict] = {}
+    for record in versions:
+        newest[record["file"]] = record
+    found = []
+    for name, record in newest.items():
+        if os.path.lexists(store.root / name):
+            continue
+        parsed = _parse(store, record["sha"], name)
+        for entry in parsed.entries if parsed is not None else []:
+            if entry.id in skip:
+                continue
+            skip.add(entry.id)
+            found.append(
+                {
+                    "id": entry.id, "text": entry.text, "type": entry.type, "file": name,
+                    "meta": dict(entry.meta), "t": record["t"], "line": record["_line"],
+                    "kind": "deleted",
+                }
+            )
     return found
 
 

@@ -327,3 +327,30 @@ def test_editing_an_entry_without_an_id_is_not_a_deletion(workspace: Path) -> No
     memory.write_text(memory.read_text().replace("- Likes light editor themes\n", ""))
     assert [(i["kind"], i["text"]) for i in mem.removed()] == [
         ("deleted", "Likes light editor themes")]
+
+
+@pytest.mark.parametrize("deleted", ["memory.md", "episodes"])
+def test_entries_of_a_file_deleted_whole_are_listed_and_restorable(
+    workspace: Path, deleted: str
+) -> None:
+    """A whole file removed by hand (memory.md, or every episode file with its folder):
+    each entry it held is listed `deleted` and can be brought back (the list was empty)."""
+    from tests.support.fakes import HashingEmbedder
+
+    mem = Memory(workspace, embedder_factory=HashingEmbedder, notify=lambda message: None)
+    mem.log("Deployed the billing API today")
+    mem.removed()  # the files as they are, seen
+    before = {e.id: e.text for e in mem.list() if e.file.startswith(deleted)}
+    assert before
+    target = workspace / deleted
+    if target.is_dir():
+        import shutil
+
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+    listed = {item["id"]: (item["text"], item["kind"]) for item in mem.removed()}
+    assert listed == {i: (text, "deleted") for i, text in before.items()}
+    some = next(iter(before))
+    assert mem.restore(some).text == before[some]
+    assert some not in {item["id"] for item in mem.removed()}
