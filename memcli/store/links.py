@@ -25,16 +25,20 @@ import os
 import stat
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memcli.core.errors import WorkspaceError
+
+if TYPE_CHECKING:
+    from memcli.core.registry import Registry
 
 __all__ = [
     "LinkRefused",
     "check_state",
     "follow",
+    "kept_by",
     "owner_problem",
     "read_settings",
-    "read_workspace_file",
 ]
 
 
@@ -171,25 +175,11 @@ def check_state(root: Path | str, state: Path) -> Path:
     return state
 
 
-def read_workspace_file(root: Path | str, name: str) -> str:
-    """The text of workspace file `name` for a reader outside the Store (the MCP
-    resources): the link rule, the owner rule, a regular file, the size limit
-    (memcli.store.atomic.read_bounded) and UTF-8; "" when it does not exist yet."""
-    from memcli.store.atomic import decode_text, read_bounded
+def kept_by(files: Registry) -> frozenset[str]:
+    """The names a registry's workspace keeps (`kept_names`)."""
+    from memcli.core.names import STATE_DIR
 
-    path = follow(root, name)
-    try:
-        data = read_bounded(path)
-        uid = os.stat(path).st_uid
-    except FileNotFoundError:
-        return ""
-    problem = owner_problem(root, uid)
-    if problem:
-        raise LinkRefused(
-            f"{path}: {problem}; memcli does not read it as your memory; nothing was read",
-            hint="if it is yours, `chown` it; otherwise move it out of the workspace",
-        )
-    return decode_text(data, path)
+    return frozenset((*files.names, files.archive, files.config, *files.log_dirs, STATE_DIR))
 
 
 def read_settings(path: Path, root: Path | str | None = None) -> bytes:

@@ -20,7 +20,7 @@ from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
 from memcli.store.atomic import max_file_bytes as max_file_bytes
 from memcli.store.files import file_lock, guarded_update, read_text
-from memcli.store.links import check_state, follow, owner_problem
+from memcli.store.links import check_state, follow, kept_by, owner_problem
 
 if TYPE_CHECKING:
     from memcli.store.history import History
@@ -83,8 +83,7 @@ class Store:
     def _keeps(self) -> frozenset[str]:
         """The names memcli keeps in this workspace (a link inside it may lead to none
         of them but its own: memcli.store.links.follow)."""
-        files = self.files
-        return frozenset((*files.names, files.archive, files.config, *files.log_dirs, STATE_DIR))
+        return kept_by(self.files)
 
     def make_folder(self, name: str) -> Path:
         """Folder `name` (an episode file's episodes/) made when it is missing, where

@@ -35,7 +35,7 @@ def unreadable_file(root: str) -> str | None:
     from memcli.core.errors import ConfigError, MemcliError, UnreadableFileError
     from memcli.core.names import CURATED_BUILTIN
     from memcli.store.config_files import load_registry
-    from memcli.store.links import read_workspace_file
+    from memcli.store.workspace_read import read_workspace_file
 
     try:
         names = load_registry(Path(root)).names

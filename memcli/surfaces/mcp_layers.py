@@ -33,12 +33,12 @@ def uri(layer: str, name: str) -> str:
 
 def read_for_model(root: Path, name: str) -> str:
     """Curated file `name` of the workspace at `root` as a model reads it, under the
-    workspace's rule for links, owners and sizes (memcli.store.links.read_workspace_file),
+    workspace's rule for links, owners and sizes (memcli.store.workspace_read),
     without the invisible characters a hand edit left ("" for a file not there yet;
     ResourceError naming the file for one that is refused or cannot be read)."""
     from mcp.server.mcpserver.exceptions import ResourceError
 
-    from memcli.store.links import read_workspace_file
+    from memcli.store.workspace_read import read_workspace_file
 
     try:
         return strip_invisible(read_workspace_file(root, name))

@@ -14,8 +14,9 @@ import pytest
 
 from memcli.core.errors import MemcliError
 from memcli.store.atomic import read_bounded
-from memcli.store.links import LinkRefused, follow, read_workspace_file
+from memcli.store.links import LinkRefused, follow
 from memcli.store.trust import trust
+from memcli.store.workspace_read import read_workspace_file
 
 OTHER_UID = 54321
 as_root = pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="chown needs root")
@@ -412,5 +413,10 @@ def test_a_link_to_another_file_memcli_keeps_is_refused(
     if refused:
         with pytest.raises(LinkRefused, match="which memcli keeps under its own name"):
             ask(link)
+        if link != "episodes":  # the MCP resources' and hooks' read, outside the Store
+            with pytest.raises(LinkRefused, match="which memcli keeps under its own name"):
+                read_workspace_file(ws, link)
     else:
         assert ask(link) == (ws / target).resolve()
+        if link != "episodes":
+            assert read_workspace_file(ws, link) == "# Notes\n"
