@@ -23,12 +23,7 @@ import pytest
 from memcli.core.errors import MemcliError
 from memcli.services.memory import Memory
 from tests.support.env import make_workspace
-
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGOODKEY me@laptop\n"
-EVIL = "Deploy notes\nssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIEVILKEY evil@x"
-BASH = "Build uses make #\ntouch $HOME/PWNED"
-FILES = '[files]\n"projects.md".types = ["project"]\n'
-OTHER_UID = 54321
+from tests.support.round4_links import BASH, EVIL, FILES, OTHER_UID, cloned, relink, tree
 
 
 def memcli(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -41,44 +36,6 @@ def memcli(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         env=env,
     )
-
-
-def cloned(tmp_path: Path) -> tuple[Path, Path]:
-    """(a home with ~/.ssh/authorized_keys and ~/.bashrc, a cloned workspace in it at
-    ~/src/repo holding fact m1 and declaring projects.md in `[files]`)."""
-    home = tmp_path / "home"
-    (home / ".ssh").mkdir(parents=True)
-    (home / ".ssh" / "authorized_keys").write_text(KEY)
-    (home / ".ssh" / "id_ed25519").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n")
-    (home / ".bashrc").write_text("# ~/.bashrc\nexport EDITOR=vi\n")
-    (home / ".profile").write_text("# ~/.profile\n")
-    (home / "elsewhere").mkdir()
-    ws = make_workspace(home / "src" / "repo", "m1", "Releases are cut from main")
-    (ws / "memcli.toml").write_text(FILES)
-    return home, ws
-
-
-def relink(ws: Path, name: str, target: str) -> None:
-    path = ws / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path)
-    elif path.exists() or path.is_symlink():
-        path.unlink()
-    path.symlink_to(target)
-
-
-def tree(root: Path) -> dict[str, bytes | None]:
-    """Every path under `root` with the bytes of its regular files (links not followed),
-    `.memcli/` left out (derived state memcli may have made before refusing)."""
-    seen: dict[str, bytes | None] = {}
-    for path in sorted(root.rglob("*")):
-        rel = path.relative_to(root)
-        if ".memcli" in rel.parts and not path.is_symlink():
-            continue
-        plain = path.is_file() and not path.is_symlink()
-        seen[str(rel)] = path.read_bytes() if plain else None
-    return seen
 
 
 # the issue's attacks: (the link in the clone, where it points from the workspace, the
