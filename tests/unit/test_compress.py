@@ -141,7 +141,7 @@ def _old_workspace(root: Path, count: int, extra_meta: str = "", prefix: str = "
 
 @pytest.mark.slow
 def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path) -> None:
-    """3,000 hand-written entries 22 days old: nothing archived for age (it was all of
+    """600 hand-written entries 22 days old: nothing archived for age (it was all of
     them). The same file written by a program as task notes fades as seed 002 says; as
     lasting facts it does not (issue 26: fading is for what is transient)."""
     from tests.support.fakes import HashingEmbedder
@@ -149,7 +149,7 @@ def test_old_hand_written_entries_never_fade_but_machine_ones_do(tmp_path: Path)
     # 1,024 buckets: in 64, a tenth of these made-up sentences (six of 80 words each)
     # look alike, and judging those 440,000 pairs took most of a minute
     embedder = functools.partial(HashingEmbedder, dim=1024)
-    hand = Memory(_old_workspace(tmp_path / "hand", 3000), embedder_factory=embedder)
+    hand = Memory(_old_workspace(tmp_path / "hand", 600), embedder_factory=embedder)
     plan = hand.plan_compress()
     assert not [a for a in plan.actions if a.kind in ("forget", "consolidate")]
     assert not plan.removals, [a.summary for a in plan.actions][:5]
