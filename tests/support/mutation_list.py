@@ -137,8 +137,9 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "mcp-resource-without-the-rule",
-        "memcli/store/links.py",
-        "    path = follow(root, name)\n    try:\n        data = read_bounded(path)\n",
+        "memcli/store/workspace_read.py",
+        "    path = follow(root, name, keeps=lambda: kept_names(root))\n"
+        "    try:\n        data = read_bounded(path)\n",
         "    path = Path(os.path.realpath(os.path.join(root, name)))\n"
         "    try:\n        data = read_bounded(path)\n",
         f"{PROC}test_links.py::test_mcp_resources_apply_the_rule_and_the_size_limit",
@@ -1665,5 +1666,29 @@ MUTATIONS: list[Mutation] = [
         "    except ZeroDivisionError as exc:\n",
         f"{INTEG}test_configedit.py::test_config_set_and_unset_on_a_file_that_is_not_toml_name_it",
         why="`config set` on a memcli.toml that is not TOML prints tomlkit's traceback",
+    ),
+    m(
+        "mcp-resource-follows-to-a-kept-file",
+        "memcli/store/workspace_read.py",
+        "    path = follow(root, name, keeps=lambda: kept_names(root))\n",
+        "    path = follow(root, name)\n",
+        f"{UNIT}test_links.py::test_a_link_to_another_file_memcli_keeps_is_refused",
+        why="resources/read serves memory.md -> archive.md: two names for one file",
+    ),
+    m(
+        "log-into-a-file-named-episodes",
+        "memcli/services/entries.py",
+        "    rt.store.make_folder(EPISODES_DIR)",
+        "    rt.store.folder(EPISODES_DIR).mkdir(exist_ok=True)",
+        f"{INTEG}test_restore_links.py::test_a_write_into_a_folder_that_is_a_file_names_it",
+        why="`memcli log` where episodes/ is a plain file: a raw FileExistsError",
+    ),
+    m(
+        "removed-misses-a-deleted-file",
+        "memcli/services/removed.py",
+        "        if os.path.lexists(store.root / name):\n",
+        "        if True:\n",
+        f"{INTEG}test_history.py::test_entries_of_a_file_deleted_whole_are_listed_and_restorable",
+        why="memory.md deleted whole: `history --removed` lists nothing to bring back",
     ),
 ]
