@@ -93,7 +93,11 @@ def _subject_changed(m: re.Match[str], x: str) -> str | None:
 def _zh_switched(m: re.Match[str], x: str) -> str | None:
     """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value; "我妹
     换成…", "把配置改成…", "文档里说要改成…" are someone else's, a request, or hearsay."""
-    key = re.sub(r"^(?:我的|我们|我|团队|本人)|^已经|已经$", "", m.group("k") or "")
+    key = re.sub(
+        r"^(?:我的|我们|我|团队|本人)|^(?:上周|上个月|最近|去年|今年|前几天|昨天|刚刚?|终于|已经|也)+|已经$",
+        "",
+        m.group("k") or "",
+    )
     if key and not noun_slot(key):
         return None
     return f"用户的{key}是{x}" if key else f"用{x}"
@@ -133,6 +137,15 @@ def _named_slot(plural: str, x: str) -> str | None:
     return f"User's {noun} is {x}"
 
 
+def _of_noun(m: re.Match[str], x: str) -> str | None:
+    """A value of the slot a noun names ("new phone: Pixel 9", "desktop is on Arch now"):
+    "User's phone is Pixel 9" (memcli.logic.slots puts it in the entry's wording)."""
+    noun = m.group("k").strip()
+    if not noun_slot(noun):
+        return None
+    return f"User's {noun} is {re.sub(r'^(?:on|using|running) +', '', x, flags=re.I)}"
+
+
 def _writes(m: re.Match[str], x: str) -> str | None:
     return f"Writes {x}" if category(x) == "language" else None
 
@@ -141,10 +154,70 @@ def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: 
     return rule(pattern, kind, importance, make, short=True, **how)  # type: ignore[arg-type]
 
 
+#: words between "still" and the value it says holds ("still driving that old Subaru")
+_STILL_WORDS = (
+    r"(?:(?:using|use|driving|drive|writing|write|coding|code|deploying|deploy|running|run|"
+    r"drinking|drink|playing|play|living|live|residing|reside|working|work|employed|based|"
+    r"on|in|at|with|by|for|to|a|an|the|that|this|my|our|old|good|ol'|same)\s+)*"
+)
+#: a value said as before ("coffee every morning, as always")
+_AS_BEFORE = r"(?:as always|as usual|as before|as ever|same as (?:before|always|ever)|like always)"
+#: "还在阿里", "经理还是王磊", "本人目前仍就职于阿里巴巴"; not "还没…", "还是想…"
+_ZH_STILL = (
+    r"(?:我们|我|团队|本人)?(?:目前|现在)?[^，。,；;]{0,6}?(?:还是|仍然|依然|仍|还|一直|照样|照旧)"
+    r"(?!没|不|要|想|得|会|有点|挺|行|好)(?:在|住在|住|用|使用|开|喝|是|就职于|任职于|去|写)?"
+    r"(?P<x>[^，。,；;]+?)(?:工作|上班)?了?(?=$|[，。,；;])"
+)
+
+
+def _held(m: re.Match[str], x: str) -> str | None:
+    """A value said to hold still: what was said, the NOOP of the entry naming it."""
+    return m.group(0).strip()
+
+
 CHANGES: list[Rule] = [
+    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里"
+    _short(
+        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
+        r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
+        r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
+        r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
+        "fact",
+        0.8,
+        _held,
+        drop="held",
+    ),
+    _short(
+        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
+        "fact",
+        0.8,
+        _held,
+        drop="held",
+    ),
+    _short(
+        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+        + _STILL_WORDS
+        + r")?"
+        + _V
+        + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
+        + _AS_BEFORE
+        + r"\b",
+        "fact",
+        0.8,
+        _held,
+        drop="held",
+    ),
+    _short(
+        r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:'s|\s+is|\s+are)\s+still\s+" + _V + _END,
+        "fact",
+        0.8,
+        _held,
+        drop="held",
+    ),
+    _short(_ZH_STILL, "fact", 0.8, _held, drop="held"),
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
-        _S + r"(?:ditched|dropped|left|traded in|swapped|sold|quit|gave up(?:\s+on)?|"
+        _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
         r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+for\s+" + _V + _END,
         "correction",
         0.85,
@@ -163,7 +236,9 @@ CHANGES: list[Rule] = [
     ),
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
     _short(
-        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from)\s+"
+        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from|"
+        r"moved off|moved on from|walked away from|said goodbye to|quit my job at|"
+        r"handed in (?:my|our) notice at|stopped working (?:at|for))\s+"
         r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
         "correction",
         0.85,
@@ -189,7 +264,8 @@ CHANGES: list[Rule] = [
         drop="frame",
     ),
     _short(
-        _S + r"(?:stopped|quit)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
+        _S
+        + r"(?:stopped|quit|ceased)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
         r"\s+" + _V + _END,
         "correction",
         0.85,
@@ -366,6 +442,55 @@ CHANGES: list[Rule] = [
         lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
         slot=True,
     ),
+    # the slot named, its value now: "timezone is now PST", "desktop is on Arch now"
+    _short(
+        r"(?:(?:my|our|the)\s+)?(?:current\s+|primary\s+|main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:'s|\s+is|\s+are)\s+(?:now|still)\s+" + _V + _END,
+        "fact",
+        0.8,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:switched|changed|moved|swapped)\s+(?:my|our)\s+"
+        r"(?P<k>[a-z][\w ]{1,20}?)\s+(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:switched|moved|migrated|changed)\s+"
+        r"(?:our\s+|its\s+|the\s+)?(?P<k>[a-z][\w/ ]{1,15}?)\s+(?:over\s+)?"
+        r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"The team's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        _S
+        + r"(?:adopted|chosen|picked|settled on|standardi[sz]ed on)\s+"
+        + _V
+        + r"(?:\s+as\s+(?:my|our)\s+(?:\w+\s+)?(?P<k>[a-z]+))?"
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: _of_noun(m, x) if m.group("k") else _known(m, x),
+        slot=True,
+    ),
+    _short(
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|deploy with|ship with|"
+        r"build with|code in|program in|write|drive|drink|use)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"(?:\s+on\s+(?:my|the|our)\s+\w+)?\s+"
+        + _NOW
+        + r"\b",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
         r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
@@ -426,15 +551,19 @@ CHANGES: list[Rule] = [
     _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
     _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
     _short(
-        r"i\s+report\s+to\s+" + _V + _END, "fact", 0.8, "User's manager is {x}", slot_name="manager"
-    ),
-    _short(
-        r"new\s+(?P<k>manager|boss|lead|editor|shell|phone|car|laptop|browser)(?:\s+is|:)\s*"
+        r"(?:i(?:'m|\s+am)?\s+)?(?:now\s+)?(?:report|reporting)\s+(?:directly\s+)?to\s+"
         + _V
         + _END,
         "fact",
+        0.8,
+        "User's manager is {x}",
+        slot_name="manager",
+    ),
+    _short(
+        r"(?:(?:my|our)\s+)?new\s+(?P<k>[a-z][\w ]{1,20}?)(?:\s+is|\s*[:,]|\s+-)\s*" + _V + _END,
+        "fact",
         0.85,
-        "User's {k} is {x}",
+        _of_noun,
         slot=True,
     ),
     # the slot named, then the value: "switched teams, I'm on search now", "my manager
@@ -473,7 +602,7 @@ CHANGES: list[Rule] = [
         slot_name="home",
     ),
     _short(
-        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到|换了)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         lambda m, x: f"用{x}" if category(x) else None,
@@ -520,7 +649,7 @@ CHANGES: list[Rule] = [
     ),
     _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
     _short(
-        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不)(?P<v>用|使用|去|喝|开|吃)(?P<x>[^，。,]+?)了",
+        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写)(?P<x>[^，。,]+?)了",
         "correction",
         0.9,
         "不再{v}{x}",
@@ -549,7 +678,8 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"(?:我们|我)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:我们|我|本人)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近|已|上个月|上周|去年|今年|"
+        r"前几天|年初|月初))?(?:从(?P<old>[^，。,]+?))?"
         r"(?:搬回|搬去|搬到|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -558,7 +688,52 @@ CHANGES: list[Rule] = [
     ),
     _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
     _short(
-        r"(?:我)?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
+        r"(?:我|我们)?(?:现在|目前)?在(?P<x>[^，。,]+?)(?:住|定居|安家)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我)?(?:现在|目前)?(?P<pre>周末|每天早上|每天|早上)?(?:都|一般)?改(?P<v>去|开|喝|用|写)"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        "{pre}{v}{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在|目前)?周末(?:都|一般|主要)?去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "周末去{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我的|本人的?)?(?:新|新的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我的|本人的?)?(?P<k>[^，。,是的]{1,6}?)(?:已经?|现在)?(?:变更为|变成了?|更换为|换为)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"[^，。,]{0,10}?(?:已经|已)?(?:迁移到|迁到|切换到|切到|转到|转向|转用|转)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
         "在{x}",
@@ -572,7 +747,7 @@ CHANGES: list[Rule] = [
         slot_name="car",
     ),
     _short(
-        r"(?:我)?(?:现在)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "喝{x}",

@@ -22,7 +22,10 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
-    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because)\b"
+    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because|"
+    r"(?:i\s+(?:wish|want|would like|'d like)\s+to\s+)?(?:inform you|let you know)(?:\s+that)?|"
+    r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
+    r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now))\b"
     r"[\s,:;.!—–-]*"
     r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
@@ -161,7 +164,9 @@ class Rule:
     #: x is an old value that holds no more: "I no longer use X" ("own": its text is the
     #: statement), "I quit / gave up X" ("frame": the entry it names said no longer in its
     #: own wording, "No longer works at X"; naming none, its text), "I left / sold X"
-    #: ("named": a statement only of an entry it names; "I left my keys" is none)
+    #: ("named": a statement only of an entry it names; "I left my keys" is none); "held":
+    #: x is a value said to hold still ("still at Globex", "还在阿里"), the NOOP of an entry
+    #: that names it, else no statement
     drop: str = ""
     slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
     short: bool = False  # the value ends at the clause's end ("Initech, having left …")
@@ -429,7 +434,7 @@ STATEMENTS: list[Rule] = [
         lambda m, x: None if _PRONOUN_OBJECT.search(x) else m.group("v") + x,
     ),
     rule(
-        r"我(?:很|非常|比较|更|最|也|还是|一直|真的)*喜欢(?P<x>.+)",
+        r"我(?:很|非常|比较|更|最|也|还是|一直|真的|现在|如今|最近)*喜欢(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("喜欢{x}"),

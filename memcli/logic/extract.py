@@ -189,6 +189,8 @@ def _slot_target(
 
 
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
+GIVEN_UP = ("own", "frame", "named")
 
 
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
@@ -196,7 +198,7 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
     left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
     entry that names it, of the new value's slot; a new value of no known slot takes it)."""
     out = list(found)
-    for gone in [c for c in found if c.drop and c.replaces]:
+    for gone in [c for c in found if c.drop in GIVEN_UP and c.replaces]:
         slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
         if not slots:
             continue
@@ -222,6 +224,11 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     slot = candidate.slot or (mine.name if mine else "")
     chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
+    if candidate.drop == "held":
+        held = [t for t in slotted if _still(candidate.replaces, t)]
+        if not held:
+            return Decision("NONE", candidate, None, "says something not remembered holds")
+        return Decision("NOOP", candidate, max(held, key=lambda t: t[2])[0].id, "still holds")
     target = None
     if candidate.replaces:
         named = [t for t in slotted if names(t[0].text, candidate.replaces)]
@@ -251,6 +258,15 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     if normalize_text(text) == normalize_text(entry.text):
         return Decision("NOOP", candidate, entry.id, "already remembered")
     return Decision("UPDATE", candidate, entry.id, why, text)
+
+
+def _still(value: str, known: _Slotted) -> bool:
+    """`value`, said to hold still, is what the entry says: its slot's value is in it
+    ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in "在阿里巴巴工作")."""
+    entry, theirs, _ = known
+    if theirs is not None and names(value, theirs.value):
+        return True
+    return len(value) >= (2 if CJK.search(value) else 3) and names(entry.text, value)
 
 
 def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:

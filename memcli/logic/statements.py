@@ -51,7 +51,21 @@ _HYPOTHETICAL = re.compile(
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
     r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
-    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
+    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许"
+    r"|\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter)|tomorrow|soon)\b"
+    r"|下周|下个月|明年|明天|过几天",
+    re.I,
+)
+#: what someone else said or did: hearsay ("Dana said …", "听说…", "我同事说…") and a
+#: subject not the user's own ("my sister moved …", "我爸把他的车…", "本人配偶已…")
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:said(?! goodbye)|says|told me|tells me|heard|hears|claims|reckons)\b|听说|据说|"
+    r"(?<![实错便再])说(?![实错一话明])"
+    r"|^(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:brother|sister|wife|husband|partner|"
+    r"spouse|dad|father|mom|mum|mother|son|daughter|friend|colleague|coworker|co-worker|"
+    r"neighbou?r|cousin|uncle|aunt|roommate|flatmate|parents?|kids?)s?\b|(?:he|she|they)\b)"
+    r"|^(?:我的?|本人的?)?(?:爸爸?|妈妈?|父亲|母亲|哥哥?|姐姐?|弟弟?|妹妹?|朋友|同事|老婆|老公|"
+    r"妻子|丈夫|配偶|儿子|女儿|家人|邻居|室友)|^(?:他|她)",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -100,7 +114,7 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
             continue
         consumed = offset + hit.end
         said = sentence[start:consumed]
-        if _PLANNED.search(said):
+        if _PLANNED.search(said) or _SOMEONE_ELSE.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
         upto = min((s for s in starts if s > consumed), default=len(sentence))
