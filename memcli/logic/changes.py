@@ -20,15 +20,21 @@ from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
 _S = (
-    r"(?:(?:i|we)(?:'ve|'d|'m|\s+have|\s+had|\s+am|\s+are)?\s+)?(?:(?:just|finally|recently|"
+    r"(?:(?:i|we|the\s+(?:whole\s+)?family|my family)(?:'ve|'d|'m|'re|\s+have|\s+had|\s+am|\s+are)?"
+    r"\s+)?(?:(?:just|finally|recently|"
     r"also|already|actually|basically|officially|now|since|then|eventually)\s+)*"
 )
 #: a present state, said as one that replaces an older one
 _NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more)"
 #: where a value ends (Rule.short cuts it there too)
-_END = r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s))"
+_END = (
+    r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
+    r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$)"
+)
 #: what a value may be: no clause punctuation
 _V = r"(?P<x>[^,;.，；。]+?)"
+#: a value alone: a few words, no clause punctuation
+_FEW = r"(?P<x>(?:[^\s,;.:，；。：]+\s+){0,3}?[^\s,;.:，；。：]+?)"
 #: values that are places one is at, not employers ("I'm at home now")
 _NOT_EMPLOYER = re.compile(
     r"^(?:the|a|an|home|work|my|our|his|her|their|this|that|it|last|least|most|risk|"
@@ -94,7 +100,8 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
     """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value; "我妹
     换成…", "把配置改成…", "文档里说要改成…" are someone else's, a request, or hearsay."""
     key = re.sub(
-        r"^(?:我的|我们|我|团队|本人)|^(?:上周|上个月|最近|去年|今年|前几天|昨天|刚刚?|终于|已经|也)+|已经$",
+        r"^(?:我的|我们|我|团队|本人)|^(?:上周|上个月|最近|去年|今年|前几天|昨天|刚刚?|终于|已经|也|后来|"
+        r"然后|之后|现在|如今)+|已经$",
         "",
         m.group("k") or "",
     )
@@ -164,7 +171,7 @@ _STILL_WORDS = (
 _AS_BEFORE = r"(?:as always|as usual|as before|as ever|same as (?:before|always|ever)|like always)"
 #: "还在阿里", "经理还是王磊", "本人目前仍就职于阿里巴巴"; not "还没…", "还是想…"
 _ZH_STILL = (
-    r"(?:我们|我|团队|本人)?(?:目前|现在)?[^，。,；;]{0,6}?(?:还是|仍然|依然|仍|还|一直|照样|照旧)"
+    r"(?:我们|我|团队|本人)?(?:目前|现在)?[^，。,；;]{0,6}?(?:还是|仍然|依然|依旧|仍|还|一直|照样|照旧)"
     r"(?!没|不|要|想|得|会|有点|挺|行|好)(?:在|住在|住|用|使用|开|喝|是|就职于|任职于|去|写)?"
     r"(?P<x>[^，。,；;]+?)(?:工作|上班)?了?(?=$|[，。,；;])"
 )
@@ -195,7 +202,7 @@ CHANGES: list[Rule] = [
         drop="held",
     ),
     _short(
-        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+        r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
         + _STILL_WORDS
         + r")?"
         + _V
@@ -208,17 +215,21 @@ CHANGES: list[Rule] = [
         drop="held",
     ),
     _short(
-        r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:'s|\s+is|\s+are)\s+still\s+" + _V + _END,
+        r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
+        + _V
+        + _END,
         "fact",
         0.8,
         _held,
         drop="held",
     ),
+    # the value first: "vim still, always vim", "Python is still what I reach for"
+    _short(_V + r"(?:\s+(?:is|are))?\s+still\b", "fact", 0.8, _held, drop="held"),
     _short(_ZH_STILL, "fact", 0.8, _held, drop="held"),
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
         _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
-        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+for\s+" + _V + _END,
+        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+(?:for|in favou?r of)\s+" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _uses(m, x) if category(x) else None,
@@ -238,7 +249,9 @@ CHANGES: list[Rule] = [
     _short(
         _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from|"
         r"moved off|moved on from|walked away from|said goodbye to|quit my job at|"
-        r"handed in (?:my|our) notice at|stopped working (?:at|for))\s+"
+        r"handed in (?:my|our) notice at|stopped working (?:at|for)|bye bye|goodbye|farewell|"
+        r"so long|concluded (?:my|our) employment (?:with|at)|switched (?:the whole team |us )?off|"
+        r"moved (?:the whole team |us )?off)\s+"
         r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
         "correction",
         0.85,
@@ -279,7 +292,32 @@ CHANGES: list[Rule] = [
         _drop("Quit"),
         drop="frame",
     ),
-    _short(_V + r"\s+is behind me", "correction", 0.85, _drop("Left"), drop="named"),
+    _short(
+        _V + r"\s+(?:is|are)\s+(?:behind me|gone|history|out|over|done|a thing of the past)\b",
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?:on|using|at|in|with|"
+        r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
+    _short(
+        r"(?:(?:i|we)\s+)?used to\s+(?:live in|work at|work for|work on|be at|be in|be on|drive|"
+        r"use|drink|play|run|write|code in|have)\s+"
+        + _V
+        + r"(?:\s+(?:every|each|on|in the)\b[^,;.]*)?"
+        + _END,
+        "correction",
+        0.85,
+        _drop("Used to have"),
+        drop="named",
+    ),
     _short(
         _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
         "correction",
@@ -299,7 +337,9 @@ CHANGES: list[Rule] = [
     _short(
         _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
         r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
-        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at)"
+        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at|"
+        r"(?:first|second) (?:day|week) at|(?:commenced|began|begun|started) (?:work(?:ing)?|"
+        r"employment) (?:at|with|for))"
         r"\s+(?!the\s+[\w -]+team)" + _V + _END,
         "fact",
         0.85,
@@ -323,7 +363,8 @@ CHANGES: list[Rule] = [
     # teams: "joined the infra team", "I'm on the search team now"
     _short(
         _S + r"(?:joined|moved to|switched to|(?:am|'m)\s+(?:now\s+)?(?:on|in|part of)|ended up on|"
-        r"got moved to|transferred to|work on|been moved to)\s+" + _TEAM + r"\b",
+        r"got moved to|transferred to|work on|been moved to|(?:been\s+)?re-?assigned to|"
+        r"assigned to|moved over to|landed on|got put on)\s+" + _TEAM + r"\b",
         "fact",
         0.85,
         "Works on the {x}",
@@ -387,7 +428,8 @@ CHANGES: list[Rule] = [
         drop="own",
     ),
     _short(
-        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:an?\s+)" + _V + r"\s+(?:user|person|fan)\s+" + _NOW,
+        r"(?:i(?:'m|\s+am)\s+)?(?:now\s+)?(?:an?\s+)?" + _V + r"\s+(?:user|person|fan|girl|guy|"
+        r"convert|household|family)\s+" + _NOW,
         "fact",
         0.8,
         _known,
@@ -452,8 +494,9 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:switched|changed|moved|swapped)\s+(?:my|our)\s+"
-        r"(?P<k>[a-z][\w ]{1,20}?)\s+(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:switched|changed|moved|swapped|upgraded|set)\s+"
+        r"(?:my|our)\s+(?P<k>[a-z][\w ]{1,20}?)(?:\s+preference)?\s+(?:over\s+)?"
+        r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
         "correction",
         0.85,
         _of_noun,
@@ -494,7 +537,9 @@ CHANGES: list[Rule] = [
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
         r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
-        r"(?:upgraded|moved|migrated|switched|changed)\s+to\s+" + _V + _END,
+        r"(?:upgraded|moved|migrated|switched|changed)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
         "correction",
         0.85,
         _subject_changed,
@@ -548,6 +593,59 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(_V + r"\s+(?:now|these days|nowadays)" + _END, "fact", 0.8, _known, slot=True),
+    _short(
+        _V + r"\s+(?:it is|all the way|ftw|from now on|going forward|for me now)\b",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    # one value for another: "Ubuntu → Fedora", "firefox -> brave"
+    _short(
+        r"(?P<old>[^,;.>→]+?)\s*(?:->|→|=>|>)\s*" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _known(m, x) if category(m.group("old")) else None,
+        slot=True,
+    ),
+    # "The ThinkPad got replaced by a MacBook Air"
+    _short(
+        r"(?:the|my|our)\s+(?P<old>[^,;.]+?)\s+(?:got|was|has been|have been)\s+replaced\s+"
+        r"(?:by|with)\s+" + _V + _END,
+        "correction",
+        0.85,
+        _known,
+        slot=True,
+    ),
+    # "I mostly drink tea in the morning instead of coffee"
+    _short(
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|use|drive|drink|write|"
+        r"code in|deploy with)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"\s+(?:instead of|rather than)\s+(?P<old>[^,;.]+)",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    # "phone upgrade: iPhone 16 Pro", "bought a house in Regensburg"
+    _short(
+        r"(?:(?:my|our)\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+(?:upgrade|update|change|swap)\s*[:,-]\s*"
+        + _V
+        + _END,
+        "fact",
+        0.85,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:bought|got|rented|found|moved into)\s+(?:a|an|our|my)\s+(?:new\s+)?(?:house|flat|"
+        r"apartment|place|home)\s+in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
     _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
     _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
     _short(
@@ -569,7 +667,7 @@ CHANGES: list[Rule] = [
     # the slot named, then the value: "switched teams, I'm on search now", "my manager
     # changed, it's Priya now"
     _short(
-        r"(?:i\s+)?(?:switched|changed|swapped)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
+        r"(?:i\s+)?(?:switched|changed|swapped|moved)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
         r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
         r"now(?:\s+(?:on|at|using))?)\s+" + _V + _END,
         "correction",
@@ -595,14 +693,14 @@ CHANGES: list[Rule] = [
         slot_name="home",
     ),
     _short(
-        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于)(?P<x>[^，。,]+)",
+        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居)(?P<x>[^，。,]+)",
         "fact",
         0.8,
         "住在{x}",
         slot_name="home",
     ),
     _short(
-        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到|换了)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:自从|最近|终于|已经|刚)*(?:换到|转到|换了)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         lambda m, x: f"用{x}" if category(x) else None,
@@ -624,7 +722,7 @@ CHANGES: list[Rule] = [
         slot_name="car",
     ),
     _short(
-        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职)了?",
+        r"(?:我|本人)?(?:已经|已|刚|上个月|去年|去年年底|年初|今年)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职|出来)了?",
         "correction",
         0.85,
         "从{x}离职",
@@ -647,23 +745,35 @@ CHANGES: list[Rule] = [
     _short(
         r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)", "correction", 0.85, "戒{x}", drop="frame"
     ),
-    _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
     _short(
-        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写)(?P<x>[^，。,]+?)了",
+        r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒了", "correction", 0.85, "戒{x}", drop="frame"
+    ),
+    _short(
+        r"(?:我|我们|本人)?(?:以前|之前|原来|曾经|过去|原先)(?:一直|都)?(?:住在?|在|用|使用|开|喝|是|去)"
+        r"(?P<x>[^，。,]+?)(?:工作|上班)?(?:的)?(?=$|[，。,])",
+        "correction",
+        0.85,
+        "以前{x}",
+        drop="named",
+    ),
+    _short(
+        r"(?:我|团队|我们)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写)(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
         "correction",
         0.9,
         "不再{v}{x}",
         drop="own",
     ),
     _short(
-        r"(?P<x>[^，。,]+?)(?:不去|不喝|不用|不写|不开)了",
+        r"(?P<x>[^，。,]+?)不(?P<v>去|喝|用|写|开)了",
         "correction",
         0.85,
-        "不再用{x}",
+        "不再{v}{x}",
         drop="own",
     ),
     _short(
-        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
+        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:跳槽到|跳槽去|入职(?:了)?|"
+        r"加入了?|(?:现)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,
@@ -687,6 +797,43 @@ CHANGES: list[Rule] = [
         slot_name="home",
     ),
     _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    _short(r"(?:我的?)?新家在(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    _short(
+        r"(?:我)?(?:现在|已经)?去了?(?P<x>[^，。,]+?)(?:上班|工作)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我)?在(?P<x>[^，。,]+?)(?:已经)?(?:待|干|工作|上班)了",
+        "fact",
+        0.8,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)是(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我们|我们的)?团队(?:现在|目前)?(?:改)?用(?P<x>[^，。,]+?)(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署)",
+        "fact",
+        0.8,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
     _short(
         r"(?:我|我们)?(?:现在|目前)?在(?P<x>[^，。,]+?)(?:住|定居|安家)了?(?=$|[，。,])",
         "fact",
@@ -717,7 +864,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我的|本人的?)?(?P<k>[^，。,是的]{1,6}?)(?:已经?|现在)?(?:变更为|变成了?|更换为|换为)了?"
+        r"(?:我的|本人的?)?(?P<k>[^，。,是的从]{1,6}?)(?:从(?P<old>[^，。,]+?))?(?:已经?|现在)?"
+        r"(?:变更为|变成了?|更换为|换为)了?"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -733,14 +881,15 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
+        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?|去了|"
+        r"调任至|调任到|加入了?)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
         "在{x}",
         slot_name="team",
     ),
     _short(
-        r"(?:我)?(?:现在|还是|仍然|依然)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:自己)?(?:现在|还是|仍然|依然)?开上?了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"开{x}" if category(x) == "car" else None,
@@ -777,6 +926,44 @@ CHANGES: list[Rule] = [
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+]
+
+#: a value alone ("…, berlin now", "现在在拼多多"): a new value of the slot of what the same
+#: turn gave up (memcli.logic.extract), else no statement; tried after every other rule
+ALONE: list[Rule] = [
+    # a value alone ("以前在阿里，现在在拼多多"): of the slot of what the turn gave up
+    _short(
+        r"(?:我|我们)?(?:现在|如今|目前)(?:在|是)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: None if re.search(r"(?:上班|工作|住)$", x) else f"现在{x}",
+        drop="bare",
+        slot=True,
+    ),
+    # "berlin now", "I'm on infra now", "we've been in Cologne since": a value alone
+    _short(
+        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:on|at|in|with)\s+)?"
+        r"(?!(?:i|i'm|i've|we|we're|you|it|it's|that|this|they|he|she|not|no)\b)"
+        + _FEW
+        + r"\s+"
+        + _NOW
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: None if _NOT_HOME.search(x) else f"{x} now",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:i|we)(?:'ve|\s+have)\s+been\s+(?:in|at|on|with)\s+"
+        + _FEW
+        + r"\s+(?:since|ever since)\b",
+        "fact",
+        0.8,
+        lambda m, x: f"{x} now",
+        drop="bare",
         slot=True,
     ),
 ]

@@ -21,7 +21,8 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 #: words that open a clause without changing what it says ("oh and also remember …")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
-    r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
+    r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
+    r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
     r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because|"
     r"(?:i\s+(?:wish|want|would like|'d like)\s+to\s+)?(?:inform you|let you know)(?:\s+that)?|"
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
@@ -71,7 +72,8 @@ _HAS_EXCLUDE = re.compile(
     re.I,
 )
 _TRAILING = re.compile(
-    r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
+    r"(?:[\s,]+(?:now|these days|nowadays|from now on|going forward|btw|fwiw|tbh|ftw|though|"
+    r"thanks|thank you|please|"
     r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
     r"ages ago|a while ago|long ago|a while back|"
     r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"
@@ -84,7 +86,10 @@ _TRAILING = re.compile(
 END_PUNCT = " \t.!?。！？,，;；:：~…"
 #: where a short value (a name, a place, a tool) ends: its clause does
 _SHORT = re.compile(
-    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)", re.I
+    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)"
+    r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
+    r"in favou?r of|now|these days|nowadays|going forward)\b)",
+    re.I,
 )
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
 #: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
@@ -96,6 +101,8 @@ _REPLACED = re.compile(
 )
 
 
+#: emoji and symbols at the end of a clause ("sold my Subaru 😢")
+_SYMBOLS = re.compile(r"[\s\u2190-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+$")
 _MY = re.compile(r"^my\s+", re.I)
 _USERS = "User's "
 
@@ -511,7 +518,7 @@ CUES: list[Rule] = [
 def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit | None:
     """The first rule that fits the start of `clause`, as a Hit; a cue's own statement is
     matched against `inner` (STATEMENTS unless given)."""
-    clause = clause.rstrip(END_PUNCT)
+    clause = _SYMBOLS.sub("", clause).rstrip(END_PUNCT)
     for rule in rules:
         m = rule.pattern.match(clause)
         if not m:
@@ -559,9 +566,9 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         old = m.groupdict().get("old")
         if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
             replaces = _clean(old)
-        if rule.drop:
+        if rule.drop and rule.drop != "bare":
             replaces, x = x.strip(), ""
-        replaces = re.sub(r"^(?:the|my|our|a|an)\s+", "", replaces, flags=re.I)
+        replaces = re.sub(r"^(?:the|my|our|a|an|being)\s+", "", replaces, flags=re.I)
         value = x.strip() if rule.slot else ""
         return Hit(
             _capital(_clean(text)),

@@ -191,6 +191,7 @@ def _slot_target(
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
 #: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
 GIVEN_UP = ("own", "frame", "named")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
@@ -203,11 +204,11 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
         if not slots:
             continue
         for i, c in enumerate(out):
-            if c.drop or c.replaces or c.turn != gone.turn:
+            if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
                 continue
-            mine = parse(c.text)
+            mine = None if c.drop else parse(c.text)
             if (mine is not None and mine.name in slots) or (mine is None and c.value):
-                out[i] = replace(c, replaces=gone.replaces)
+                out[i] = replace(c, replaces=gone.replaces, drop="")
                 out.remove(gone)
                 break
     return out
@@ -224,11 +225,14 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     slot = candidate.slot or (mine.name if mine else "")
     chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
+    if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
+        return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
     if candidate.drop == "held":
-        held = [t for t in slotted if _still(candidate.replaces, t)]
-        if not held:
+        held = [(_still(candidate.replaces, t), t[2], t[0].id) for t in slotted]
+        best = max((h for h in held if h[0]), default=None)
+        if best is None:
             return Decision("NONE", candidate, None, "says something not remembered holds")
-        return Decision("NOOP", candidate, max(held, key=lambda t: t[2])[0].id, "still holds")
+        return Decision("NOOP", candidate, best[2], "still holds")
     target = None
     if candidate.replaces:
         named = [t for t in slotted if names(t[0].text, candidate.replaces)]
@@ -236,7 +240,9 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         target = max(fits or named, key=lambda t: t[2], default=None)
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
-        if candidate.drop == "named":
+        if candidate.drop == "named" or (
+            candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
+        ):  # "quit the app and reopen it": an instruction, not the person's own change
             return Decision("NONE", candidate, None, "gives up something not remembered")
         return None
     if target is None and slot and not candidate.drop:
@@ -260,13 +266,24 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     return Decision("UPDATE", candidate, entry.id, why, text)
 
 
-def _still(value: str, known: _Slotted) -> bool:
-    """`value`, said to hold still, is what the entry says: its slot's value is in it
-    ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in "在阿里巴巴工作")."""
+def _still(value: str, known: _Slotted) -> int:
+    """How well `value`, said to hold still, is what the entry says (0: not): its slot's
+    value is in it ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in
+    "在阿里巴巴工作"), or its first words are ("ThinkPad for work"; more words, better)."""
     entry, theirs, _ = known
     if theirs is not None and names(value, theirs.value):
-        return True
-    return len(value) >= (2 if CJK.search(value) else 3) and names(entry.text, value)
+        return 100
+    if CJK.search(value):
+        return 50 if len(value) >= 2 and names(entry.text, value) else 0
+    words = value.split()
+    return next(
+        (
+            n
+            for n in range(len(words), 0, -1)
+            if len(" ".join(words[:n])) >= 3 and names(entry.text, " ".join(words[:n]))
+        ),
+        0,
+    )
 
 
 def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
@@ -275,8 +292,10 @@ def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
     as it keeps its own."""
     if mine is None:
         return bool(value)
-    generic = mine.frame in ("Uses {}", "用{}", "用 {}") or mine.frame.startswith(
-        ("User's ", "用户的")
+    generic = (
+        mine.frame in ("Uses {}", "用{}", "用 {}")
+        or mine.frame.startswith(("User's ", "用户的"))
+        or bool(re.match(r"the [\w' ]+ (?:is|are) \{\}$", mine.frame, re.I))
     )
     return generic or len(mine.frame) < len(theirs.frame)
 
@@ -379,7 +398,14 @@ def plan(
         target.words = words
         target.decision = len(decisions) - 1
         target.age = (math.inf, n)
-    return decisions
+    # an entry this plan updates is not also "already remembered" ("在阿里干了五年，…辞职了，
+    # 现在在深度求索上班": the first clause restates what the turn then changes)
+    updated = {d.entry_id for d in decisions if d.action == "UPDATE"}
+    return [
+        d
+        for d in decisions
+        if not (d.action == "NOOP" and d.entry_id in updated and d.reason != "already remembered")
+    ]
 
 
 def screen(decisions: Sequence[Decision]) -> list[Decision]:

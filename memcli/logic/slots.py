@@ -100,6 +100,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "ci": _words("ci, deploys, deploy, deployment, 持续集成, 部署"),
     "database": _words("database, db, 数据库"),
     "manager": _words("manager, boss, lead, 经理, 领导, 上级"),
+    "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
     "drink": _words("drinks, 喝"),
@@ -238,4 +239,9 @@ def negate(text: str) -> str:
     """A one-fact text said no longer true: "No longer works at Globex", "不再在阿里巴巴工作"."""
     if CJK.match(text):
         return "不再" + text
+    said = re.match(r"(?P<s>(?:the|our) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)
+    if said and said.group("v") in ("is", "are"):  # "The staging database is no longer …"
+        return f"{said.group('s')} {said.group('v')} no longer {text[said.end() :]}"
+    if said:  # "The team no longer deploys with Jenkins"
+        return f"{said.group('s')} no longer {said.group('v')} {text[said.end() :]}"
     return "No longer " + text[:1].lower() + text[1:]

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from memcli.adapters.messages import message_text
 from memcli.core.models import normalize_text
 from memcli.core.validate import strip_controls
-from memcli.logic.changes import CHANGES
+from memcli.logic.changes import ALONE, CHANGES
 from memcli.logic.cues import CJK, CUES, STATEMENTS, Hit, match, strip_filler
 from memcli.logic.sentences import split_sentences
 
 #: what one clause may say: a change first ("I moved to …"), then a plain statement
-_SAID = [*CHANGES, *STATEMENTS]
+_SAID = [*CHANGES, *STATEMENTS, *ALONE]
 KEEP_AT = 0.7
 HEDGE_PENALTY = 0.2
 
@@ -68,6 +68,15 @@ _SOMEONE_ELSE = re.compile(
     r"妻子|丈夫|配偶|儿子|女儿|家人|邻居|室友)|^(?:他|她)",
     re.I,
 )
+#: an instruction to the assistant ("Switch the CI job to …", "更新 CI 配置，改用 …"): its
+#: clauses say nothing of the person unless they name them ("Set my editor to Zed")
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:update|rename|change|switch|migrate|move|set|add|remove|delete|run|"
+    r"replace|make|let's|convert|upgrade|bump|revert)\b"
+    r"|^(?:请|麻烦)?(?:把|帮我|帮忙|更新|修改|改一下|删除|删掉|添加|换一下|切换|升级)",
+    re.I,
+)
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|where|when|"
     r"who|which|have you|has)\b",
@@ -97,6 +106,7 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
     question = _is_question(sentence)
+    instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
     found: list[tuple[Hit, float]] = []
     consumed = 0
     starts = [0] + [m.end() for m in _CLAUSE.finditer(sentence)]
@@ -115,6 +125,8 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         consumed = offset + hit.end
         said = sentence[start:consumed]
         if _PLANNED.search(said) or _SOMEONE_ELSE.search(said):
+            continue
+        if instruction and not _FIRST_PERSON.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
         upto = min((s for s in starts if s > consumed), default=len(sentence))
