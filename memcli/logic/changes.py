@@ -110,6 +110,11 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
     return f"用户的{key}是{x}" if key else f"用{x}"
 
 
+def _zh_car(m: re.Match[str], x: str) -> str | None:
+    """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
+    return f"开{x}" if category(x) == "car" else None
+
+
 def _zh_old(m: re.Match[str], x: str) -> str | None:
     """ "比亚迪换成了理想 L7": the old value before the verb, when the lexicon knows it."""
     return f"用{x}" if category(m.group("old")) else None
@@ -161,6 +166,13 @@ def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: 
     return rule(pattern, kind, importance, make, short=True, **how)  # type: ignore[arg-type]
 
 
+def _each(
+    kind: str, importance: float, make: Make | str, patterns: list[str], **how: object
+) -> list[Rule]:
+    """Rules of one kind, importance, statement and slot, one a pattern (in this order)."""
+    return [_short(p, kind, importance, make, **how) for p in patterns]
+
+
 #: words between "still" and the value it says holds ("still driving that old Subaru")
 _STILL_WORDS = (
     r"(?:(?:using|use|driving|drive|writing|write|coding|code|deploying|deploy|running|run|"
@@ -183,49 +195,33 @@ def _held(m: re.Match[str], x: str) -> str | None:
 
 
 CHANGES: list[Rule] = [
-    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里"
-    _short(
-        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
-        r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
-        r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
-        r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
+    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里",
+    # "coffee every morning, as always", "my timezone remains CET", "vim still"
+    *_each(
         "fact",
         0.8,
         _held,
+        [
+            r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
+            r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
+            r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
+            r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
+            r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+            + _STILL_WORDS
+            + r")?"
+            + _V
+            + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
+            + _AS_BEFORE
+            + r"\b",
+            r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
+            + _V
+            + _END,
+            _V + r"(?:\s+(?:is|are))?\s+still\b",
+            _ZH_STILL,
+        ],
         drop="held",
     ),
-    _short(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
-        "fact",
-        0.8,
-        _held,
-        drop="held",
-    ),
-    _short(
-        r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
-        + _STILL_WORDS
-        + r")?"
-        + _V
-        + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
-        + _AS_BEFORE
-        + r"\b",
-        "fact",
-        0.8,
-        _held,
-        drop="held",
-    ),
-    _short(
-        r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
-        + _V
-        + _END,
-        "fact",
-        0.8,
-        _held,
-        drop="held",
-    ),
-    # the value first: "vim still, always vim", "Python is still what I reach for"
-    _short(_V + r"(?:\s+(?:is|are))?\s+still\b", "fact", 0.8, _held, drop="held"),
-    _short(_ZH_STILL, "fact", 0.8, _held, drop="held"),
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
         _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
@@ -292,19 +288,15 @@ CHANGES: list[Rule] = [
         _drop("Quit"),
         drop="frame",
     ),
-    _short(
-        _V + r"\s+(?:is|are)\s+(?:behind me|gone|history|out|over|done|a thing of the past)\b",
+    *_each(
         "correction",
         0.85,
         _drop("Left"),
-        drop="named",
-    ),
-    _short(
-        r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?:on|using|at|in|with|"
-        r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
-        "correction",
-        0.85,
-        _drop("Left"),
+        [
+            _V + r"\s+(?:is|are)\s+(?:behind me|gone|history|out|over|done|a thing of the past)\b",
+            r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?:on|using|at|in|with|"
+            r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
+        ],
         drop="named",
     ),
     _short(
@@ -326,38 +318,24 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     # joined: "I'm working at Initech now", "started at Umbrella", "new job at Initech"
-    _short(
-        _S + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
-        r"\s+(?:at|for|by|with)\s+" + _V + _END,
+    *_each(
         "fact",
         0.85,
         _employer,
-        slot_name="employer",
-    ),
-    _short(
-        _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
-        r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
-        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at|"
-        r"(?:first|second) (?:day|week) at|(?:commenced|began|begun|started) (?:work(?:ing)?|"
-        r"employment) (?:at|with|for))"
-        r"\s+(?!the\s+[\w -]+team)" + _V + _END,
-        "fact",
-        0.85,
-        _employer,
-        slot_name="employer",
-    ),
-    _short(
-        r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
-        "fact",
-        0.85,
-        _employer,
-        slot_name="employer",
-    ),
-    _short(
-        r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
-        "fact",
-        0.85,
-        _employer,
+        [
+            _S
+            + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
+            r"\s+(?:at|for|by|with)\s+" + _V + _END,
+            _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
+            r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
+            r"got hired by|got a job at|signed with|remain at|still work at|"
+            r"(?:am\s+|'m\s+)?still at|"
+            r"(?:first|second) (?:day|week) at|(?:commenced|began|begun|started) (?:work(?:ing)?|"
+            r"employment) (?:at|with|for))"
+            r"\s+(?!the\s+[\w -]+team)" + _V + _END,
+            r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
+            r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
+        ],
         slot_name="employer",
     ),
     # teams: "joined the infra team", "I'm on the search team now"
@@ -381,19 +359,20 @@ CHANGES: list[Rule] = [
         lambda m, x: _uses(m, x) if category(x) else _home(m, x),
         slot=True,
     ),
-    _short(
-        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
-        r"(?:in|at)\s+" + _V + _END,
+    *_each(
         "fact",
         0.8,
         _home,
-        slot_name="home",
-    ),
-    _short(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+" + _V + r"\s+" + _NOW + r"\b",
-        "fact",
-        0.8,
-        _home,
+        [
+            _S
+            + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
+            r"(?:in|at)\s+" + _V + _END,
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+"
+            + _V
+            + r"\s+"
+            + _NOW
+            + r"\b",
+        ],
         slot_name="home",
     ),
     # cars: "I drive a Tesla now"
@@ -451,37 +430,27 @@ CHANGES: list[Rule] = [
         _employer,
         slot_name="employer",
     ),
-    _short(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+    *_each(
         "fact",
         0.8,
         _home,
+        [
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+            r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END,
+            _V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW,
+            r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
+        ],
         slot_name="home",
     ),
-    _short(
-        r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END, "fact", 0.8, _home, slot_name="home"
-    ),
-    _short(_V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW, "fact", 0.8, _home, slot_name="home"),
-    _short(
-        r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
-        "fact",
-        0.8,
-        _home,
-        slot_name="home",
-    ),
-    _short(
-        r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+    *_each(
         "fact",
         0.8,
         lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
-        slot=True,
-    ),
-    _short(
-        _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
-        r"(?:\s+" + _NOW + r")?" + _END,
-        "fact",
-        0.8,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        [
+            r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+            _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+            r"(?:\s+" + _NOW + r")?" + _END,
+        ],
         slot=True,
     ),
     # the slot named, its value now: "timezone is now PST", "desktop is on Arch now"
@@ -557,47 +526,34 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     # a new value by a verb that does not say the slot: memcli.logic.slots finds it
-    _short(
-        _S + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
-        r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+    *_each(
         "correction",
         0.85,
         _uses,
+        [
+            _S
+            + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
+            r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+            _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
+        ],
         slot=True,
     ),
-    _short(
-        _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
-        "correction",
-        0.85,
-        _uses,
-        slot=True,
-    ),
-    _short(
-        _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
-        r"going with|went with|bought|purchased|got|picked up)\s+"
-        + _V
-        + r"(?:\s+"
-        + _NOW
-        + r")?"
-        + _END,
+    *_each(
         "fact",
         0.8,
         _known,
-        slot=True,
-    ),
-    _short(
-        r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
-        "fact",
-        0.8,
-        _known,
-        slot=True,
-    ),
-    _short(_V + r"\s+(?:now|these days|nowadays)" + _END, "fact", 0.8, _known, slot=True),
-    _short(
-        _V + r"\s+(?:it is|all the way|ftw|from now on|going forward|for me now)\b",
-        "fact",
-        0.8,
-        _known,
+        [
+            _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
+            r"going with|went with|bought|purchased|got|picked up)\s+"
+            + _V
+            + r"(?:\s+"
+            + _NOW
+            + r")?"
+            + _END,
+            r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
+            _V + r"\s+(?:now|these days|nowadays)" + _END,
+            _V + r"\s+(?:it is|all the way|ftw|from now on|going forward|for me now)\b",
+        ],
         slot=True,
     ),
     # one value for another: "Ubuntu → Fedora", "firefox -> brave"
@@ -685,18 +641,14 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     # Chinese
-    _short(
-        r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+    *_each(
         "fact",
         0.8,
         "住在{x}",
-        slot_name="home",
-    ),
-    _short(
-        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居)(?P<x>[^，。,]+)",
-        "fact",
-        0.8,
-        "住在{x}",
+        [
+            r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+            r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居)(?P<x>[^，。,]+)",
+        ],
         slot_name="home",
     ),
     _short(
@@ -718,7 +670,7 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了)(?:一)?(?:辆|台)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        _zh_car,
         slot_name="car",
     ),
     _short(
@@ -742,11 +694,15 @@ CHANGES: list[Rule] = [
         "卖了{x}",
         drop="named",
     ),
-    _short(
-        r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)", "correction", 0.85, "戒{x}", drop="frame"
-    ),
-    _short(
-        r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒了", "correction", 0.85, "戒{x}", drop="frame"
+    *_each(
+        "correction",
+        0.85,
+        "戒{x}",
+        [
+            r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)",
+            r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒了",
+        ],
+        drop="frame",
     ),
     _short(
         r"(?:我|我们|本人)?(?:以前|之前|原来|曾经|过去|原先)(?:一直|都)?(?:住在?|在|用|使用|开|喝|是|去)"
@@ -796,8 +752,13 @@ CHANGES: list[Rule] = [
         "住在{x}",
         slot_name="home",
     ),
-    _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
-    _short(r"(?:我的?)?新家在(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    *_each(
+        "fact",
+        0.8,
+        "住在{x}",
+        [r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", r"(?:我的?)?新家在(?P<x>[^，。,]+)"],
+        slot_name="home",
+    ),
     _short(
         r"(?:我)?(?:现在|已经)?去了?(?P<x>[^，。,]+?)(?:上班|工作)了?(?=$|[，。,])",
         "fact",
@@ -812,19 +773,15 @@ CHANGES: list[Rule] = [
         "在{x}工作",
         slot_name="employer",
     ),
-    _short(
-        r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)是(?P<x>[^，。,]+?)了?"
-        r"(?=$|[，。,])",
+    *_each(
         "fact",
         0.8,
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
-        slot=True,
-    ),
-    _short(
-        r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
-        "fact",
-        0.8,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        [
+            r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)是(?P<x>[^，。,]+?)了?"
+            r"(?=$|[，。,])",
+            r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        ],
         slot=True,
     ),
     _short(
@@ -892,7 +849,7 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:自己)?(?:现在|还是|仍然|依然)?开上?了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        _zh_car,
         slot_name="car",
     ),
     _short(
