@@ -63,8 +63,17 @@ def _uses(m: re.Match[str], x: str) -> str | None:
     return f"Uses {x}"
 
 
+#: words of a clause, not of a name
+_CLAUSE_WORDS = re.compile(
+    r"\b(?:is|was|are|were|has|had|have|that|what|which|who|it|so|but|i|we|you)\b", re.I
+)
+
+
 def _known(m: re.Match[str], x: str) -> str | None:
-    """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows."""
+    """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows, and
+    only a name ("zsh was fine" is a clause, not a value)."""
+    if _CLAUSE_WORDS.search(x):
+        return None
     return f"Uses {x}" if category(x) else None
 
 
@@ -138,6 +147,17 @@ def _present(m: re.Match[str], x: str) -> str | None:
     return f"{verb.capitalize()} {x}"
 
 
+def _progressive(m: re.Match[str], x: str) -> str | None:
+    """ "drinking tea now" → "Drinks tea"; "writing Kotlin now" → a language; others the
+    lexicon's ("using Zed now")."""
+    verb = m.group("v").lower()
+    if verb in ("drinking", "playing", "eating"):
+        return f"{_THIRD[verb].capitalize()} {x}"
+    if verb in ("writing", "coding in"):
+        return _writes(m, x) or _known(m, x)
+    return _known(m, x)
+
+
 def _named_slot(plural: str, x: str) -> str | None:
     """A value of the slot a plural noun names ("switched teams, … search now")."""
     noun = plural.casefold()[:-1]
@@ -195,33 +215,6 @@ def _held(m: re.Match[str], x: str) -> str | None:
 
 
 CHANGES: list[Rule] = [
-    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里",
-    # "coffee every morning, as always", "my timezone remains CET", "vim still"
-    *_each(
-        "fact",
-        0.8,
-        _held,
-        [
-            r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
-            r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
-            r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
-            r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
-            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
-            r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
-            + _STILL_WORDS
-            + r")?"
-            + _V
-            + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
-            + _AS_BEFORE
-            + r"\b",
-            r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
-            + _V
-            + _END,
-            _V + r"(?:\s+(?:is|are))?\s+still\b",
-            _ZH_STILL,
-        ],
-        drop="held",
-    ),
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
         _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
@@ -340,7 +333,8 @@ CHANGES: list[Rule] = [
     ),
     # teams: "joined the infra team", "I'm on the search team now"
     _short(
-        _S + r"(?:joined|moved to|switched to|(?:am|'m)\s+(?:now\s+)?(?:on|in|part of)|ended up on|"
+        _S + r"(?:joined|moved to|switched to|(?:(?:am|'m)\s+)?(?:now\s+)?(?:on|in|part of)|"
+        r"ended up on|"
         r"got moved to|transferred to|work on|been moved to|(?:been\s+)?re-?assigned to|"
         r"assigned to|moved over to|landed on|got put on)\s+" + _TEAM + r"\b",
         "fact",
@@ -424,7 +418,7 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+" + _NOW + r"\b",
+        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+(?:" + _NOW + r"|since|as of)\b",
         "fact",
         0.8,
         _employer,
@@ -445,7 +439,7 @@ CHANGES: list[Rule] = [
     *_each(
         "fact",
         0.8,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        _of_noun,
         [
             r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
             _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
@@ -603,7 +597,46 @@ CHANGES: list[Rule] = [
         slot_name="home",
     ),
     _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
-    _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:a\s+)?(?P<x>\w+)(?:\s+" + _NOW + r")?" + _END,
+        "fact",
+        0.8,
+        _is,
+        slot=True,
+    ),
+    # the slot named, then its value: "my car's a Toyota now", "editor: Helix", "timezone: EST",
+    # "home is Lisbon now", "got a new phone, Pixel 8"
+    _short(
+        r"(?:(?:my|our|the)\s+)?(?:new\s+|current\s+|primary\s+|main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:'s|\s+is|\s+are|\s*:|\s+=)\s+(?:now\s+)?" + _V + _END,
+        "fact",
+        0.8,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:got|bought|have|has)\s+a\s+new\s+(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
+        "fact",
+        0.8,
+        _of_noun,
+        slot=True,
+    ),
+    # the present, said as new: "drinking tea now, not coffee", "I play padel on weekends now"
+    _short(
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?P<v>drinking|writing|coding in|using|running|"
+        r"playing|driving|eating)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"(?:\s+(?:mostly|mainly))?\s+"
+        + _NOW
+        + _END,
+        "fact",
+        0.8,
+        _progressive,
+        slot=True,
+    ),
+    _short(
+        r"i\s+" + _PRESENT + r"\s+" + _V + r"\s+" + _NOW + _END, "fact", 0.8, _present, slot=True
+    ),
     _short(
         r"(?:i(?:'m|\s+am)?\s+)?(?:now\s+)?(?:report|reporting)\s+(?:directly\s+)?to\s+"
         + _V
@@ -637,7 +670,7 @@ CHANGES: list[Rule] = [
         + _END,
         "correction",
         0.85,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        _of_noun,
         slot=True,
     ),
     # Chinese
@@ -785,7 +818,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我们|我们的)?团队(?:现在|目前)?(?:改)?用(?P<x>[^，。,]+?)(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署)",
+        r"(?:我们|我们的)?团队(?:现在|目前|还是|一直)?(?:改)?用(?P<x>[^，。,]+?)"
+        r"(?:(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) else None,
@@ -807,7 +841,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我)?(?:现在|目前)?周末(?:都|一般|主要)?去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在|目前)?周末(?:现在|都|一般|主要)*去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "周末去{x}",
@@ -839,7 +873,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?|去了|"
-        r"调任至|调任到|加入了?)(?P<x>[^，。,]+?(?:团队|组))",
+        r"调任至|调任到|加入了?|到了)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
         "在{x}",
@@ -885,11 +919,47 @@ CHANGES: list[Rule] = [
         lambda m, x: f"用{x}" if category(x) else None,
         slot=True,
     ),
+    _short(
+        r"(?:我)?(?:现在|如今|最近)(?:更|比较)?喜欢(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "preference",
+        0.8,
+        "喜欢{x}",
+        slot=True,
+    ),
 ]
 
-#: a value alone ("…, berlin now", "现在在拼多多"): a new value of the slot of what the same
-#: turn gave up (memcli.logic.extract), else no statement; tried after every other rule
+#: tried after every other rule: a value said to hold still (the NOOP of the entry naming
+#: it, else no statement: "I still prefer tabs" is a statement of the rules above), and a
+#: value alone ("…, berlin now", "现在在拼多多"): a new value of the slot of what the same
+#: turn gave up (memcli.logic.extract), else no statement
 ALONE: list[Rule] = [
+    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里",
+    # "coffee every morning, as always", "my timezone remains CET", "vim still"
+    *_each(
+        "fact",
+        0.8,
+        _held,
+        [
+            r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
+            r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
+            r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
+            r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
+            r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+            + _STILL_WORDS
+            + r")?"
+            + _V
+            + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
+            + _AS_BEFORE
+            + r"\b",
+            r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
+            + _V
+            + _END,
+            _V + r"(?:\s+(?:is|are))?\s+still\b",
+            _ZH_STILL,
+        ],
+        drop="held",
+    ),
     # a value alone ("以前在阿里，现在在拼多多"): of the slot of what the turn gave up
     _short(
         r"(?:我|我们)?(?:现在|如今|目前)(?:在|是)(?P<x>[^，。,]+?)了?(?=$|[，。,])",

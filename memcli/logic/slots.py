@@ -103,6 +103,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
+    "home": _words("home, hometown, home city"),
     "drink": _words("drinks, 喝"),
 }
 _ARTICLE = r"(?:(?:a|an|the|my)\s+)?"
@@ -124,6 +125,10 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
         (rf"^drives {_ARTICLE}(?P<v>.+)$", "car"),
         (r"^drinks (?P<v>.+?)(?P<rest> (?:in the mornings?|every \w+|at \w+))?$", "drink"),
         (r"^is (?P<v>vegetarian|vegan|pescatarian|keto|an omnivore)$", "diet"),
+        (
+            r"^(?:writes|codes(?: mostly| mainly)? in|programs in) (?:mostly |mainly )?(?P<v>.+)$",
+            "",
+        ),
         (rf"^uses {_ARTICLE}(?P<v>.+?) as {_ARTICLE}(?:main |default |primary )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+?) to (?:manage |run |for )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+)$", ""),
