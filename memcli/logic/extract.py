@@ -301,11 +301,8 @@ def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
 
 
 def _holds(old: str, new: str) -> bool:
-    """The old value says the new one already ("Berlin, near Tempelhof" holds "Berlin"), or
-    the new one is it in a context ("Go for everything in this repo" is "Go")."""
-    said, held = normalize_text(new), normalize_text(old)
-    context = re.match(rf"{re.escape(held)} (?:for|in|on|at|with|as|every|when)\b", said)
-    return said == held or names(old, new) or context is not None
+    """The old value says the new one already ("Berlin, near Tempelhof" holds "Berlin")."""
+    return normalize_text(old) == normalize_text(new) or names(old, new)
 
 
 def plan(
