@@ -25,7 +25,7 @@ _S = (
     r"also|already|actually|basically|officially|now|since|then|eventually)\s+)*"
 )
 #: a present state, said as one that replaces an older one
-_NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more)"
+_NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more|again)"
 #: where a value ends (Rule.short cuts it there too)
 _END = (
     r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
@@ -281,16 +281,32 @@ CHANGES: list[Rule] = [
         _drop("Quit"),
         drop="frame",
     ),
-    *_each(
+    _short(
+        r"(?!(?:i|i'm|we|it|that|this|he|she|they|you|my|our)\b)"
+        + _V
+        + r"(?:'s|\s+(?:is|are))\s+(?:behind me|gone|history|out|over|done|sold|"
+        r"a thing of the past)\b",
         "correction",
         0.85,
         _drop("Left"),
-        [
-            _V + r"\s+(?:is|are)\s+(?:behind me|gone|history|out|over|done|a thing of the past)\b",
-            r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?:on|using|at|in|with|"
-            r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
-        ],
         drop="named",
+    ),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?P<p>on|using|at|in|with|"
+        r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
+        "correction",
+        0.9,
+        "Is no longer {p} {x}",
+        drop="own",
+    ),
+    # the team's own: "the team moved to GitLab CI", "we switched over to Argo CD"
+    _short(
+        r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:moved|switched|migrated|changed|went)\s+"
+        r"(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _known(m, x) if category(x) == "ci" else None,
+        slot=True,
     ),
     _short(
         r"(?:(?:i|we)\s+)?used to\s+(?:live in|work at|work for|work on|be at|be in|be on|drive|"
@@ -746,7 +762,8 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        r"(?:我|团队|我们)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写)(?P<x>[^，。,]+?)了?"
+        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写|住)"
+        r"(?P<x>[^，。,]+?)了?"
         r"(?=$|[，。,])",
         "correction",
         0.9,
@@ -761,7 +778,8 @@ CHANGES: list[Rule] = [
         drop="own",
     ),
     _short(
-        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:跳槽到|跳槽去|入职(?:了)?|"
+        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:跳槽到|跳槽去|入职(?:了)?|"
         r"加入了?|(?:现)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
@@ -924,6 +942,20 @@ CHANGES: list[Rule] = [
         "preference",
         0.8,
         "喜欢{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在)?开的(?:车)?是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        _zh_car,
+        slot_name="car",
+    ),
+    _short(
+        r"(?P<k>[^，。,是的我]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
         slot=True,
     ),
 ]

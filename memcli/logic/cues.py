@@ -73,7 +73,7 @@ _HAS_EXCLUDE = re.compile(
 )
 _TRAILING = re.compile(
     r"(?:[\s,]+(?:now|these days|nowadays|from now on|going forward|btw|fwiw|tbh|ftw|though|"
-    r"thanks|thank you|please|as always|as usual|as before|as ever|"
+    r"thanks|thank you|please|as always|as usual|as before|as ever|still|"
     r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
     r"ages ago|a while ago|long ago|a while back|"
     r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"

@@ -237,7 +237,12 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     if candidate.replaces:
         named = [t for t in slotted if names(t[0].text, candidate.replaces)]
         fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
-        target = max(fits or named, key=lambda t: t[2], default=None)
+        said = _words(candidate.text)  # none of its slot: the one it shares most words with
+        target = max(
+            fits or named,
+            key=lambda t: (bool(fits), _jaccard(said, _words(t[0].text)), t[2]),
+            default=None,
+        )
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
         if candidate.drop == "named" or (

@@ -132,6 +132,7 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
         (rf"^uses {_ARTICLE}(?P<v>.+?) as {_ARTICLE}(?:main |default |primary )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+?) to (?:manage |run |for )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+)$", ""),
+        (rf"^has {_ARTICLE}(?P<v>.+)$", ""),
         (rf"^runs {_ARTICLE}(?P<v>.+?) on {_ARTICLE}(?P<k>.+)$", ""),
         (r"^prefers (?P<v>.+?) for (?P<k>.+)$", "prefers for"),
         (r"^prefers (?P<v>\w+) (?P<k>themes?|mode|fonts?)$", "prefers"),
@@ -143,7 +144,7 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
             "",
         ),
         (r"^用户的(?P<k>.+?)(?:是|叫)(?P<v>.+)$", ""),
-        (r"^喜欢用?(?P<v>\S+?)(?P<k>主题|模式|字体)$", "prefers"),
+        (r"^(?:喜欢)?用?(?P<v>\S+?)(?P<k>主题|模式|字体)$", "prefers"),
         (r"^在(?P<v>.+?)(?:工作|上班)$", "employer"),
         (r"^在(?P<v>.+?)(?:团队|组)$", "team"),
         (r"^住在(?P<v>.+)$", "home"),
@@ -155,6 +156,10 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
         (r"^(?:主要)?用(?P<v>.+)$", ""),
     ]
 ]
+
+
+#: nouns of one slot said in several ways
+_SAME_KEY = {"theme": "themes", "mode": "themes", "themes": "themes", "font": "fonts"}
 
 
 @dataclass(frozen=True)
@@ -209,8 +214,8 @@ def parse(text: str) -> Slot | None:
         if not name or name in ("prefers for", "prefers", "weekly"):
             key = (groups.get("k") or "").strip()
             by_noun = noun_slot(key) if key else ""
-            if fixed:
-                name = f"{fixed} {key.casefold()}"
+            if fixed:  # "Prefers dark themes" / "Prefers light mode": one slot
+                name = f"{fixed} {_SAME_KEY.get(key.casefold(), key.casefold())}"
             else:
                 name = by_noun or category(value) or (f"of {key.casefold()}" if key else "")
         if not name:

@@ -76,7 +76,9 @@ _IMPERATIVE = re.compile(
     r"|^(?:请|麻烦)?(?:把|帮我|帮忙|更新|修改|改一下|删除|删掉|添加|换一下|切换|升级)",
     re.I,
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|(?<![帮给让])我|本人", re.I
+)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|where|when|"
     r"who|which|have you|has)\b",
