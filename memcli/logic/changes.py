@@ -309,14 +309,14 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:(?:i|we)\s+)?used to\s+(?:live in|work at|work for|work on|be at|be in|be on|drive|"
+        r"(?:(?:i|we)\s+)?used to\s+(?P<v>live in|work at|work for|work on|be at|be in|be on|drive|"
         r"use|drink|play|run|write|code in|have)\s+"
         + _V
         + r"(?:\s+(?:every|each|on|in the)\b[^,;.]*)?"
         + _END,
         "correction",
         0.85,
-        _drop("Used to have"),
+        lambda m, x: f"No longer {third_person(m.group('v').lower())} {x}",
         drop="named",
     ),
     _short(

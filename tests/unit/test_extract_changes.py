@@ -50,6 +50,57 @@ SAID = [
     ),
     ("手机换成 iPhone 15 了", [("用户的手机是 iPhone 15", "", "", "")]),
     ("我已经搬到上海了", [("住在上海", "home", "", "")]),
+    # still so: the NOOP of the entry naming it (memcli.logic.extract), tried after the rules
+    # above ("still at Globex" is theirs)
+    ("still at Globex", [("Works at Globex", "employer", "", "")]),
+    ("yep, still in Munich", [("Still in Munich", "", "Munich", "held")]),
+    ("我还在阿里", [("我还在阿里", "", "阿里", "held")]),
+    (
+        "coffee every morning, as always",
+        [("Coffee every morning", "", "coffee every morning", "held")],
+    ),
+    ("my timezone remains CET", [("My timezone remains CET", "", "CET", "held")]),
+    ("vim still, always vim", [("Vim", "", "vim", "held")]),
+    # a value given up, then a value alone: one change (memcli.logic.extract._merge_drops)
+    (
+        "used to live in munich, berlin now",
+        [("No longer lives in munich", "", "munich", "named"), ("Berlin", "", "", "bare")],
+    ),
+    (
+        "以前在阿里，现在在拼多多",
+        [("以前阿里", "", "阿里", "named"), ("现在拼多多", "", "", "bare")],
+    ),
+    (
+        "firefox is gone, chrome it is",
+        [("Left firefox", "", "firefox", "named"), ("Uses chrome", "", "", "")],
+    ),
+    ("the Subaru is sold", [("Left the Subaru", "", "Subaru", "named")]),
+    ("not on zsh anymore", [("Is no longer on zsh", "", "zsh", "own")]),
+    ("Ubuntu → Fedora on the desktop", [("Uses Fedora on the desktop", "", "Ubuntu", "")]),
+    ("The ThinkPad got replaced by a MacBook Air", [("Uses a MacBook Air", "", "ThinkPad", "")]),
+    # the slot named, then its value; the present said as new
+    ("my car's a Toyota now", [("User's car is a Toyota", "", "", "")]),
+    ("editor: Helix", [("User's editor is Helix", "", "", "")]),
+    ("got a new phone, Pixel 8", [("User's phone is Pixel 8", "", "", "")]),
+    ("drinking tea now, not coffee", [("Drinks tea", "", "coffee", "")]),
+    ("I play padel on weekends now", [("Plays padel on weekends", "", "", "")]),
+    ("新经理是张伟", [("用户的经理是张伟", "", "", "")]),
+    ("本人的直属上级已变更为陈静", [("用户的直属上级是陈静", "", "", "")]),
+    ("周末改去游泳了", [("周末去游泳", "", "", "")]),
+    ("咖啡不喝了", [("不再喝咖啡", "", "咖啡", "own")]),
+    (
+        "Please be advised that my line manager is now Ms. Chen",
+        [("User's line manager is Ms. Chen", "", "", "")],
+    ),
+    ("I wish to inform you that I have relocated to Vienna.", [("Lives in Vienna", "", "", "")]),
+    # not statements: hearsay, someone else, a plan by its date, an instruction, a clause
+    ("我同事说他们团队换成了 Argo CD", []),
+    ("my sister moved to Berlin", []),
+    ("moving to Lisbon next month", []),
+    ("Switch the CI job to run on ubuntu-24.04", []),
+    ("更新 CI 配置，改用 GitHub Actions", []),
+    ("帮我把编辑器配置改成 Neovim 的", []),
+    ("zsh was fine but fish is just nicer", []),
     # not statements: plans, questions, hypotheticals, other people, hearsay, requests,
     # passing states, things left that were never remembered facts
     ("thinking about selling the Subaru", []),
@@ -164,6 +215,18 @@ DECISIONS = [
     ("我换工作了，现在在腾讯。", [("UPDATE", "mali", "在腾讯工作")]),
     ("我住在杭州。", [("ADD", None, "住在杭州")]),  # a slot is one language's
     ("I quit smoking", [("ADD", None, "Quit smoking")]),
+    ("quit the app and reopen it", []),  # an instruction: no one's own change
+    ("yep, still in Munich", [("NOOP", "mcity", None)]),
+    ("vim still, always vim", [("NOOP", "mvim", None)]),
+    ("我还在阿里", [("NOOP", "mali", None)]),
+    ("still using emacs", []),  # says something not remembered holds
+    ("I still prefer tabs", [("ADD", None, "Prefers tabs")]),  # a statement of its own
+    ("used to live in munich, berlin now", [("UPDATE", "mcity", "Lives in berlin")]),
+    ("berlin now", []),  # a value alone, of no slot the turn gave up
+    ("the Subaru is sold", [("UPDATE", "msubaru", "No longer drives a Subaru")]),
+    ("以前在阿里，现在在拼多多", [("UPDATE", "mali", "在拼多多工作")]),
+    # restated, then changed in one turn: only the change
+    ("在阿里干了五年，上个月终于辞职了，现在在美团上班", [("UPDATE", "mali", "在美团工作")]),
 ]
 
 
