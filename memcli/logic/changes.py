@@ -568,11 +568,45 @@ CHANGES: list[Rule] = [
     ),
     # one value for another: "Ubuntu → Fedora", "firefox -> brave"
     _short(
-        r"(?P<old>[^,;.>→]+?)\s*(?:->|→|=>|>)\s*" + _V + _END,
+        r"(?P<old>[^,;.>→]+?)\s*(?:->|→|=>)\s*" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _known(m, x) if category(m.group("old")) else None,
         slot=True,
+    ),
+    # one preferred to another: "pdm > poetry"
+    _short(
+        _V + r"\s*>\s*(?P<old>[^,;.]+)",
+        "correction",
+        0.85,
+        lambda m, x: _known(m, x) if category(m.group("old")) else None,
+        slot=True,
+    ),
+    # a subject of one's own on a new value: "staging is on postgres 17 now"
+    _short(
+        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:is|runs)\s+(?:now\s+)?on\s+"
+        + _V
+        + r"\s+"
+        + _NOW
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        slot=True,
+    ),
+    # "I'm in the CET timezone"
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:in|on)\s+(?:the\s+)?"
+        + _V
+        + r"\s+(?:timezone|time zone)"
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "fact",
+        0.8,
+        "User's timezone is {x}",
+        slot_name="timezone",
     ),
     # "The ThinkPad got replaced by a MacBook Air"
     _short(
@@ -859,7 +893,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我)?(?:现在|目前)?周末(?:现在|都|一般|主要)*去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在|目前)?周末(?:我)?(?:现在|都|一般|主要)*去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "周末去{x}",
@@ -890,6 +924,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
+        r"(?:[^，。,]{0,12}?(?:之后|以后|后|最近|上个月|上周))?"
         r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?|去了|"
         r"调任至|调任到|加入了?|到了)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
@@ -958,6 +993,9 @@ CHANGES: list[Rule] = [
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
         slot=True,
     ),
+    _short(
+        r"我(?:现在|目前|已经)是(?!不是|说)(?P<x>[^，。,]+?)了?(?=$|[，。,])", "fact", 0.8, "是{x}"
+    ),
 ]
 
 #: tried after every other rule: a value said to hold still (the NOOP of the entry naming
@@ -1004,10 +1042,11 @@ ALONE: list[Rule] = [
     # "berlin now", "I'm on infra now", "we've been in Cologne since": a value alone
     _short(
         r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:on|at|in|with)\s+)?"
-        r"(?!(?:i|i'm|i've|we|we're|you|it|it's|that|this|they|he|she|not|no)\b)"
+        r"(?!(?:i|i'm|i've|we|we're|you|it|it's|that|this|they|he|she|not|no|ever|been|just|long)\b)"
         + _FEW
-        + r"\s+"
+        + r"\s+(?:"
         + _NOW
+        + r"|since\s+[^,;.]+)"
         + _END,
         "fact",
         0.8,
@@ -1022,6 +1061,14 @@ ALONE: list[Rule] = [
         "fact",
         0.8,
         lambda m, x: f"{x} now",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:现在)?去了?(?P<x>[^，。,]+?)了(?=$|[，。,])",
+        "fact",
+        0.8,
+        "去{x}",
         drop="bare",
         slot=True,
     ),

@@ -65,7 +65,10 @@ _SMALL_TALK_VALUES = re.compile(
     r"over|here|there|gone)\b",
     re.I,
 )
-_NOT_A_ROLE = re.compile(r"^(?:bit|little|tad|lot|mess|idiot|fool)\b", re.I)
+_NOT_A_ROLE = re.compile(
+    r"^(?:bit|little|tad|lot|mess|idiot|fool)\b|^\S+(?:\s+\S+)?\s+(?:person|fan|user|guy|girl)\b",
+    re.I,
+)
 _HAS_EXCLUDE = re.compile(
     r"\b(?:question|problem|meeting|idea|bug|issue|call|doubt|minute|sec|second|moment|"
     r"feeling|headache|cold|suggestion|request|favou?r)s?\b",

@@ -194,6 +194,21 @@ GIVEN_UP = ("own", "frame", "named")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
+def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
+    """A no to the assistant's question ("Are you still at Globex?" "nope, …") gives up the
+    one value of an entry the question names (its `replaces`), said as the entry's own
+    negation; none or several named: no statement."""
+    out = []
+    for c in found:
+        if c.drop != "denied":
+            out.append(c)
+            continue
+        values = {t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)}
+        if len(values) == 1:
+            out.append(replace(c, replaces=values.pop(), drop="named"))
+    return out
+
+
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
     """A value given up and a new value of the same slot in one turn are one change: "I
     left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
@@ -331,7 +346,7 @@ def plan(
     ]
     place = {id(e): n for n, e in enumerate(existing)}
     slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
-    found = _merge_drops(found, slotted)
+    found = _merge_drops(_denied(found, slotted), slotted)
     mine = [_words(c.text) for c in found]
     every = frozenset().union(*mine) if mine else frozenset()
     sharing = [(e, _words(e.text)) for e in eligible]

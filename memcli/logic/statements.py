@@ -79,6 +79,12 @@ _IMPERATIVE = re.compile(
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|(?<![帮给让])我|本人", re.I
 )
+#: an answer that says no to the assistant's question: what the question names holds no more
+_DENIED = re.compile(
+    r"(?:no|nope|nah|not any ?more|no longer|not really)\b(?!\s+(?:wait|problem|worries|thanks))"
+    r"|(?:不是|没有|不在了|不用了|不开了|不了|不再|早就不)",
+    re.I,
+)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|where|when|"
     r"who|which|have you|has)\b",
@@ -159,10 +165,18 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
     """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
     found: list[Candidate] = []
     seen: set[str] = set()
+    asked = ""
     for turn, message in enumerate(messages):
         if message.get("role") not in ("user", "human"):
+            asked = strip_controls(message_text(message)) if message.get("role") else ""
             continue
-        for sentence in split_sentences(strip_controls(message_text(message))):
+        said = strip_controls(message_text(message))
+        if _is_question(asked) and _DENIED.match(said):  # "Are you still at Globex?" "nope, …"
+            found.append(
+                Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
+            )
+        asked = ""
+        for sentence in split_sentences(said):
             if len(sentence) < 3:
                 continue
             for hit, score in said_in(sentence):
