@@ -299,6 +299,44 @@ CHANGES: list[Rule] = [
         "Is no longer {p} {x}",
         drop="own",
     ),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+)?off\s+(?!(?:to|work|today|now)\b)"
+        + _V
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "correction",
+        0.85,
+        _drop("Quit"),
+        drop="frame",
+    ),
+    _short(
+        r"(?!(?:i|it|that|this|he|she|they|you)\b)"
+        + _V
+        + r"(?:'s|\s+is)\s+(?:not|no longer)\s+my\s+(?:\w+\s+)?(?P<k>[a-z]+)"
+        + r"(?:\s+any\s?more|\s+any longer)?"
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"Left {x}" if noun_slot(m.group("k")) else None,
+        drop="named",
+    ),
+    # a slot said to change, its value after: "经理换人了，现在是赵敏", "my phone changed, …"
+    _short(
+        r"(?:(?:my|our)\s+)?(?P<x>[a-z][\w ]{1,20}?)\s+(?:has\s+)?changed" + _END,
+        "correction",
+        0.85,
+        lambda m, x: x if noun_slot(x) else None,
+        drop="slot",
+    ),
+    _short(
+        r"(?:我的)?(?P<x>[^，。,是的]{1,6}?)(?:换人了|换了人|变了|换了)(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: x if noun_slot(x) else None,
+        drop="slot",
+    ),
     # the team's own: "the team moved to GitLab CI", "we switched over to Argo CD"
     _short(
         r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:moved|switched|migrated|changed|went)\s+"
@@ -361,7 +399,7 @@ CHANGES: list[Rule] = [
     # home: "living in Vienna now", "relocated to Hamburg", "we're out in Dresden now"
     _short(
         _S
-        + r"(?:relocated|moved(?:\s+back)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + r"(?:relocated|moved(?:\s+back|\s+out)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
         + _V
         + _END,
         "correction",
@@ -553,7 +591,8 @@ CHANGES: list[Rule] = [
         0.8,
         _known,
         [
-            _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
+            _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|back\s+to|(?:now\s+)?on|using|"
+            r"ended up (?:going )?with|"
             r"going with|went with|bought|purchased|got|picked up)\s+"
             + _V
             + r"(?:\s+"
@@ -969,7 +1008,7 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用{x}" if category(x) else None,
+        lambda m, x: f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None,
         slot=True,
     ),
     _short(
@@ -1069,6 +1108,20 @@ ALONE: list[Rule] = [
         "fact",
         0.8,
         "去{x}",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:it's|its|it is)\s+(?:now\s+)?"
+        r"(?!(?:a|an|the|not|that|this|fine|ok|okay|good|great|over)\b)"
+        + _FEW
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"{x} now",
         drop="bare",
         slot=True,
     ),

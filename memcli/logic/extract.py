@@ -28,7 +28,7 @@ from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, negate, parse
+from memcli.logic.slots import Slot, fill, negate, noun_slot, parse
 from memcli.logic.statements import Candidate
 
 
@@ -195,15 +195,22 @@ _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我
 
 
 def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
-    """A no to the assistant's question ("Are you still at Globex?" "nope, …") gives up the
-    one value of an entry the question names (its `replaces`), said as the entry's own
-    negation; none or several named: no statement."""
+    """A no to the assistant's words ("Are you still at Globex?" "nope, …") gives up the one
+    value of an entry they name (its `replaces`); a slot said to change ("经理换人了") the
+    one value of its entries: said as the entry's own negation, or merged with the new value
+    said beside it (`_merge_drops`); none or several: no statement."""
     out = []
     for c in found:
-        if c.drop != "denied":
+        if c.drop not in ("denied", "slot"):
             out.append(c)
             continue
-        values = {t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)}
+        if c.drop == "slot":  # "经理换人了": the value of the slot the noun names
+            noun = noun_slot(c.replaces)
+            values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
+        else:
+            values = {
+                t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
+            }
         if len(values) == 1:
             out.append(replace(c, replaces=values.pop(), drop="named"))
     return out

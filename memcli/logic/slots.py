@@ -82,7 +82,9 @@ _MORE = {
     "packages": "npm, yarn, pnpm, bun, cargo, pip-tools",
     "ci": "azure pipelines, bamboo, harness, concourse, woodpecker, bitbucket pipelines",
     "database": "cockroachdb, clickhouse, redis, dynamodb, cassandra, sql server, mssql, timescale",
-    "drink": "espresso, latte, oat milk, soy milk, juice, 豆浆, 牛奶, 奶茶, 红茶",
+    "drink": "espresso, latte, oat milk, soy milk, juice, herbal tea, chai, rooibos, mate, "
+    "yerba mate, kombucha, cold brew, hot chocolate, cocoa, water, 豆浆, 牛奶, 奶茶, 红茶, "
+    "花茶, 乌龙茶",
 }
 for _slot, _listed in _MORE.items():
     _LEXICON[_slot] += _words(_listed)
@@ -234,6 +236,9 @@ def fill(frame: str, value: str) -> str:
     said = re.search(rf"\s*{re.escape(after.strip())}s?\b", value, re.I) if after.strip() else None
     if said and said.start() > 0:  # "green tea in the mornings" + "… in the morning"
         value = value[: said.start()]
+    for noun in ("手机", "笔记本", "电脑", "主题", "编辑器"):  # "用户的手机是{}" + "小米手机"
+        if value.endswith(noun) and noun in frame and len(value) > len(noun):
+            value = value[: -len(noun)].strip()
     if CJK.search(before):  # "周末去{}" + "周末游泳": the words the frame has already
         lead = before.strip()
         while lead and not value.startswith(lead):

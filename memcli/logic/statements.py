@@ -171,7 +171,7 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
             asked = strip_controls(message_text(message)) if message.get("role") else ""
             continue
         said = strip_controls(message_text(message))
-        if _is_question(asked) and _DENIED.match(said):  # "Are you still at Globex?" "nope, …"
+        if asked and _DENIED.match(said):  # "Are you still at Globex?" "nope, …"
             found.append(
                 Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
             )
