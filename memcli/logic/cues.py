@@ -28,7 +28,7 @@ _FILLER = re.compile(
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
     r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now))\b"
     r"[\s,:;.!—–-]*"
-    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
+    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|不过|但是|可是|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
 )

@@ -76,6 +76,12 @@ _IMPERATIVE = re.compile(
     r"|^(?:请|麻烦)?(?:把|帮我|帮忙|更新|修改|改一下|删除|删掉|添加|换一下|切换|升级)",
     re.I,
 )
+#: an experience, not a present state: "我在腾讯工作过", "用过 Vim", "I've been to Lisbon"
+_EXPERIENCED = re.compile(
+    r"(?:[用在住开喝写做干待去学](?:了)?过|(?:工作|上班|生活|使用)过)(?!来|去|年|节|敏|度|程|期)"
+    r"|\b(?:i've|i have|we've|we have) (?:been to|visited|tried)\b",
+    re.I,
+)
 _FIRST_PERSON = re.compile(
     r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|(?<![帮给让])我|本人", re.I
 )
@@ -133,6 +139,8 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         consumed = offset + hit.end
         said = sentence[start:consumed]
         if _PLANNED.search(said) or _SOMEONE_ELSE.search(said):
+            continue
+        if _EXPERIENCED.search(sentence[start : consumed + 2]):  # "…工作过": past the match
             continue
         if instruction and not _FIRST_PERSON.search(said):
             continue

@@ -101,6 +101,8 @@ SAID = [
     ("更新 CI 配置，改用 GitHub Actions", []),
     ("帮我把编辑器配置改成 Neovim 的", []),
     ("zsh was fine but fish is just nicer", []),
+    ("我在腾讯工作过", []),  # an experience (过), not where one works
+    ("我以前用过 Emacs", []),
     # not statements: plans, questions, hypotheticals, other people, hearsay, requests,
     # passing states, things left that were never remembered facts
     ("thinking about selling the Subaru", []),
