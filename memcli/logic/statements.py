@@ -23,6 +23,7 @@ from memcli.logic.sentences import split_sentences
 
 #: what one clause may say: a change first ("I moved to …"), then a plain statement
 _SAID = [*CHANGES, *STATEMENTS, *ALONE]
+_CHANGE_RULES = [*CHANGES, *ALONE]
 KEEP_AT = 0.7
 HEDGE_PENALTY = 0.2
 
@@ -51,17 +52,26 @@ _HYPOTHETICAL = re.compile(
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
     r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
-    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许"
-    r"|\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter)|tomorrow|soon)\b"
+    r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
+    re.I,
+)
+#: a change dated ahead ("moving to Lisbon next month"); a fact may be ("my passport
+#: expires next year")
+_AHEAD = re.compile(
+    r"\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter)|tomorrow|soon)\b"
     r"|下周|下个月|明年|明天|过几天",
     re.I,
 )
-#: what someone else said or did: hearsay ("Dana said …", "听说…", "我同事说…") and a
-#: subject not the user's own ("my sister moved …", "我爸把他的车…", "本人配偶已…")
-_SOMEONE_ELSE = re.compile(
+#: what someone else said: hearsay ("Dana said …", "听说…", "我同事说…")
+_HEARSAY = re.compile(
     r"\b(?:said(?! goodbye)|says|told me|tells me|heard|hears|claims|reckons)\b|听说|据说|"
-    r"(?<![实错便再])说(?![实错一话明])"
-    r"|^(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:brother|sister|wife|husband|partner|"
+    r"(?<![实错便再])说(?![实错一话明])",
+    re.I,
+)
+#: a change someone else made ("my sister moved …", "我爸把他的车…", "本人配偶已…"); a fact
+#: of the family is the person's own ("我的儿子叫小明")
+_OTHER_SUBJECT = re.compile(
+    r"^(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:brother|sister|wife|husband|partner|"
     r"spouse|dad|father|mom|mum|mother|son|daughter|friend|colleague|coworker|co-worker|"
     r"neighbou?r|cousin|uncle|aunt|roommate|flatmate|parents?|kids?)s?\b|(?:he|she|they)\b)"
     r"|^(?:我的?|本人的?)?(?:爸爸?|妈妈?|父亲|母亲|哥哥?|姐姐?|弟弟?|妹妹?|朋友|同事|老婆|老公|"
@@ -71,8 +81,8 @@ _SOMEONE_ELSE = re.compile(
 #: an instruction to the assistant ("Switch the CI job to …", "更新 CI 配置，改用 …"): its
 #: clauses say nothing of the person unless they name them ("Set my editor to Zed")
 _IMPERATIVE = re.compile(
-    r"^(?:please\s+|pls\s+)?(?:update|rename|change|switch|migrate|move|set|add|remove|delete|run|"
-    r"replace|make|let's|convert|upgrade|bump|revert)\b"
+    r"^(?:please\s+|pls\s+)?(?:update|rename|change|switch|migrate|move|set|add|remove|delete|"
+    r"replace|convert|upgrade|bump|revert)\b"
     r"|^(?:请|麻烦)?(?:把|帮我|帮忙|更新|修改|改一下|删除|删掉|添加|换一下|切换|升级)",
     re.I,
 )
@@ -138,7 +148,11 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
             continue
         consumed = offset + hit.end
         said = sentence[start:consumed]
-        if _PLANNED.search(said) or _SOMEONE_ELSE.search(said):
+        if _PLANNED.search(said) or _HEARSAY.search(said):
+            continue
+        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said)) and match(
+            _CHANGE_RULES, clause
+        ) is not None:
             continue
         if _EXPERIENCED.search(sentence[start : consumed + 2]):  # "…工作过": past the match
             continue

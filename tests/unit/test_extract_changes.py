@@ -102,6 +102,8 @@ SAID = [
     ("帮我把编辑器配置改成 Neovim 的", []),
     ("zsh was fine but fish is just nicer", []),
     ("我在腾讯工作过", []),  # an experience (过), not where one works
+    ("我的儿子叫小明", [("用户的儿子叫小明", "", "", "")]),  # a fact of the family: one's own
+    ("我爸最近把他的车换成了比亚迪", []),  # a change someone else made
     ("我以前用过 Emacs", []),
     # not statements: plans, questions, hypotheticals, other people, hearsay, requests,
     # passing states, things left that were never remembered facts
