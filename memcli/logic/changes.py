@@ -456,7 +456,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:i(?:'m|\s+am)\s+)?(?:now\s+)?(?:an?\s+)?" + _V + r"\s+(?:user|person|fan|girl|guy|"
-        r"convert|household|family)\s+" + _NOW,
+        r"convert|household|family|owner|driver)(?:\s+" + _NOW + r")?" + _END,
         "fact",
         0.8,
         _known,
@@ -600,6 +600,7 @@ CHANGES: list[Rule] = [
             + r")?"
             + _END,
             r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
+            r"(?:it's|its|it is)\s+all\s+" + _V + _END,
             _V + r"\s+(?:now|these days|nowadays)" + _END,
             _V + r"\s+(?:it is|all the way|ftw|from now on|going forward|for me now)\b",
         ],
@@ -646,6 +647,26 @@ CHANGES: list[Rule] = [
         0.8,
         "User's timezone is {x}",
         slot_name="timezone",
+    ),
+    # "Helix has replaced Vim for me", "I've been using Helix for a while now"
+    _short(
+        r"(?!(?:i|it|that|this|he|she|they|you|we)\b)(?![^,;.]*\b(?:got|was|been|be|is)\s+replaced)"
+        + _V
+        + r"\s+(?:has\s+)?replaced\s+(?P<old>[^,;.]+?)"
+        r"(?:\s+for me)?" + _END,
+        "correction",
+        0.85,
+        _known,
+        slot=True,
+    ),
+    _short(
+        r"(?:i|we)(?:'ve|\s+have)\s+been\s+(?:using|driving|running|drinking)\s+"
+        + _V
+        + r"\s+(?:for|since)\b",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
     ),
     # "The ThinkPad got replaced by a MacBook Air"
     _short(
@@ -746,8 +767,8 @@ CHANGES: list[Rule] = [
     # changed, it's Priya now"
     _short(
         r"(?:i\s+)?(?:switched|changed|swapped|moved)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
-        r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
-        r"now(?:\s+(?:on|at|using))?)\s+" + _V + _END,
+        r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
+        r"now(?:\s+(?:on|at|using))?)\s+)?" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _named_slot(m.group("k"), x),
@@ -870,7 +891,7 @@ CHANGES: list[Rule] = [
     _short(
         r"(?:我们|我|本人)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近|已|上个月|上周|去年|今年|"
         r"前几天|年初|月初))?(?:从(?P<old>[^，。,]+?))?"
-        r"(?:搬回|搬去|搬到|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:搬回|搬去|搬到|搬家到|搬家去|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         "住在{x}",
@@ -1033,7 +1054,17 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"我(?:现在|目前|已经)是(?!不是|说)(?P<x>[^，。,]+?)了?(?=$|[，。,])", "fact", 0.8, "是{x}"
+        r"我(?:现在|目前|已经)是(?!不是|说)(?P<x>[^，。,]+?)(?<!员工)(?<!的人)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "是{x}",
+    ),
+    _short(
+        r"(?:我)?(?:现在|已经)?是(?P<x>[^，。,]+?)的?(?:员工|的人)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
     ),
 ]
 
@@ -1113,7 +1144,7 @@ ALONE: list[Rule] = [
     ),
     _short(
         r"(?:it's|its|it is)\s+(?:now\s+)?"
-        r"(?!(?:a|an|the|not|that|this|fine|ok|okay|good|great|over)\b)"
+        r"(?!(?:a|an|the|not|that|this|what|fine|ok|okay|good|great|over)\b)"
         + _FEW
         + r"(?:\s+"
         + _NOW

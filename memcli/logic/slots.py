@@ -105,7 +105,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
-    "home": _words("home, hometown, home city"),
+    "home": _words("home, hometown, home city, city, town"),
     "drink": _words("drinks, 喝"),
 }
 _ARTICLE = r"(?:(?:a|an|the|my)\s+)?"

@@ -39,7 +39,7 @@ _HEDGES = re.compile(
 )
 _TRANSIENT = re.compile(
     r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
-    r"for a conference|on holiday|on vacation|while)\b"
+    r"for a conference|on holiday|on vacation|(?<!a )while)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
