@@ -101,6 +101,14 @@ _DENIED = re.compile(
     r"|(?:不是|没有|不在了|不用了|不开了|不了|不再|早就不)",
     re.I,
 )
+#: the assistant's words about the person ("Are you still at Globex?"), not an offer of its
+#: own ("Do you want me to use pytest?", "Should I …")
+_ABOUT_YOU = re.compile(r"\b(?:you|your|you're)\b|你", re.I)
+_OFFER = re.compile(
+    r"\b(?:want me to|like me to|should i|shall i|can i|may i|let me|i'll|i will)\b"
+    r"|要我|需要我|我来|我帮你|我可以",
+    re.I,
+)
 _QUESTION_START = re.compile(
     r"^(?:do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|where|when|"
     r"who|which|have you|has)\b",
@@ -148,11 +156,11 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
             continue
         consumed = offset + hit.end
         said = sentence[start:consumed]
-        if _PLANNED.search(said) or _HEARSAY.search(said):
+        if _PLANNED.search(said):
             continue
-        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said)) and match(
+        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
             _CHANGE_RULES, clause
-        ) is not None:
+        ) is not None:  # of a change only: "my doctor says I'm allergic to …" is one's own
             continue
         if _EXPERIENCED.search(sentence[start : consumed + 2]):  # "…工作过": past the match
             continue
@@ -193,7 +201,7 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
             asked = strip_controls(message_text(message)) if message.get("role") else ""
             continue
         said = strip_controls(message_text(message))
-        if asked and _DENIED.match(said):  # "Are you still at Globex?" "nope, …"
+        if _ABOUT_YOU.search(asked) and not _OFFER.search(asked) and _DENIED.match(said):
             found.append(
                 Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
             )

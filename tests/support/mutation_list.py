@@ -268,8 +268,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "extract-hearsay-remembered",
         "memcli/logic/statements.py",
-        "if _PLANNED.search(said) or _HEARSAY.search(said):",
-        "if _PLANNED.search(said):",
+        "or _HEARSAY.search(said)) and match(",
+        ") and match(",
         f"{UNIT}test_extract_changes.py::test_the_ways_a_change_is_said",
         why="issue 37 §10: '我同事说他们团队换成了 Argo CD' is the person's own change",
     ),

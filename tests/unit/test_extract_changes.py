@@ -240,6 +240,33 @@ DECISIONS = [
 ]
 
 
+@pytest.mark.parametrize(
+    ("asked", "said", "expected"),
+    [
+        (
+            "Are you still at Globex?",
+            "nope, Initech since March",
+            [("UPDATE", "mglobex", "Works at Initech")],
+        ),
+        (
+            "You mentioned you drive a Subaru.",
+            "not anymore",
+            [("UPDATE", "msubaru", "No longer drives a Subaru")],
+        ),
+        ("你现在还在阿里巴巴工作吗？", "不在了，去腾讯了。", [("UPDATE", "mali", "在腾讯工作")]),
+        ("Do you want me to keep using Vim keybindings?", "no", []),  # an offer, not about them
+        ("Should I update the Globex repo?", "no", []),
+        ("Do you live in Berlin?", "no", []),  # names nothing remembered
+    ],
+)
+def test_a_no_to_the_assistant_gives_up_what_it_names(
+    asked: str, said: str, expected: list
+) -> None:
+    found = candidates([{"role": "assistant", "content": asked}, {"role": "user", "content": said}])
+    decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
+    assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
+
+
 @pytest.mark.parametrize(("said", "expected"), DECISIONS)
 def test_the_entry_a_change_concerns(said: str, expected: list) -> None:
     found = candidates([{"role": "user", "content": said}])
