@@ -271,7 +271,7 @@ MUTATIONS: list[Mutation] = [
         "or _HEARSAY.search(said)) and match(",
         ") and match(",
         f"{UNIT}test_extract_changes.py::test_the_ways_a_change_is_said",
-        why="issue 37 §10: '我同事说他们团队换成了 Argo CD' is the person's own change",
+        why="issue 37 §10: '听说我们团队换成 GitLab CI 了' is the person's own change",
     ),
     m(
         "extract-instruction-to-the-assistant-remembered",

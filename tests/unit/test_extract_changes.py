@@ -101,6 +101,7 @@ SAID = [
     ("I wish to inform you that I have relocated to Vienna.", [("Lives in Vienna", "", "", "")]),
     # not statements: hearsay, someone else, a plan by its date, an instruction, a clause
     ("我同事说他们团队换成了 Argo CD", []),
+    ("听说我们团队换成 GitLab CI 了", []),  # hearsay
     ("my sister moved to Berlin", []),
     ("moving to Lisbon next month", []),
     ("Switch the CI job to run on ubuntu-24.04", []),
