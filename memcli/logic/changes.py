@@ -20,15 +20,21 @@ from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
 _S = (
-    r"(?:(?:i|we)(?:'ve|'d|'m|\s+have|\s+had|\s+am|\s+are)?\s+)?(?:(?:just|finally|recently|"
+    r"(?:(?:i|we|the\s+(?:whole\s+)?family|my family)(?:'ve|'d|'m|'re|\s+have|\s+had|\s+am|\s+are)?"
+    r"\s+)?(?:(?:just|finally|recently|"
     r"also|already|actually|basically|officially|now|since|then|eventually)\s+)*"
 )
 #: a present state, said as one that replaces an older one
-_NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more)"
+_NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more|again)"
 #: where a value ends (Rule.short cuts it there too)
-_END = r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s))"
+_END = (
+    r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
+    r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$)"
+)
 #: what a value may be: no clause punctuation
 _V = r"(?P<x>[^,;.，；。]+?)"
+#: a value alone: a few words, no clause punctuation
+_FEW = r"(?P<x>(?:[^\s,;.:，；。：]+\s+){0,3}?[^\s,;.:，；。：]+?)"
 #: values that are places one is at, not employers ("I'm at home now")
 _NOT_EMPLOYER = re.compile(
     r"^(?:the|a|an|home|work|my|our|his|her|their|this|that|it|last|least|most|risk|"
@@ -57,8 +63,17 @@ def _uses(m: re.Match[str], x: str) -> str | None:
     return f"Uses {x}"
 
 
+#: words of a clause, not of a name
+_CLAUSE_WORDS = re.compile(
+    r"\b(?:is|was|are|were|has|had|have|that|what|which|who|it|so|but|i|we|you)\b", re.I
+)
+
+
 def _known(m: re.Match[str], x: str) -> str | None:
-    """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows."""
+    """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows, and
+    only a name ("zsh was fine" is a clause, not a value)."""
+    if _CLAUSE_WORDS.search(x):
+        return None
     return f"Uses {x}" if category(x) else None
 
 
@@ -93,10 +108,20 @@ def _subject_changed(m: re.Match[str], x: str) -> str | None:
 def _zh_switched(m: re.Match[str], x: str) -> str | None:
     """ "手机换成 iPhone 15 了" names its slot; "改成 VS Code 了" leaves it to the value; "我妹
     换成…", "把配置改成…", "文档里说要改成…" are someone else's, a request, or hearsay."""
-    key = re.sub(r"^(?:我的|我们|我|团队|本人)|^已经|已经$", "", m.group("k") or "")
+    key = re.sub(
+        r"^(?:我的|我们|我|团队|本人)|^(?:上周|上个月|最近|去年|今年|前几天|昨天|刚刚?|终于|已经|也|后来|"
+        r"然后|之后|现在|如今)+|已经$",
+        "",
+        m.group("k") or "",
+    )
     if key and not noun_slot(key):
         return None
     return f"用户的{key}是{x}" if key else f"用{x}"
+
+
+def _zh_car(m: re.Match[str], x: str) -> str | None:
+    """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
+    return f"开{x}" if category(x) == "car" else None
 
 
 def _zh_old(m: re.Match[str], x: str) -> str | None:
@@ -122,6 +147,17 @@ def _present(m: re.Match[str], x: str) -> str | None:
     return f"{verb.capitalize()} {x}"
 
 
+def _progressive(m: re.Match[str], x: str) -> str | None:
+    """ "drinking tea now" → "Drinks tea"; "writing Kotlin now" → a language; others the
+    lexicon's ("using Zed now")."""
+    verb = m.group("v").lower()
+    if verb in ("drinking", "playing", "eating"):
+        return f"{_THIRD[verb].capitalize()} {x}"
+    if verb in ("writing", "coding in"):
+        return _writes(m, x) or _known(m, x)
+    return _known(m, x)
+
+
 def _named_slot(plural: str, x: str) -> str | None:
     """A value of the slot a plural noun names ("switched teams, … search now")."""
     noun = plural.casefold()[:-1]
@@ -133,6 +169,15 @@ def _named_slot(plural: str, x: str) -> str | None:
     return f"User's {noun} is {x}"
 
 
+def _of_noun(m: re.Match[str], x: str) -> str | None:
+    """A value of the slot a noun names ("new phone: Pixel 9", "desktop is on Arch now"):
+    "User's phone is Pixel 9" (memcli.logic.slots puts it in the entry's wording)."""
+    noun = m.group("k").strip()
+    if not noun_slot(noun):
+        return None
+    return f"User's {noun} is {re.sub(r'^(?:on|using|running) +', '', x, flags=re.I)}"
+
+
 def _writes(m: re.Match[str], x: str) -> str | None:
     return f"Writes {x}" if category(x) == "language" else None
 
@@ -141,11 +186,39 @@ def _short(pattern: str, kind: str, importance: float, make: Make | str, **how: 
     return rule(pattern, kind, importance, make, short=True, **how)  # type: ignore[arg-type]
 
 
+def _each(
+    kind: str, importance: float, make: Make | str, patterns: list[str], **how: object
+) -> list[Rule]:
+    """Rules of one kind, importance, statement and slot, one a pattern (in this order)."""
+    return [_short(p, kind, importance, make, **how) for p in patterns]
+
+
+#: words between "still" and the value it says holds ("still driving that old Subaru")
+_STILL_WORDS = (
+    r"(?:(?:using|use|driving|drive|writing|write|coding|code|deploying|deploy|running|run|"
+    r"drinking|drink|playing|play|living|live|residing|reside|working|work|employed|based|"
+    r"on|in|at|with|by|for|to|a|an|the|that|this|my|our|old|good|ol'|same)\s+)*"
+)
+#: a value said as before ("coffee every morning, as always")
+_AS_BEFORE = r"(?:as always|as usual|as before|as ever|same as (?:before|always|ever)|like always)"
+#: "还在阿里", "经理还是王磊", "本人目前仍就职于阿里巴巴"; not "还没…", "还是想…"
+_ZH_STILL = (
+    r"(?:我们|我|团队|本人)?(?:目前|现在)?[^，。,；;]{0,6}?(?:还是|仍然|依然|依旧|仍|还|一直|照样|照旧)"
+    r"(?!没|不|要|想|得|会|有点|挺|行|好)(?:在|住在|住|用|使用|开|喝|是|就职于|任职于|去|写)?"
+    r"(?P<x>[^，。,；;]+?)(?:工作|上班)?了?(?=$|[，。,；;])"
+)
+
+
+def _held(m: re.Match[str], x: str) -> str | None:
+    """A value said to hold still: what was said, the NOOP of the entry naming it."""
+    return m.group(0).strip()
+
+
 CHANGES: list[Rule] = [
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
-        _S + r"(?:ditched|dropped|left|traded in|swapped|sold|quit|gave up(?:\s+on)?|"
-        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+for\s+" + _V + _END,
+        _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
+        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+(?:for|in favou?r of)\s+" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _uses(m, x) if category(x) else None,
@@ -163,7 +236,11 @@ CHANGES: list[Rule] = [
     ),
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
     _short(
-        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from)\s+"
+        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from|"
+        r"moved off|moved on from|walked away from|said goodbye to|quit my job at|"
+        r"handed in (?:my|our) notice at|stopped working (?:at|for)|bye bye|goodbye|farewell|"
+        r"so long|concluded (?:my|our) employment (?:with|at)|switched (?:the whole team |us )?off|"
+        r"moved (?:the whole team |us )?off)\s+"
         r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
         "correction",
         0.85,
@@ -189,7 +266,8 @@ CHANGES: list[Rule] = [
         drop="frame",
     ),
     _short(
-        _S + r"(?:stopped|quit)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
+        _S
+        + r"(?:stopped|quit|ceased)\s+(?P<v>using|drinking|eating|playing|driving|writing|running)"
         r"\s+" + _V + _END,
         "correction",
         0.85,
@@ -203,7 +281,82 @@ CHANGES: list[Rule] = [
         _drop("Quit"),
         drop="frame",
     ),
-    _short(_V + r"\s+is behind me", "correction", 0.85, _drop("Left"), drop="named"),
+    _short(
+        r"(?!(?:i|i'm|we|it|that|this|he|she|they|you|my|our)\b)"
+        + _V
+        + r"(?:'s|\s+(?:is|are))\s+(?:behind me|gone|history|out|over|done|sold|"
+        r"a thing of the past)\b",
+        "correction",
+        0.85,
+        _drop("Left"),
+        drop="named",
+    ),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+|we(?:'re|\s+are)\s+)?(?:not|no longer)\s+(?P<p>on|using|at|in|with|"
+        r"driving|drinking)\s+" + _V + r"\s+(?:any\s?more|any longer)\b",
+        "correction",
+        0.9,
+        "Is no longer {p} {x}",
+        drop="own",
+    ),
+    _short(
+        r"(?:i(?:'m|\s+am)\s+)?off\s+(?!(?:to|work|today|now)\b)"
+        + _V
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "correction",
+        0.85,
+        _drop("Quit"),
+        drop="frame",
+    ),
+    _short(
+        r"(?!(?:i|it|that|this|he|she|they|you)\b)"
+        + _V
+        + r"(?:'s|\s+is)\s+(?:not|no longer)\s+my\s+(?:\w+\s+)?(?P<k>[a-z]+)"
+        + r"(?:\s+any\s?more|\s+any longer)?"
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"Left {x}" if noun_slot(m.group("k")) else None,
+        drop="named",
+    ),
+    # a slot said to change, its value after: "经理换人了，现在是赵敏", "my phone changed, …"
+    _short(
+        r"(?:(?:my|our)\s+)?(?P<x>[a-z][\w ]{1,20}?)\s+(?:has\s+)?changed" + _END,
+        "correction",
+        0.85,
+        lambda m, x: x if noun_slot(x) else None,
+        drop="slot",
+    ),
+    _short(
+        r"(?:我的)?(?P<x>[^，。,是的]{1,6}?)(?:换人了|换了人|变了|换了)(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: x if noun_slot(x) else None,
+        drop="slot",
+    ),
+    # the team's own: "the team moved to GitLab CI", "we switched over to Argo CD"
+    _short(
+        r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:moved|switched|migrated|changed|went)\s+"
+        r"(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: _known(m, x) if category(x) == "ci" else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:(?:i|we)\s+)?used to\s+(?P<v>live in|work at|work for|work on|be at|be in|be on|drive|"
+        r"use|drink|play|run|write|code in|have)\s+"
+        + _V
+        + r"(?:\s+(?:every|each|on|in the)\b[^,;.]*)?"
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"No longer {third_person(m.group('v').lower())} {x}",
+        drop="named",
+    ),
     _short(
         _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
         "correction",
@@ -212,42 +365,32 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     # joined: "I'm working at Initech now", "started at Umbrella", "new job at Initech"
-    _short(
-        _S + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
-        r"\s+(?:at|for|by|with)\s+" + _V + _END,
+    *_each(
         "fact",
         0.85,
         _employer,
-        slot_name="employer",
-    ),
-    _short(
-        _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
-        r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
-        r"got hired by|got a job at|signed with|remain at|still work at|(?:am\s+|'m\s+)?still at)"
-        r"\s+(?!the\s+[\w -]+team)" + _V + _END,
-        "fact",
-        0.85,
-        _employer,
-        slot_name="employer",
-    ),
-    _short(
-        r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
-        "fact",
-        0.85,
-        _employer,
-        slot_name="employer",
-    ),
-    _short(
-        r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
-        "fact",
-        0.85,
-        _employer,
+        [
+            _S
+            + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
+            r"\s+(?:at|for|by|with)\s+" + _V + _END,
+            _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
+            r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
+            r"got hired by|got a job at|signed with|remain at|still work at|"
+            r"(?:am\s+|'m\s+)?still at|"
+            r"(?:first|second) (?:day|week) at|(?:commenced|began|begun|started) (?:work(?:ing)?|"
+            r"employment) (?:at|with|for))"
+            r"\s+(?!the\s+[\w -]+team)" + _V + _END,
+            r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
+            r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
+        ],
         slot_name="employer",
     ),
     # teams: "joined the infra team", "I'm on the search team now"
     _short(
-        _S + r"(?:joined|moved to|switched to|(?:am|'m)\s+(?:now\s+)?(?:on|in|part of)|ended up on|"
-        r"got moved to|transferred to|work on|been moved to)\s+" + _TEAM + r"\b",
+        _S + r"(?:joined|moved to|switched to|(?:(?:am|'m)\s+)?(?:now\s+)?(?:on|in|part of)|"
+        r"ended up on|"
+        r"got moved to|transferred to|work on|been moved to|(?:been\s+)?re-?assigned to|"
+        r"assigned to|moved over to|landed on|got put on)\s+" + _TEAM + r"\b",
         "fact",
         0.85,
         "Works on the {x}",
@@ -256,7 +399,7 @@ CHANGES: list[Rule] = [
     # home: "living in Vienna now", "relocated to Hamburg", "we're out in Dresden now"
     _short(
         _S
-        + r"(?:relocated|moved(?:\s+back)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + r"(?:relocated|moved(?:\s+back|\s+out)?|moving)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
         + _V
         + _END,
         "correction",
@@ -264,19 +407,20 @@ CHANGES: list[Rule] = [
         lambda m, x: _uses(m, x) if category(x) else _home(m, x),
         slot=True,
     ),
-    _short(
-        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
-        r"(?:in|at)\s+" + _V + _END,
+    *_each(
         "fact",
         0.8,
         _home,
-        slot_name="home",
-    ),
-    _short(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+" + _V + r"\s+" + _NOW + r"\b",
-        "fact",
-        0.8,
-        _home,
+        [
+            _S
+            + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:living|residing|reside|now live|settled)\s+"
+            r"(?:in|at)\s+" + _V + _END,
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:out\s+|back\s+)?in\s+"
+            + _V
+            + r"\s+"
+            + _NOW
+            + r"\b",
+        ],
         slot_name="home",
     ),
     # cars: "I drive a Tesla now"
@@ -311,7 +455,8 @@ CHANGES: list[Rule] = [
         drop="own",
     ),
     _short(
-        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:an?\s+)" + _V + r"\s+(?:user|person|fan)\s+" + _NOW,
+        r"(?:i(?:'m|\s+am)\s+)?(?:now\s+)?(?:an?\s+)?" + _V + r"\s+(?:user|person|fan|girl|guy|"
+        r"convert|household|family|owner|driver)(?:\s+" + _NOW + r")?" + _END,
         "fact",
         0.8,
         _known,
@@ -327,49 +472,91 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+" + _NOW + r"\b",
+        r"i(?:'m|\s+am)\s+with\s+" + _V + r"\s+(?:" + _NOW + r"|since|as of)\b",
         "fact",
         0.8,
         _employer,
         slot_name="employer",
     ),
-    _short(
-        r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+    *_each(
         "fact",
         0.8,
         _home,
+        [
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
+            r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END,
+            _V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW,
+            r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
+        ],
         slot_name="home",
     ),
-    _short(
-        r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END, "fact", 0.8, _home, slot_name="home"
-    ),
-    _short(_V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW, "fact", 0.8, _home, slot_name="home"),
-    _short(
-        r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
+    *_each(
         "fact",
         0.8,
-        _home,
-        slot_name="home",
+        _of_noun,
+        [
+            r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+            _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+            r"(?:\s+" + _NOW + r")?" + _END,
+        ],
+        slot=True,
     ),
+    # the slot named, its value now: "timezone is now PST", "desktop is on Arch now"
     _short(
-        r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
+        r"(?:(?:my|our|the)\s+)?(?:current\s+|primary\s+|main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:'s|\s+is|\s+are)\s+(?:now|still)\s+" + _V + _END,
         "fact",
         0.8,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        _of_noun,
         slot=True,
     ),
     _short(
-        _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
-        r"(?:\s+" + _NOW + r")?" + _END,
+        r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:switched|changed|moved|swapped|upgraded|set)\s+"
+        r"(?:my|our)\s+(?P<k>[a-z][\w ]{1,20}?)(?:\s+preference)?\s+(?:over\s+)?"
+        r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:switched|moved|migrated|changed)\s+"
+        r"(?:our\s+|its\s+|the\s+)?(?P<k>[a-z][\w/ ]{1,15}?)\s+(?:over\s+)?"
+        r"(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"The team's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        _S
+        + r"(?:adopted|chosen|picked|settled on|standardi[sz]ed on)\s+"
+        + _V
+        + r"(?:\s+as\s+(?:my|our)\s+(?:\w+\s+)?(?P<k>[a-z]+))?"
+        + _END,
         "fact",
         0.8,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        lambda m, x: _of_noun(m, x) if m.group("k") else _known(m, x),
+        slot=True,
+    ),
+    _short(
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|deploy with|ship with|"
+        r"build with|code in|program in|write|drive|drink|use)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"(?:\s+on\s+(?:my|the|our)\s+\w+)?\s+"
+        + _NOW
+        + r"\b",
+        "fact",
+        0.8,
+        _known,
         slot=True,
     ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
         r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
-        r"(?:upgraded|moved|migrated|switched|changed)\s+to\s+" + _V + _END,
+        r"(?:upgraded|moved|migrated|switched|changed)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
         "correction",
         0.85,
         _subject_changed,
@@ -387,62 +574,201 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     # a new value by a verb that does not say the slot: memcli.logic.slots finds it
-    _short(
-        _S + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
-        r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+    *_each(
         "correction",
         0.85,
         _uses,
+        [
+            _S
+            + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
+            r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+            _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
+        ],
         slot=True,
     ),
+    *_each(
+        "fact",
+        0.8,
+        _known,
+        [
+            _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|back\s+to|(?:now\s+)?on|using|"
+            r"ended up (?:going )?with|"
+            r"going with|went with|bought|purchased|got|picked up)\s+"
+            + _V
+            + r"(?:\s+"
+            + _NOW
+            + r")?"
+            + _END,
+            r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
+            r"(?:it's|its|it is)\s+all\s+" + _V + _END,
+            _V + r"\s+(?:now|these days|nowadays)" + _END,
+            _V + r"\s+(?:it is|all the way|ftw|from now on|going forward|for me now)\b",
+        ],
+        slot=True,
+    ),
+    # one value for another: "Ubuntu → Fedora", "firefox -> brave"
     _short(
-        _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
+        r"(?P<old>[^,;.>→]+?)\s*(?:->|→|=>)\s*" + _V + _END,
         "correction",
         0.85,
-        _uses,
+        lambda m, x: _known(m, x) if category(m.group("old")) else None,
         slot=True,
     ),
+    # one preferred to another: "pdm > poetry"
     _short(
-        _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|(?:now\s+)?on|using|ended up (?:going )?with|"
-        r"going with|went with|bought|purchased|got|picked up)\s+"
+        _V + r"\s*>\s*(?P<old>[^,;.]+)",
+        "correction",
+        0.85,
+        lambda m, x: _known(m, x) if category(m.group("old")) else None,
+        slot=True,
+    ),
+    # a subject of one's own on a new value: "staging is on postgres 17 now"
+    _short(
+        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:is|runs)\s+(?:now\s+)?on\s+"
         + _V
+        + r"\s+"
+        + _NOW
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        slot=True,
+    ),
+    # "I'm in the CET timezone"
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:in|on)\s+(?:the\s+)?"
+        + _V
+        + r"\s+(?:timezone|time zone)"
         + r"(?:\s+"
         + _NOW
         + r")?"
         + _END,
         "fact",
         0.8,
+        "User's timezone is {x}",
+        slot_name="timezone",
+    ),
+    # "Helix has replaced Vim for me", "I've been using Helix for a while now"
+    _short(
+        r"(?!(?:i|it|that|this|he|she|they|you|we)\b)(?![^,;.]*\b(?:got|was|been|be|is)\s+replaced)"
+        + _V
+        + r"\s+(?:has\s+)?replaced\s+(?P<old>[^,;.]+?)"
+        r"(?:\s+for me)?" + _END,
+        "correction",
+        0.85,
         _known,
         slot=True,
     ),
     _short(
-        r"(?:it's|its|it is)\s+(?:all\s+)?" + _V + r"\s+" + _NOW + r"\b",
+        r"(?:i|we)(?:'ve|\s+have)\s+been\s+(?:using|driving|running|drinking)\s+"
+        + _V
+        + r"\s+(?:for|since)\b",
         "fact",
         0.8,
         _known,
         slot=True,
     ),
-    _short(_V + r"\s+(?:now|these days|nowadays)" + _END, "fact", 0.8, _known, slot=True),
-    _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
-    _short(r"i(?:'m|\s+am)\s+(?:now\s+)?(?P<x>\w+)\s+" + _NOW, "fact", 0.8, _is, slot=True),
+    # "The ThinkPad got replaced by a MacBook Air"
     _short(
-        r"i\s+report\s+to\s+" + _V + _END, "fact", 0.8, "User's manager is {x}", slot_name="manager"
+        r"(?:the|my|our)\s+(?P<old>[^,;.]+?)\s+(?:got|was|has been|have been)\s+replaced\s+"
+        r"(?:by|with)\s+" + _V + _END,
+        "correction",
+        0.85,
+        _known,
+        slot=True,
     ),
+    # "I mostly drink tea in the morning instead of coffee"
     _short(
-        r"new\s+(?P<k>manager|boss|lead|editor|shell|phone|car|laptop|browser)(?:\s+is|:)\s*"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|use|drive|drink|write|"
+        r"code in|deploy with)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"\s+(?:instead of|rather than)\s+(?P<old>[^,;.]+)",
+        "fact",
+        0.8,
+        _known,
+        slot=True,
+    ),
+    # "phone upgrade: iPhone 16 Pro", "bought a house in Regensburg"
+    _short(
+        r"(?:(?:my|our)\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+(?:upgrade|update|change|swap)\s*[:,-]\s*"
         + _V
         + _END,
         "fact",
         0.85,
-        "User's {k} is {x}",
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:bought|got|rented|found|moved into)\s+(?:a|an|our|my)\s+(?:new\s+)?(?:house|flat|"
+        r"apartment|place|home)\s+in\s+" + _V + _END,
+        "fact",
+        0.8,
+        _home,
+        slot_name="home",
+    ),
+    _short(_V + r"\s+instead of\s+(?P<old>[^,;.]+)", "fact", 0.8, _known, slot=True),
+    _short(
+        r"i(?:'m|\s+am)\s+(?:now\s+)?(?:a\s+)?(?P<x>\w+)(?:\s+" + _NOW + r")?" + _END,
+        "fact",
+        0.8,
+        _is,
+        slot=True,
+    ),
+    # the slot named, then its value: "my car's a Toyota now", "editor: Helix", "timezone: EST",
+    # "home is Lisbon now", "got a new phone, Pixel 8"
+    _short(
+        r"(?:(?:my|our|the)\s+)?(?:new\s+|current\s+|primary\s+|main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+        r"(?:'s|\s+is|\s+are|\s*:|\s+=)\s+(?:now\s+)?" + _V + _END,
+        "fact",
+        0.8,
+        _of_noun,
+        slot=True,
+    ),
+    _short(
+        _S + r"(?:got|bought|have|has)\s+a\s+new\s+(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
+        "fact",
+        0.8,
+        _of_noun,
+        slot=True,
+    ),
+    # the present, said as new: "drinking tea now, not coffee", "I play padel on weekends now"
+    _short(
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?P<v>drinking|writing|coding in|using|running|"
+        r"playing|driving|eating)\s+(?:(?:mostly|mainly)\s+)?"
+        + _V
+        + r"(?:\s+(?:mostly|mainly))?\s+"
+        + _NOW
+        + _END,
+        "fact",
+        0.8,
+        _progressive,
+        slot=True,
+    ),
+    _short(
+        r"i\s+" + _PRESENT + r"\s+" + _V + r"\s+" + _NOW + _END, "fact", 0.8, _present, slot=True
+    ),
+    _short(
+        r"(?:i(?:'m|\s+am)?\s+)?(?:now\s+)?(?:report|reporting)\s+(?:directly\s+)?to\s+"
+        + _V
+        + _END,
+        "fact",
+        0.8,
+        "User's manager is {x}",
+        slot_name="manager",
+    ),
+    _short(
+        r"(?:(?:my|our)\s+)?new\s+(?P<k>[a-z][\w ]{1,20}?)(?:\s+is|\s*[:,]|\s+-)\s*" + _V + _END,
+        "fact",
+        0.85,
+        _of_noun,
         slot=True,
     ),
     # the slot named, then the value: "switched teams, I'm on search now", "my manager
     # changed, it's Priya now"
     _short(
-        r"(?:i\s+)?(?:switched|changed|swapped)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
-        r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
-        r"now(?:\s+(?:on|at|using))?)\s+" + _V + _END,
+        r"(?:i\s+)?(?:switched|changed|swapped|moved)\s+(?P<k>teams|jobs|editors|phones|cars|laptops|"
+        r"shells|browsers)[,;:]?\s+(?:and\s+)?(?:(?:i'm\s+(?:now\s+)?(?:on|at|with|using)|it's|"
+        r"now(?:\s+(?:on|at|using))?)\s+)?" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _named_slot(m.group("k"), x),
@@ -454,26 +780,22 @@ CHANGES: list[Rule] = [
         + _END,
         "correction",
         0.85,
-        lambda m, x: f"User's {m.group('k')} is {x}" if noun_slot(m.group("k")) else None,
+        _of_noun,
         slot=True,
     ),
     # Chinese
-    _short(
-        r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+    *_each(
         "fact",
         0.8,
         "住在{x}",
+        [
+            r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
+            r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居)(?P<x>[^，。,]+)",
+        ],
         slot_name="home",
     ),
     _short(
-        r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于)(?P<x>[^，。,]+)",
-        "fact",
-        0.8,
-        "住在{x}",
-        slot_name="home",
-    ),
-    _short(
-        r"(?:我)?(?:最近|终于|已经|刚)*(?:换到|转到)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:自从|最近|终于|已经|刚)*(?:换到|转到|换了)了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         lambda m, x: f"用{x}" if category(x) else None,
@@ -491,11 +813,11 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了)(?:一)?(?:辆|台)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        _zh_car,
         slot_name="car",
     ),
     _short(
-        r"(?:我|本人)?(?:已经|已|刚|上个月)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职)了?",
+        r"(?:我|本人)?(?:已经|已|刚|上个月|去年|去年年底|年初|今年)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职|出来)了?",
         "correction",
         0.85,
         "从{x}离职",
@@ -515,26 +837,44 @@ CHANGES: list[Rule] = [
         "卖了{x}",
         drop="named",
     ),
-    _short(
-        r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)", "correction", 0.85, "戒{x}", drop="frame"
+    *_each(
+        "correction",
+        0.85,
+        "戒{x}",
+        [
+            r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)",
+            r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒了",
+        ],
+        drop="frame",
     ),
-    _short(r"(?P<x>[^，。,]+?)戒了", "correction", 0.85, "戒{x}", drop="frame"),
     _short(
-        r"(?:我|团队|我们)?(?:已经|现在)?(?:不再|不)(?P<v>用|使用|去|喝|开|吃)(?P<x>[^，。,]+?)了",
+        r"(?:我|我们|本人)?(?:以前|之前|原来|曾经|过去|原先)(?:一直|都)?(?:住在?|在|用|使用|开|喝|是|去)"
+        r"(?P<x>[^，。,]+?)(?:工作|上班)?(?:的)?(?=$|[，。,])",
+        "correction",
+        0.85,
+        "以前{x}",
+        drop="named",
+    ),
+    _short(
+        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写|住)"
+        r"(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
         "correction",
         0.9,
         "不再{v}{x}",
         drop="own",
     ),
     _short(
-        r"(?P<x>[^，。,]+?)(?:不去|不喝|不用|不写|不开)了",
+        r"(?P<x>[^，。,]+?)不(?P<v>去|喝|用|写|开)了",
         "correction",
         0.85,
-        "不再用{x}",
+        "不再{v}{x}",
         drop="own",
     ),
     _short(
-        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:跳槽到|跳槽去|入职(?:了)?|加入了?|(?:现)?就职于|"
+        r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:跳槽到|跳槽去|入职(?:了)?|"
+        r"加入了?|(?:现)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,
@@ -549,30 +889,118 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"(?:我们|我)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近))?(?:从(?P<old>[^，。,]+?))?"
-        r"(?:搬回|搬去|搬到|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我们|我|本人)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近|已|上个月|上周|去年|今年|"
+        r"前几天|年初|月初))?(?:从(?P<old>[^，。,]+?))?"
+        r"(?:搬回|搬去|搬到|搬家到|搬家去|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
         "住在{x}",
         slot_name="home",
     ),
-    _short(r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", "fact", 0.8, "住在{x}", slot_name="home"),
+    *_each(
+        "fact",
+        0.8,
+        "住在{x}",
+        [r"(?:我)?现在住(?:在)?(?P<x>[^，。,]+)", r"(?:我的?)?新家在(?P<x>[^，。,]+)"],
+        slot_name="home",
+    ),
     _short(
-        r"(?:我)?(?:被)?(?:调到了?|调入|换到了?|转到了?)(?P<x>[^，。,]+?(?:团队|组))",
+        r"(?:我)?(?:现在|已经)?去了?(?P<x>[^，。,]+?)(?:上班|工作)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    _short(
+        r"(?:我)?在(?P<x>[^，。,]+?)(?:已经)?(?:待|干|工作|上班)了",
+        "fact",
+        0.8,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+    *_each(
+        "fact",
+        0.8,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        [
+            r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)是(?P<x>[^，。,]+?)了?"
+            r"(?=$|[，。,])",
+            r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        ],
+        slot=True,
+    ),
+    _short(
+        r"(?:我们|我们的)?团队(?:现在|目前|还是|一直)?(?:改)?用(?P<x>[^，。,]+?)"
+        r"(?:(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我|我们)?(?:现在|目前)?在(?P<x>[^，。,]+?)(?:住|定居|安家)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "住在{x}",
+        slot_name="home",
+    ),
+    _short(
+        r"(?:我)?(?:现在|目前)?(?P<pre>周末|每天早上|每天|早上)?(?:都|一般)?改(?P<v>去|开|喝|用|写)"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        "{pre}{v}{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在|目前)?周末(?:我)?(?:现在|都|一般|主要)*去(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "周末去{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我的|本人的?)?(?:新|新的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我的|本人的?)?(?P<k>[^，。,是的从]{1,6}?)(?:从(?P<old>[^，。,]+?))?(?:已经?|现在)?"
+        r"(?:变更为|变成了?|更换为|换为)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"[^，。,]{0,10}?(?:已经|已)?(?:迁移到|迁到|切换到|切到|转到|转向|转用|转)了?"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "correction",
+        0.85,
+        lambda m, x: f"用{x}" if category(x) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:[^，。,]{0,12}?(?:之后|以后|后|最近|上个月|上周))?"
+        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?|去了|"
+        r"调任至|调任到|加入了?|到了)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
         "在{x}",
         slot_name="team",
     ),
     _short(
-        r"(?:我)?(?:现在|还是|仍然|依然)?开(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:自己)?(?:现在|还是|仍然|依然)?开上?了?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"开{x}" if category(x) == "car" else None,
+        _zh_car,
         slot_name="car",
     ),
     _short(
-        r"(?:我)?(?:现在)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "喝{x}",
@@ -601,7 +1029,131 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用{x}" if category(x) else None,
+        lambda m, x: f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None,
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在|如今|最近)(?:更|比较)?喜欢(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "preference",
+        0.8,
+        "喜欢{x}",
+        slot=True,
+    ),
+    _short(
+        r"(?:我)?(?:现在)?开的(?:车)?是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        _zh_car,
+        slot_name="car",
+    ),
+    _short(
+        r"(?P<k>[^，。,是的我]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        slot=True,
+    ),
+    _short(
+        r"我(?:现在|目前|已经)是(?!不是|说)(?P<x>[^，。,]+?)(?<!员工)(?<!的人)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "是{x}",
+    ),
+    _short(
+        r"(?:我)?(?:现在|已经)?是(?P<x>[^，。,]+?)的?(?:员工|的人)了?(?=$|[，。,])",
+        "fact",
+        0.85,
+        "在{x}工作",
+        slot_name="employer",
+    ),
+]
+
+#: tried after every other rule: a value said to hold still (the NOOP of the entry naming
+#: it, else no statement: "I still prefer tabs" is a statement of the rules above), and a
+#: value alone ("…, berlin now", "现在在拼多多"): a new value of the slot of what the same
+#: turn gave up (memcli.logic.extract), else no statement
+ALONE: list[Rule] = [
+    # still so: "still at Globex", "I'm sticking with vim", "I'm at Globex still", "还在阿里",
+    # "coffee every morning, as always", "my timezone remains CET", "vim still"
+    *_each(
+        "fact",
+        0.8,
+        _held,
+        [
+            r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+)?(?:still|continue to|remain|"
+            r"(?:am\s+|'m\s+)?(?:sticking|staying) with|stick with|stay with)\s+"
+            r"(?!(?:not|no|never|haven't|hasn't|don't|doesn't|didn't|can't|won't|thinking|"
+            r"considering|planning|wondering|deciding)\b)" + _STILL_WORDS + _V + _END,
+            r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:at|in|on|with|using)\s+" + _V + r"\s+still\b",
+            r"(?:[^,;.]*?\b(?:i|we)(?:'m|'re|\s+am|\s+are)?\s+"
+            + _STILL_WORDS
+            + r")?"
+            + _V
+            + r"(?:\s+for\s+[^,;.]+?)?\s*,?\s+"
+            + _AS_BEFORE
+            + r"\b",
+            r"(?:my|our|the)\s+[a-z][\w ]{1,20}?(?:(?:'s|\s+is|\s+are)\s+still|\s+remains?)\s+"
+            + _V
+            + _END,
+            _V + r"(?:\s+(?:is|are))?\s+still\b",
+            _ZH_STILL,
+        ],
+        drop="held",
+    ),
+    # a value alone ("以前在阿里，现在在拼多多"): of the slot of what the turn gave up
+    _short(
+        r"(?:我|我们)?(?:现在|如今|目前)(?:在|是)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: None if re.search(r"(?:上班|工作|住)$", x) else f"现在{x}",
+        drop="bare",
+        slot=True,
+    ),
+    # "berlin now", "I'm on infra now", "we've been in Cologne since": a value alone
+    _short(
+        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?(?:on|at|in|with)\s+)?"
+        r"(?!(?:i|i'm|i've|we|we're|you|it|it's|that|this|they|he|she|not|no|ever|been|just|long)\b)"
+        + _FEW
+        + r"\s+(?:"
+        + _NOW
+        + r"|since\s+[^,;.]+)"
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: None if _NOT_HOME.search(x) else f"{x} now",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:i|we)(?:'ve|\s+have)\s+been\s+(?:in|at|on|with)\s+"
+        + _FEW
+        + r"\s+(?:since|ever since)\b",
+        "fact",
+        0.8,
+        lambda m, x: f"{x} now",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:现在)?去了?(?P<x>[^，。,]+?)了(?=$|[，。,])",
+        "fact",
+        0.8,
+        "去{x}",
+        drop="bare",
+        slot=True,
+    ),
+    _short(
+        r"(?:it's|its|it is)\s+(?:now\s+)?"
+        r"(?!(?:a|an|the|not|that|this|what|fine|ok|okay|good|great|over)\b)"
+        + _FEW
+        + r"(?:\s+"
+        + _NOW
+        + r")?"
+        + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"{x} now",
+        drop="bare",
         slot=True,
     ),
 ]

@@ -21,10 +21,14 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 #: words that open a clause without changing what it says ("oh and also remember …")
 _FILLER = re.compile(
     r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
-    r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|"
-    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because)\b"
+    r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
+    r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
+    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because|"
+    r"(?:i\s+(?:wish|want|would like|'d like)\s+to\s+)?(?:inform you|let you know)(?:\s+that)?|"
+    r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
+    r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now))\b"
     r"[\s,:;.!—–-]*"
-    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
+    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|不过|但是|可是|"
     r"说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
 )
@@ -61,14 +65,18 @@ _SMALL_TALK_VALUES = re.compile(
     r"over|here|there|gone)\b",
     re.I,
 )
-_NOT_A_ROLE = re.compile(r"^(?:bit|little|tad|lot|mess|idiot|fool)\b", re.I)
+_NOT_A_ROLE = re.compile(
+    r"^(?:bit|little|tad|lot|mess|idiot|fool)\b|^\S+(?:\s+\S+)?\s+(?:person|fan|user|guy|girl)\b",
+    re.I,
+)
 _HAS_EXCLUDE = re.compile(
     r"\b(?:question|problem|meeting|idea|bug|issue|call|doubt|minute|sec|second|moment|"
     r"feeling|headache|cold|suggestion|request|favou?r)s?\b",
     re.I,
 )
 _TRAILING = re.compile(
-    r"(?:[\s,]+(?:now|these days|nowadays|from now on|btw|though|thanks|thank you|please|"
+    r"(?:[\s,]+(?:now|these days|nowadays|from now on|going forward|btw|fwiw|tbh|ftw|though|"
+    r"thanks|thank you|please|as always|as usual|as before|as ever|still|"
     r"honestly|lol|haha|:\)|any\s?more|any longer|recently|yesterday|again|for me|for good|"
     r"ages ago|a while ago|long ago|a while back|"
     r"(?:this|next|last) (?:week|month|year|sprint|spring|summer|autumn|fall|winter)|"
@@ -81,7 +89,10 @@ _TRAILING = re.compile(
 END_PUNCT = " \t.!?。！？,，;；:：~…"
 #: where a short value (a name, a place, a tool) ends: its clause does
 _SHORT = re.compile(
-    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)", re.I
+    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)"
+    r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
+    r"in favou?r of|now|these days|nowadays|going forward)\b)",
+    re.I,
 )
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
 #: Munich", "Helix instead of Vim", "莱比锡了，不在慕尼黑了"
@@ -93,6 +104,8 @@ _REPLACED = re.compile(
 )
 
 
+#: emoji and symbols at the end of a clause ("sold my Subaru 😢")
+_SYMBOLS = re.compile(r"[\s\u2190-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+$")
 _MY = re.compile(r"^my\s+", re.I)
 _USERS = "User's "
 
@@ -161,7 +174,9 @@ class Rule:
     #: x is an old value that holds no more: "I no longer use X" ("own": its text is the
     #: statement), "I quit / gave up X" ("frame": the entry it names said no longer in its
     #: own wording, "No longer works at X"; naming none, its text), "I left / sold X"
-    #: ("named": a statement only of an entry it names; "I left my keys" is none)
+    #: ("named": a statement only of an entry it names; "I left my keys" is none); "held":
+    #: x is a value said to hold still ("still at Globex", "还在阿里"), the NOOP of an entry
+    #: that names it, else no statement
     drop: str = ""
     slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
     short: bool = False  # the value ends at the clause's end ("Initech, having left …")
@@ -429,7 +444,7 @@ STATEMENTS: list[Rule] = [
         lambda m, x: None if _PRONOUN_OBJECT.search(x) else m.group("v") + x,
     ),
     rule(
-        r"我(?:很|非常|比较|更|最|也|还是|一直|真的)*喜欢(?P<x>.+)",
+        r"我(?:很|非常|比较|更|最|也|还是|一直|真的|现在|如今|最近)*喜欢(?P<x>.+)",
         "preference",
         0.8,
         _zh_unless_pronoun("喜欢{x}"),
@@ -506,7 +521,7 @@ CUES: list[Rule] = [
 def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit | None:
     """The first rule that fits the start of `clause`, as a Hit; a cue's own statement is
     matched against `inner` (STATEMENTS unless given)."""
-    clause = clause.rstrip(END_PUNCT)
+    clause = _SYMBOLS.sub("", clause).rstrip(END_PUNCT)
     for rule in rules:
         m = rule.pattern.match(clause)
         if not m:
@@ -554,9 +569,9 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         old = m.groupdict().get("old")
         if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
             replaces = _clean(old)
-        if rule.drop:
+        if rule.drop and rule.drop != "bare":
             replaces, x = x.strip(), ""
-        replaces = re.sub(r"^(?:the|my|our|a|an)\s+", "", replaces, flags=re.I)
+        replaces = re.sub(r"^(?:the|my|our|a|an|being)\s+", "", replaces, flags=re.I)
         value = x.strip() if rule.slot else ""
         return Hit(
             _capital(_clean(text)),

@@ -28,7 +28,7 @@ from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, negate, parse
+from memcli.logic.slots import Slot, fill, negate, noun_slot, parse
 from memcli.logic.statements import Candidate
 
 
@@ -189,6 +189,31 @@ def _slot_target(
 
 
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
+GIVEN_UP = ("own", "frame", "named")
+_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
+
+
+def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
+    """A no to the assistant's words ("Are you still at Globex?" "nope, …") gives up the one
+    value of an entry they name (its `replaces`); a slot said to change ("经理换人了") the
+    one value of its entries: said as the entry's own negation, or merged with the new value
+    said beside it (`_merge_drops`); none or several: no statement."""
+    out = []
+    for c in found:
+        if c.drop not in ("denied", "slot"):
+            out.append(c)
+            continue
+        if c.drop == "slot":  # "经理换人了": the value of the slot the noun names
+            noun = noun_slot(c.replaces)
+            values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
+        else:
+            values = {
+                t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
+            }
+        if len(values) == 1:
+            out.append(replace(c, replaces=values.pop(), drop="named"))
+    return out
 
 
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
@@ -196,16 +221,16 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
     left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
     entry that names it, of the new value's slot; a new value of no known slot takes it)."""
     out = list(found)
-    for gone in [c for c in found if c.drop and c.replaces]:
+    for gone in [c for c in found if c.drop in GIVEN_UP and c.replaces]:
         slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
         if not slots:
             continue
         for i, c in enumerate(out):
-            if c.drop or c.replaces or c.turn != gone.turn:
+            if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
                 continue
-            mine = parse(c.text)
+            mine = None if c.drop else parse(c.text)
             if (mine is not None and mine.name in slots) or (mine is None and c.value):
-                out[i] = replace(c, replaces=gone.replaces)
+                out[i] = replace(c, replaces=gone.replaces, drop="")
                 out.remove(gone)
                 break
     return out
@@ -222,14 +247,29 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     slot = candidate.slot or (mine.name if mine else "")
     chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
+    if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
+        return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
+    if candidate.drop == "held":
+        held = [(_still(candidate.replaces, t), t[2], t[0].id) for t in slotted]
+        best = max((h for h in held if h[0]), default=None)
+        if best is None:
+            return Decision("NONE", candidate, None, "says something not remembered holds")
+        return Decision("NOOP", candidate, best[2], "still holds")
     target = None
     if candidate.replaces:
         named = [t for t in slotted if names(t[0].text, candidate.replaces)]
         fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
-        target = max(fits or named, key=lambda t: t[2], default=None)
+        said = _words(candidate.text)  # none of its slot: the one it shares most words with
+        target = max(
+            fits or named,
+            key=lambda t: (bool(fits), _jaccard(said, _words(t[0].text)), t[2]),
+            default=None,
+        )
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
-        if candidate.drop == "named":
+        if candidate.drop == "named" or (
+            candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
+        ):  # "quit the app and reopen it": an instruction, not the person's own change
             return Decision("NONE", candidate, None, "gives up something not remembered")
         return None
     if target is None and slot and not candidate.drop:
@@ -253,14 +293,36 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     return Decision("UPDATE", candidate, entry.id, why, text)
 
 
+def _still(value: str, known: _Slotted) -> int:
+    """How well `value`, said to hold still, is what the entry says (0: not): its slot's
+    value is in it ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in
+    "在阿里巴巴工作"), or its first words are ("ThinkPad for work"; more words, better)."""
+    entry, theirs, _ = known
+    if theirs is not None and names(value, theirs.value):
+        return 100
+    if CJK.search(value):
+        return 50 if len(value) >= 2 and names(entry.text, value) else 0
+    words = value.split()
+    return next(
+        (
+            n
+            for n in range(len(words), 0, -1)
+            if len(" ".join(words[:n])) >= 3 and names(entry.text, " ".join(words[:n]))
+        ),
+        0,
+    )
+
+
 def _takes_their_words(mine: Slot | None, theirs: Slot, value: str) -> bool:
     """A new value goes into the entry's wording when that says more of the slot ("Uses {}
     as the main editor" for "Uses Helix", "User's editor is Helix"); a statement as full
     as it keeps its own."""
     if mine is None:
         return bool(value)
-    generic = mine.frame in ("Uses {}", "用{}", "用 {}") or mine.frame.startswith(
-        ("User's ", "用户的")
+    generic = (
+        mine.frame in ("Uses {}", "用{}", "用 {}")
+        or mine.frame.startswith(("User's ", "用户的"))
+        or bool(re.match(r"the [\w' ]+ (?:is|are) \{\}$", mine.frame, re.I))
     )
     return generic or len(mine.frame) < len(theirs.frame)
 
@@ -291,7 +353,7 @@ def plan(
     ]
     place = {id(e): n for n, e in enumerate(existing)}
     slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
-    found = _merge_drops(found, slotted)
+    found = _merge_drops(_denied(found, slotted), slotted)
     mine = [_words(c.text) for c in found]
     every = frozenset().union(*mine) if mine else frozenset()
     sharing = [(e, _words(e.text)) for e in eligible]
@@ -363,7 +425,14 @@ def plan(
         target.words = words
         target.decision = len(decisions) - 1
         target.age = (math.inf, n)
-    return decisions
+    # an entry this plan updates is not also "already remembered" ("在阿里干了五年，…辞职了，
+    # 现在在深度求索上班": the first clause restates what the turn then changes)
+    updated = {d.entry_id for d in decisions if d.action == "UPDATE"}
+    return [
+        d
+        for d in decisions
+        if not (d.action == "NOOP" and d.entry_id in updated and d.reason != "already remembered")
+    ]
 
 
 def screen(decisions: Sequence[Decision]) -> list[Decision]:

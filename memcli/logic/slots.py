@@ -82,7 +82,9 @@ _MORE = {
     "packages": "npm, yarn, pnpm, bun, cargo, pip-tools",
     "ci": "azure pipelines, bamboo, harness, concourse, woodpecker, bitbucket pipelines",
     "database": "cockroachdb, clickhouse, redis, dynamodb, cassandra, sql server, mssql, timescale",
-    "drink": "espresso, latte, oat milk, soy milk, juice, 豆浆, 牛奶, 奶茶, 红茶",
+    "drink": "espresso, latte, oat milk, soy milk, juice, herbal tea, chai, rooibos, mate, "
+    "yerba mate, kombucha, cold brew, hot chocolate, cocoa, water, 豆浆, 牛奶, 奶茶, 红茶, "
+    "花茶, 乌龙茶",
 }
 for _slot, _listed in _MORE.items():
     _LEXICON[_slot] += _words(_listed)
@@ -100,8 +102,10 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "ci": _words("ci, deploys, deploy, deployment, 持续集成, 部署"),
     "database": _words("database, db, 数据库"),
     "manager": _words("manager, boss, lead, 经理, 领导, 上级"),
+    "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
+    "home": _words("home, hometown, home city, city, town"),
     "drink": _words("drinks, 喝"),
 }
 _ARTICLE = r"(?:(?:a|an|the|my)\s+)?"
@@ -123,9 +127,14 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
         (rf"^drives {_ARTICLE}(?P<v>.+)$", "car"),
         (r"^drinks (?P<v>.+?)(?P<rest> (?:in the mornings?|every \w+|at \w+))?$", "drink"),
         (r"^is (?P<v>vegetarian|vegan|pescatarian|keto|an omnivore)$", "diet"),
+        (
+            r"^(?:writes|codes(?: mostly| mainly)? in|programs in) (?:mostly |mainly )?(?P<v>.+)$",
+            "",
+        ),
         (rf"^uses {_ARTICLE}(?P<v>.+?) as {_ARTICLE}(?:main |default |primary )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+?) to (?:manage |run |for )?(?P<k>.+)$", ""),
         (rf"^uses {_ARTICLE}(?P<v>.+)$", ""),
+        (rf"^has {_ARTICLE}(?P<v>.+)$", ""),
         (rf"^runs {_ARTICLE}(?P<v>.+?) on {_ARTICLE}(?P<k>.+)$", ""),
         (r"^prefers (?P<v>.+?) for (?P<k>.+)$", "prefers for"),
         (r"^prefers (?P<v>\w+) (?P<k>themes?|mode|fonts?)$", "prefers"),
@@ -137,7 +146,7 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
             "",
         ),
         (r"^用户的(?P<k>.+?)(?:是|叫)(?P<v>.+)$", ""),
-        (r"^喜欢用?(?P<v>\S+?)(?P<k>主题|模式|字体)$", "prefers"),
+        (r"^(?:喜欢)?用?(?P<v>\S+?)(?P<k>主题|模式|字体)$", "prefers"),
         (r"^在(?P<v>.+?)(?:工作|上班)$", "employer"),
         (r"^在(?P<v>.+?)(?:团队|组)$", "team"),
         (r"^住在(?P<v>.+)$", "home"),
@@ -149,6 +158,10 @@ _FRAMES: list[tuple[re.Pattern[str], str]] = [
         (r"^(?:主要)?用(?P<v>.+)$", ""),
     ]
 ]
+
+
+#: nouns of one slot said in several ways
+_SAME_KEY = {"theme": "themes", "mode": "themes", "themes": "themes", "font": "fonts"}
 
 
 @dataclass(frozen=True)
@@ -203,8 +216,8 @@ def parse(text: str) -> Slot | None:
         if not name or name in ("prefers for", "prefers", "weekly"):
             key = (groups.get("k") or "").strip()
             by_noun = noun_slot(key) if key else ""
-            if fixed:
-                name = f"{fixed} {key.casefold()}"
+            if fixed:  # "Prefers dark themes" / "Prefers light mode": one slot
+                name = f"{fixed} {_SAME_KEY.get(key.casefold(), key.casefold())}"
             else:
                 name = by_noun or category(value) or (f"of {key.casefold()}" if key else "")
         if not name:
@@ -223,6 +236,9 @@ def fill(frame: str, value: str) -> str:
     said = re.search(rf"\s*{re.escape(after.strip())}s?\b", value, re.I) if after.strip() else None
     if said and said.start() > 0:  # "green tea in the mornings" + "… in the morning"
         value = value[: said.start()]
+    for noun in ("手机", "笔记本", "电脑", "主题", "编辑器"):  # "用户的手机是{}" + "小米手机"
+        if value.endswith(noun) and noun in frame and len(value) > len(noun):
+            value = value[: -len(noun)].strip()
     if CJK.search(before):  # "周末去{}" + "周末游泳": the words the frame has already
         lead = before.strip()
         while lead and not value.startswith(lead):
@@ -238,4 +254,9 @@ def negate(text: str) -> str:
     """A one-fact text said no longer true: "No longer works at Globex", "不再在阿里巴巴工作"."""
     if CJK.match(text):
         return "不再" + text
+    said = re.match(r"(?P<s>(?:the|our) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)
+    if said and said.group("v") in ("is", "are"):  # "The staging database is no longer …"
+        return f"{said.group('s')} {said.group('v')} no longer {text[said.end() :]}"
+    if said:  # "The team no longer deploys with Jenkins"
+        return f"{said.group('s')} no longer {said.group('v')} {text[said.end() :]}"
     return "No longer " + text[:1].lower() + text[1:]

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from memcli.adapters.messages import message_text
 from memcli.core.models import normalize_text
 from memcli.core.validate import strip_controls
-from memcli.logic.changes import CHANGES
+from memcli.logic.changes import ALONE, CHANGES
 from memcli.logic.cues import CJK, CUES, STATEMENTS, Hit, match, strip_filler
 from memcli.logic.sentences import split_sentences
 
 #: what one clause may say: a change first ("I moved to …"), then a plain statement
-_SAID = [*CHANGES, *STATEMENTS]
+_SAID = [*CHANGES, *STATEMENTS, *ALONE]
+_CHANGE_RULES = [*CHANGES, *ALONE]
 KEEP_AT = 0.7
 HEDGE_PENALTY = 0.2
 
@@ -38,7 +39,7 @@ _HEDGES = re.compile(
 )
 _TRANSIENT = re.compile(
     r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
-    r"for a conference|on holiday|on vacation|while)\b"
+    r"for a conference|on holiday|on vacation|(?<!a )while)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -52,6 +53,60 @@ _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
     r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
     r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
+    re.I,
+)
+#: a change dated ahead ("moving to Lisbon next month"); a fact may be ("my passport
+#: expires next year")
+_AHEAD = re.compile(
+    r"\b(?:next (?:week|month|year|spring|summer|autumn|fall|winter)|tomorrow|soon)\b"
+    r"|下周|下个月|明年|明天|过几天",
+    re.I,
+)
+#: what someone else said: hearsay ("Dana said …", "听说…", "我同事说…")
+_HEARSAY = re.compile(
+    r"\b(?:said(?! goodbye)|says|told me|tells me|heard|hears|claims|reckons)\b|听说|据说|"
+    r"(?<![实错便再])说(?![实错一话明])",
+    re.I,
+)
+#: a change someone else made ("my sister moved …", "我爸把他的车…", "本人配偶已…"); a fact
+#: of the family is the person's own ("我的儿子叫小明")
+_OTHER_SUBJECT = re.compile(
+    r"^(?:(?:my|our|his|her|their)\s+(?:\w+\s+)?(?:brother|sister|wife|husband|partner|"
+    r"spouse|dad|father|mom|mum|mother|son|daughter|friend|colleague|coworker|co-worker|"
+    r"neighbou?r|cousin|uncle|aunt|roommate|flatmate|parents?|kids?)s?\b|(?:he|she|they)\b)"
+    r"|^(?:我的?|本人的?)?(?:爸爸?|妈妈?|父亲|母亲|哥哥?|姐姐?|弟弟?|妹妹?|朋友|同事|老婆|老公|"
+    r"妻子|丈夫|配偶|儿子|女儿|家人|邻居|室友)|^(?:他|她)",
+    re.I,
+)
+#: an instruction to the assistant ("Switch the CI job to …", "更新 CI 配置，改用 …"): its
+#: clauses say nothing of the person unless they name them ("Set my editor to Zed")
+_IMPERATIVE = re.compile(
+    r"^(?:please\s+|pls\s+)?(?:update|rename|change|switch|migrate|move|set|add|remove|delete|"
+    r"replace|convert|upgrade|bump|revert)\b"
+    r"|^(?:请|麻烦)?(?:把|帮我|帮忙|更新|修改|改一下|删除|删掉|添加|换一下|切换|升级)",
+    re.I,
+)
+#: an experience, not a present state: "我在腾讯工作过", "用过 Vim", "I've been to Lisbon"
+_EXPERIENCED = re.compile(
+    r"(?:[用在住开喝写做干待去学](?:了)?过|(?:工作|上班|生活|使用)过)(?!来|去|年|节|敏|度|程|期)"
+    r"|\b(?:i've|i have|we've|we have) (?:been to|visited|tried)\b",
+    re.I,
+)
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|(?<![帮给让])我|本人", re.I
+)
+#: an answer that says no to the assistant's question: what the question names holds no more
+_DENIED = re.compile(
+    r"(?:no|nope|nah|not any ?more|no longer|not really)\b(?!\s+(?:wait|problem|worries|thanks))"
+    r"|(?:不是|没有|不在了|不用了|不开了|不了|不再|早就不)",
+    re.I,
+)
+#: the assistant's words about the person ("Are you still at Globex?"), not an offer of its
+#: own ("Do you want me to use pytest?", "Should I …")
+_ABOUT_YOU = re.compile(r"\b(?:you|your|you're)\b|你", re.I)
+_OFFER = re.compile(
+    r"\b(?:want me to|like me to|should i|shall i|can i|may i|let me|i'll|i will)\b"
+    r"|要我|需要我|我来|我帮你|我可以",
     re.I,
 )
 _QUESTION_START = re.compile(
@@ -83,6 +138,7 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
     question = _is_question(sentence)
+    instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
     found: list[tuple[Hit, float]] = []
     consumed = 0
     starts = [0] + [m.end() for m in _CLAUSE.finditer(sentence)]
@@ -101,6 +157,14 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         consumed = offset + hit.end
         said = sentence[start:consumed]
         if _PLANNED.search(said):
+            continue
+        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
+            _CHANGE_RULES, clause
+        ) is not None:  # of a change only: "my doctor says I'm allergic to …" is one's own
+            continue
+        if _EXPERIENCED.search(sentence[start : consumed + 2]):  # "…工作过": past the match
+            continue
+        if instruction and not _FIRST_PERSON.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
         upto = min((s for s in starts if s > consumed), default=len(sentence))
@@ -131,10 +195,18 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
     """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
     found: list[Candidate] = []
     seen: set[str] = set()
+    asked = ""
     for turn, message in enumerate(messages):
         if message.get("role") not in ("user", "human"):
+            asked = strip_controls(message_text(message)) if message.get("role") else ""
             continue
-        for sentence in split_sentences(strip_controls(message_text(message))):
+        said = strip_controls(message_text(message))
+        if _ABOUT_YOU.search(asked) and not _OFFER.search(asked) and _DENIED.match(said):
+            found.append(
+                Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
+            )
+        asked = ""
+        for sentence in split_sentences(said):
             if len(sentence) < 3:
                 continue
             for hit, score in said_in(sentence):

@@ -32,7 +32,8 @@ Helix now" against "Uses Vim as the main editor"); "I left / sold / gave up X" a
 "No longer" and the entry's wording ("No longer works at Globex"); a negation in the
 person's own verb is theirs ("No longer drinks coffee"). The split is fixed by the id, not
 chosen: `said_split` (sha256 of the id, even: tune, odd: test), decided before the rules
-were tuned. `run_said` scores ADD and UPDATE together (an UPDATE counts only with its
+were tuned; statements written later in other voices to find the neighbours of the
+phrasings tuned on (ids "t-…") are tune only. `run_said` scores ADD and UPDATE together (an UPDATE counts only with its
 target entry), NOOP apart, texts normalized (spaces beside Chinese characters ignored),
 and counts what must never happen: an UPDATE of a reflection, a statement from the
 assistant's words.
@@ -196,8 +197,15 @@ def run_targets(
     return report
 
 
+#: ids of the statements written after the halves were fixed, to tune on only ("t-e001")
+TUNE_ONLY = "t-"
+
+
 def said_split(item_id: str) -> str:
-    """The half an item of said.jsonl belongs to, fixed by its id: sha256 even → tune."""
+    """The half an item of said.jsonl belongs to, fixed by its id: sha256 even → tune;
+    one written later to tune on (id starting TUNE_ONLY) → tune."""
+    if item_id.startswith(TUNE_ONLY):
+        return "tune"
     return "tune" if int(hashlib.sha256(item_id.encode()).hexdigest(), 16) % 2 == 0 else "test"
 
 

@@ -50,6 +50,68 @@ SAID = [
     ),
     ("手机换成 iPhone 15 了", [("用户的手机是 iPhone 15", "", "", "")]),
     ("我已经搬到上海了", [("住在上海", "home", "", "")]),
+    # still so: the NOOP of the entry naming it (memcli.logic.extract), tried after the rules
+    # above ("still at Globex" is theirs)
+    ("still at Globex", [("Works at Globex", "employer", "", "")]),
+    ("yep, still in Munich", [("Still in Munich", "", "Munich", "held")]),
+    ("我还在阿里", [("我还在阿里", "", "阿里", "held")]),
+    (
+        "coffee every morning, as always",
+        [("Coffee every morning", "", "coffee every morning", "held")],
+    ),
+    ("my timezone remains CET", [("My timezone remains CET", "", "CET", "held")]),
+    ("vim still, always vim", [("Vim", "", "vim", "held")]),
+    # a value given up, then a value alone: one change (memcli.logic.extract._merge_drops)
+    (
+        "used to live in munich, berlin now",
+        [("No longer lives in munich", "", "munich", "named"), ("Berlin", "", "", "bare")],
+    ),
+    (
+        "以前在阿里，现在在拼多多",
+        [("以前阿里", "", "阿里", "named"), ("现在拼多多", "", "", "bare")],
+    ),
+    (
+        "firefox is gone, chrome it is",
+        [("Left firefox", "", "firefox", "named"), ("Uses chrome", "", "", "")],
+    ),
+    ("the Subaru is sold", [("Left the Subaru", "", "Subaru", "named")]),
+    ("not on zsh anymore", [("Is no longer on zsh", "", "zsh", "own")]),
+    ("Ubuntu → Fedora on the desktop", [("Uses Fedora on the desktop", "", "Ubuntu", "")]),
+    ("The ThinkPad got replaced by a MacBook Air", [("Uses a MacBook Air", "", "ThinkPad", "")]),
+    # the slot named, then its value; the present said as new
+    ("my car's a Toyota now", [("User's car is a Toyota", "", "", "")]),
+    ("editor: Helix", [("User's editor is Helix", "", "", "")]),
+    ("got a new phone, Pixel 8", [("User's phone is Pixel 8", "", "", "")]),
+    ("drinking tea now, not coffee", [("Drinks tea", "", "coffee", "")]),
+    ("I play padel on weekends now", [("Plays padel on weekends", "", "", "")]),
+    ("新经理是张伟", [("用户的经理是张伟", "", "", "")]),
+    ("本人的直属上级已变更为陈静", [("用户的直属上级是陈静", "", "", "")]),
+    ("周末改去游泳了", [("周末去游泳", "", "", "")]),
+    ("I'm now a Helix user", [("Uses Helix", "", "", "")]),
+    ("Helix has replaced Vim for me", [("Uses Helix", "", "Vim", "")]),
+    ("I've been using Helix for a while now", [("Uses Helix", "", "", "")]),
+    ("switched jobs: Initech", [("Works at Initech", "", "", "")]),
+    ("我现在是腾讯员工", [("在腾讯工作", "employer", "", "")]),
+    ("搬家到南京了", [("住在南京", "home", "", "")]),
+    ("咖啡不喝了", [("不再喝咖啡", "", "咖啡", "own")]),
+    (
+        "Please be advised that my line manager is now Ms. Chen",
+        [("User's line manager is Ms. Chen", "", "", "")],
+    ),
+    ("I wish to inform you that I have relocated to Vienna.", [("Lives in Vienna", "", "", "")]),
+    # not statements: hearsay, someone else, a plan by its date, an instruction, a clause
+    ("我同事说他们团队换成了 Argo CD", []),
+    ("听说我们团队换成 GitLab CI 了", []),  # hearsay
+    ("my sister moved to Berlin", []),
+    ("moving to Lisbon next month", []),
+    ("Switch the CI job to run on ubuntu-24.04", []),
+    ("更新 CI 配置，改用 GitHub Actions", []),
+    ("帮我把编辑器配置改成 Neovim 的", []),
+    ("zsh was fine but fish is just nicer", []),
+    ("我在腾讯工作过", []),  # an experience (过), not where one works
+    ("我的儿子叫小明", [("用户的儿子叫小明", "", "", "")]),  # a fact of the family: one's own
+    ("我爸最近把他的车换成了比亚迪", []),  # a change someone else made
+    ("我以前用过 Emacs", []),
     # not statements: plans, questions, hypotheticals, other people, hearsay, requests,
     # passing states, things left that were never remembered facts
     ("thinking about selling the Subaru", []),
@@ -164,7 +226,46 @@ DECISIONS = [
     ("我换工作了，现在在腾讯。", [("UPDATE", "mali", "在腾讯工作")]),
     ("我住在杭州。", [("ADD", None, "住在杭州")]),  # a slot is one language's
     ("I quit smoking", [("ADD", None, "Quit smoking")]),
+    ("quit the app and reopen it", []),  # an instruction: no one's own change
+    ("yep, still in Munich", [("NOOP", "mcity", None)]),
+    ("vim still, always vim", [("NOOP", "mvim", None)]),
+    ("我还在阿里", [("NOOP", "mali", None)]),
+    ("still using emacs", []),  # says something not remembered holds
+    ("I still prefer tabs", [("ADD", None, "Prefers tabs")]),  # a statement of its own
+    ("used to live in munich, berlin now", [("UPDATE", "mcity", "Lives in berlin")]),
+    ("berlin now", []),  # a value alone, of no slot the turn gave up
+    ("the Subaru is sold", [("UPDATE", "msubaru", "No longer drives a Subaru")]),
+    ("以前在阿里，现在在拼多多", [("UPDATE", "mali", "在拼多多工作")]),
+    # restated, then changed in one turn: only the change
+    ("在阿里干了五年，上个月终于辞职了，现在在美团上班", [("UPDATE", "mali", "在美团工作")]),
 ]
+
+
+@pytest.mark.parametrize(
+    ("asked", "said", "expected"),
+    [
+        (
+            "Are you still at Globex?",
+            "nope, Initech since March",
+            [("UPDATE", "mglobex", "Works at Initech")],
+        ),
+        (
+            "You mentioned you drive a Subaru.",
+            "not anymore",
+            [("UPDATE", "msubaru", "No longer drives a Subaru")],
+        ),
+        ("你现在还在阿里巴巴工作吗？", "不在了，去腾讯了。", [("UPDATE", "mali", "在腾讯工作")]),
+        ("Do you want me to keep using Vim keybindings?", "no", []),  # an offer, not about them
+        ("Should I update the Globex repo?", "no", []),
+        ("Do you live in Berlin?", "no", []),  # names nothing remembered
+    ],
+)
+def test_a_no_to_the_assistant_gives_up_what_it_names(
+    asked: str, said: str, expected: list
+) -> None:
+    found = candidates([{"role": "assistant", "content": asked}, {"role": "user", "content": said}])
+    decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
+    assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
 
 
 @pytest.mark.parametrize(("said", "expected"), DECISIONS)
@@ -175,21 +276,43 @@ def test_the_entry_a_change_concerns(said: str, expected: list) -> None:
     assert all(d[1] != "mrefl" for d in decisions)  # never a reflection
 
 
-def test_the_labelled_set_holds_on_the_half_it_was_tuned_on(tmp_path: Path) -> None:
-    """said.jsonl's tune half, through Memory.extract (the change rules and slots are
-    model-free; the hashing embedder stands in for similarity): ADD / UPDATE with the
-    right target at precision ≥ 0.95 and recall ≥ 0.85 (measured 0.98 / 0.91 with the
-    bundled model and with this one), nothing from a no-statement turn, no reflection
-    updated, no statement from the assistant's words."""
+def _said(tmp_path: Path, split: str) -> dict:
+    """said.jsonl's `split` through Memory.extract (the change rules and slots are
+    model-free; the hashing embedder stands in for similarity), its figures alone: the
+    items of the half not tuned on are never shown, not even when a guard fails."""
     report = run_said(
         tmp_path,
         lambda ws: Memory(ws, embedder_factory=HashingEmbedder, notify=lambda m: None),
-        splits=("tune",),
-    )["tune"]
+        splits=(split,),
+    )[split]
+    return {k: v for k, v in report.items() if k != "errors"}
+
+
+def test_the_labelled_set_holds_on_the_half_it_was_tuned_on(tmp_path: Path) -> None:
+    """said.jsonl's tune half (with the statements written later to tune on): ADD / UPDATE
+    with the right target at precision ≥ 0.97 and recall ≥ 0.93 (measured 0.99 / 0.96,
+    with the bundled model 0.99 / 0.95), restatements NOOP, nothing from a no-statement
+    turn, no reflection updated, no statement from the assistant's words."""
+    report = _said(tmp_path, "tune")
     written = report["add_update"]
-    assert written["precision"] >= 0.95 and written["recall"] >= 0.85, written
-    assert written["expected"] >= 140
+    assert written["precision"] >= 0.97 and written["recall"] >= 0.93, report
+    assert written["expected"] >= 400
+    assert report["noop"]["recall"] >= 0.93, report
     clean, total = report["nothing_kept_clean"].split("/")
-    assert clean == total and int(total) >= 50
-    assert report["text_normalized"] >= 0.9
+    assert clean == total and int(total) >= 140
+    assert report["text_normalized"] >= 0.97
     assert report["reflection_updated"] == 0 and report["assistant_words"] == 0
+
+
+def test_the_labelled_set_holds_on_the_half_not_tuned_on(tmp_path: Path) -> None:
+    """said.jsonl's test half, never tuned on (only its figures are ever printed): ADD /
+    UPDATE with the right target at precision ≥ 0.91 and recall ≥ 0.79, restatements NOOP
+    at recall ≥ 0.85 (measured 0.93 / 0.82 and 0.89 with this embedder, 0.94 / 0.83 and
+    0.89 with the bundled model; the issue's bar, 0.95 / 0.85, is not reached), no
+    reflection updated, no statement from the assistant's words."""
+    report = _said(tmp_path, "test")
+    written = report["add_update"]
+    assert written["precision"] >= 0.91 and written["recall"] >= 0.79, report
+    assert written["expected"] >= 140
+    assert report["noop"]["recall"] >= 0.85, report
+    assert report["reflection_updated"] == 0 and report["assistant_words"] == 0, report
