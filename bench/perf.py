@@ -11,11 +11,12 @@ results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
 process) is measured in the same run for comparison.
 
 Beside each path, the floor the machine cannot go below (issue 36 item 4), each a
-process of its own: a bare interpreter start, importing numpy, onnxruntime and
-tokenizers, one query embedding (those imports, the tokenizer, the ONNX session, one
-query) and one vector search (that, and loading the index's vectors and searching them
-once: NumPy below the ANN threshold, FAISS above). The cold paths (no watcher) are
-`search`, `inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
+process of its own: a bare interpreter start, importing numpy and onnxruntime, one query
+embedding (those imports, the tokenizer, the ONNX session, one query; an ASCII query is
+tokenized in Python, memcli.index.wordpiece, so `tokenizers` is not part of it) and one
+vector search (that, and loading the index's vectors and searching them once: NumPy
+below the ANN threshold, FAISS above). The cold paths (no watcher) are `search`,
+`inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
 
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
 or `git archive 2371c7a | tar -x -C /tmp/old`) measures both codes side by side: one
@@ -115,7 +116,7 @@ else:
 """
 FLOORS = {
     "interpreter": "pass",
-    "imports": "import numpy, onnxruntime, tokenizers",
+    "imports": "import numpy, onnxruntime",
     "query_embedding": _EMBED,
     "vector_search": _SEARCH,
 }
@@ -419,7 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         ("inject 2000, no watcher p50/p95", lambda r: _pair(r["inject_no_watcher"])),
         ("prompt hook, no watcher p50/p95", lambda r: _pair(r["hook_no_watcher"])),
         ("floor: interpreter p50/p95", lambda r: _pair(r["floors"]["interpreter"])),
-        ("floor: numpy+onnxrt+tokenizers", lambda r: _pair(r["floors"]["imports"])),
+        ("floor: numpy+onnxruntime", lambda r: _pair(r["floors"]["imports"])),
         ("floor: one query embedding", lambda r: _pair(r["floors"]["query_embedding"])),
         ("floor: one vector search", lambda r: _pair(r["floors"]["vector_search"])),
         ("search, plain path p50/p95 ms", lambda r: _pair(r["search_plain_path"])),

@@ -84,6 +84,7 @@ SEARCH = BASE | {
     "memcli.index.sync",
     "memcli.index.tokenize",
     "memcli.index.vectors",
+    "memcli.index.wordpiece",
     "memcli.index.write_errors",
     "memcli.logic",
     "memcli.logic.search",
@@ -130,6 +131,9 @@ NEVER_OURS = {
 }
 NEVER = {"rich", "typer", "click", "pydantic", "torch", "sentence_transformers", "transformers"}
 NEVER |= {"faiss", "pysbd", "watchdog", "mcp", "merge3", "jieba"}
+#: an ASCII query is tokenized in Python (memcli.index.wordpiece, its file kept beside
+#: the export by the first run): no `tokenizers` and no parse of tokenizer.json
+NEVER |= {"tokenizers"}
 
 #: and a search of a workspace that reads the per-user layer beside its own
 LAYERED = SEARCH | {
