@@ -1666,4 +1666,28 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_configedit.py::test_config_set_and_unset_on_a_file_that_is_not_toml_name_it",
         why="`config set` on a memcli.toml that is not TOML prints tomlkit's traceback",
     ),
+    m(
+        "wordpiece-keeps-case",
+        "memcli/index/wordpiece.py",
+        "        if self.lowercase:\n            text = text.lower()\n",
+        "",
+        f"{UNIT}test_wordpiece.py::test_ascii_texts_get_the_reference_ids",
+        why="the Python query tokenizer gives other ids than the model's own: other vectors",
+    ),
+    m(
+        "wordpiece-damaged-vocabulary-used",
+        "memcli/index/wordpiece.py",
+        '        if zlib.crc32(body.encode("utf-8")) != head["crc32"]:\n            return None\n',
+        "",
+        f"{UNIT}test_wordpiece.py::test_a_damaged_file_is_never_used",
+        why="two swapped tokens in the kept vocabulary: wrong ids, wrong query vectors",
+    ),
+    m(
+        "wordpiece-stale-file-used",
+        "memcli/index/wordpiece.py",
+        "        if any(head.get(k) != v for k, v in key.items()):\n",
+        "        if False:\n",
+        f"{UNIT}test_wordpiece.py::test_a_file_for_another_tokenizer_file_or_length_is_not_used",
+        why="a model's tokenizer changed, or another model's file: the old vocabulary used",
+    ),
 ]
