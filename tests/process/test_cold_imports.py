@@ -186,6 +186,18 @@ def test_a_cold_read_imports_only_its_path(
         assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
 
 
+def test_a_workspace_without_settings_files_parses_no_toml(
+    indexed: Path, tmp_path: Path
+) -> None:
+    """`memcli init` writes no memcli.toml: a cold search of such a workspace (and no
+    user config) does not import tomllib."""
+    bare = tmp_path / "bare"
+    shutil.copytree(indexed, bare, ignore=shutil.ignore_patterns("*.sock", "watch*"))
+    (bare / "memcli.toml").unlink()  # its [search] / [inject] keys: no index setting
+    modules = cold_run(bare, "search", ["search", "python tests", "--no-touch"], "m8f3a2c1")
+    assert "tomllib" not in modules
+
+
 def test_a_layered_cold_search_imports_only_its_path(
     indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
