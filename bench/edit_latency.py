@@ -73,7 +73,7 @@ def measure(size: int, trials: int, runs: int, tmp: Path) -> dict[str, object]:
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     ws, seconds = prepared(size, tmp, env)
     # a reused workspace keeps an earlier run's edit of its first entry: each trial
-    # writes a word of its own (edit_to_searchable), so none is found before its edit
+    # writes a word of this run's own (edit_to_searchable), found only after its edit
     result: dict[str, object] = {"size": size, "prepare_s": seconds}
     result["search_no_watcher"] = timed_runs(
         memcli_cmd(ws, "search", "{q}", "--no-touch"), max(3, runs // 2), env

@@ -31,6 +31,7 @@ indexed workspace (its `.memcli/` included) instead of generating and indexing o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -39,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -196,7 +198,7 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
         text = memory.read_text()
         start = text.index("\n- ") + 1
         end = text.index("\n", start)
-        token = f"zebracorn{trial}x"
+        token = f"zebracorn{os.getpid()}t{trial}x"  # never in a workspace reused (--keep)
         line = text[start:end]
         new_line = f"- {token} quartz migration note" + line[line.index(" <!--") :]
         tmp = ws / ".memory.md.tmp"
@@ -204,14 +206,12 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
         started = time.perf_counter()
         os.replace(tmp, memory)
         while True:
-            import contextlib
             import io
 
             buffer = io.StringIO()
-            with contextlib.redirect_stdout(buffer):
-                code = try_daemon(
-                    ["-w", str(ws), "search", token, "--mode", "keyword", "-n", "1", "--no-touch"]
-                )
+            argv = ["-w", str(ws), "search", token, "--mode", "keyword", "-n", "1", "--no-touch"]
+            with contextlib.redirect_stdout(buffer), _environment(env):
+                code = try_daemon(argv)
             if code == 0 and token in buffer.getvalue():
                 break
             if time.perf_counter() - started > 30:
@@ -226,6 +226,20 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
         "first_ms": round(delays[0], 1),  # the first edit after the watcher started
         "later_p50_ms": round(statistics.median(later), 1),
     }
+
+
+@contextlib.contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment is `env` meanwhile: a watcher answers only clients
+    whose settings environment (MEMCLI_LAYERS_READ, …) equals its own."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:

@@ -1,5 +1,6 @@
 """The fast query path: the same sentence-transformers model exported once to ONNX and run
-with onnxruntime + tokenizers, so a search in a fresh process imports no torch.
+with onnxruntime + tokenizers, so a search in a fresh process imports no torch (and a BERT
+model's ASCII query is tokenized in Python, memcli.index.wordpiece: no tokenizers either).
 
 The families people pick work alike: BERT (all-MiniLM-L6-v2, multilingual MiniLM) takes
 token_type_ids, XLM-RoBERTa (multilingual-e5, paraphrase-multilingual-mpnet) does not;
