@@ -1690,4 +1690,12 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_wordpiece.py::test_a_file_for_another_tokenizer_file_or_length_is_not_used",
         why="a model's tokenizer changed, or another model's file: the old vocabulary used",
     ),
+    m(
+        "watcher-start-forgets-the-files-heads",
+        "memcli/surfaces/daemon/service.py",
+        "                manager.embedding_cache(cache)\n        self._remember_heads()\n",
+        "                manager.embedding_cache(cache)\n",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_files_newest_version_at_hand",
+        why="the first hand edit after a watcher starts reads its delta's base back (0.2 s at 100k)",
+    ),
 ]
