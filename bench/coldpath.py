@@ -148,6 +148,10 @@ def child(ws: Path, command: str) -> dict[str, float]:
     args, stdin = command_args(ws, command)
     if stdin is not None:
         sys.stdin = io.StringIO(stdin)
+    if command != "hook":
+        import gc
+
+        gc.disable()  # as the entry point does for a read answered without Typer
     clock.enter("the rest")
     with contextlib.redirect_stdout(io.StringIO()):
         code = run(args)

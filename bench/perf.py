@@ -1,6 +1,7 @@
 """Latency and throughput of whole memcli processes on generated workspaces.
 
     python bench/perf.py [--sizes 1000,10000,100000] [--runs 20] [--json]
+    python bench/perf.py --sizes 10000 --workspace INDEXED [--runs 20]   # no build
     python bench/perf.py --compare OLD_CHECKOUT [--sizes 1000] [--runs 60] [--json]
 
 For each size: full index build (entries/s, against the raw model throughput measured in
@@ -8,7 +9,8 @@ the same run), peak memory, `memcli search` wall time with the watcher running (
 fast path) and without it (ONNX query path, index current), `memcli inject --max-tokens
 2000` with the watcher, and the time from editing one entry to seeing it in search
 results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
-process) is measured in the same run for comparison.
+process) is measured in the same run for comparison. `--workspace INDEXED` (one size)
+measures on a copy of an already indexed workspace and skips the build.
 
 Beside each path, the floor the machine cannot go below (issue 36 item 4), each a
 process of its own: a bare interpreter start, importing numpy and onnxruntime, one query
@@ -42,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -242,10 +245,19 @@ def _environment(env: dict[str, str]) -> Iterator[None]:
         os.environ.update(saved)
 
 
-def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
-    ws = generate(tmp / f"ws-{size}", size)
+def measure(size: int, runs: int, tmp: Path, indexed: Path | None = None) -> dict[str, object]:
+    """The figures of one size; with `indexed` (an indexed workspace of that size) on a
+    copy of it, without building (no build figures)."""
     env = _bench_env()
-    result: dict[str, object] = {"size": size, "build": build(ws)}
+    if indexed is None:
+        ws = generate(tmp / f"ws-{size}", size)
+        result: dict[str, object] = {"size": size, "build": build(ws)}
+    else:
+        import shutil
+
+        ws = tmp / f"ws-{size}"
+        shutil.copytree(indexed, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        result = {"size": size}
     result["search_no_watcher"] = timed_runs(
         memcli_cmd(ws, "search", "{q}", "--no-touch"), runs, env
     )
@@ -394,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--compare", type=Path, metavar="OLD_CHECKOUT")
-    parser.add_argument("--workspace", type=Path, metavar="INDEXED", help="--compare on a copy")
+    parser.add_argument(
+        "--workspace", type=Path, metavar="INDEXED", help="on a copy of it (one size; no build)"
+    )
     args = parser.parse_args(argv)
     import compileall
 
@@ -416,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
-            results.append(measure(size, args.runs, Path(tmp)))
+            results.append(measure(size, args.runs, Path(tmp), args.workspace))
             if not args.json:
                 print(json.dumps(results[-1]), file=sys.stderr)
     if args.json:
@@ -446,8 +460,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"{'':34}" + "".join(f"{r['size']:>16,}" for r in results))
     for label, get in rows:
-        print(f"{label:34}" + "".join(f"{str(get(r)):>16}" for r in results))
+        print(f"{label:34}" + "".join(f"{_cell(get, r):>16}" for r in results))
     return 0
+
+
+def _cell(get: Any, result: dict) -> str:
+    """One figure of the table ("-" where it was not measured: no build with --workspace)."""
+    try:
+        return str(get(result))
+    except KeyError:
+        return "-"
 
 
 def _pair(data: dict, second: str = "p95_ms") -> str:
