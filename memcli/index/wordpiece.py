@@ -1,6 +1,6 @@
 """A BERT WordPiece tokenizer for ASCII queries, in Python, so that a one-off search need
 not import `tokenizers` and parse the model's tokenizer.json (≈ 40 ms of CPU per process
-on the shared machine: a third of what a cold search spends above its imports).
+on the loaded 2-core machine).
 
 It does exactly what the `tokenizers` pipeline of a BERT model does to ASCII text:
 BertNormalizer (control characters dropped, whitespace made spaces, lower-cased; accents
