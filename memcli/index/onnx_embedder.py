@@ -1,5 +1,6 @@
 """The fast query path: the same sentence-transformers model exported once to ONNX and run
-with onnxruntime + tokenizers, so a search in a fresh process imports no torch.
+with onnxruntime + tokenizers, so a search in a fresh process imports no torch (and a BERT
+model's ASCII query is tokenized in Python, memcli.index.wordpiece: no tokenizers either).
 
 The families people pick work alike: BERT (all-MiniLM-L6-v2, multilingual MiniLM) takes
 token_type_ids, XLM-RoBERTa (multilingual-e5, paraphrase-multilingual-mpnet) does not;
@@ -72,7 +73,8 @@ class OnnxEmbedder:
 
     def __init__(self, model_id: str, model_setting: str = "") -> None:
         import onnxruntime as ort
-        from tokenizers import Tokenizer
+
+        from memcli.index import wordpiece
 
         # the environment switch (memcli/__init__.py) is what stops the native uploader;
         # this turns off the events themselves too
@@ -86,11 +88,42 @@ class OnnxEmbedder:
         self._inputs = tuple(meta.get("inputs", INPUTS))  # exports before the field: all
         kept = directory / "tokenizer.json"
         source = kept if kept.is_file() else model_source_dir(model_setting) / "tokenizer.json"
-        self._tokenizer = Tokenizer.from_file(str(source))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(int(meta.get("max_seq_length", 256)))
+        self._source = source
+        self._max_length = int(meta.get("max_seq_length", 256))
+        self._hub_tokenizer = None  # `tokenizers`, loaded when the fast path declines
+        # a BERT model's ASCII queries are tokenized in Python (memcli.index.wordpiece);
+        # its file is written from `tokenizers` the first time
+        key = wordpiece.source_key(source, self._max_length)
+        self._fast = wordpiece.load(directory, key)
+        if self._fast is None:
+            self._fast = wordpiece.save(directory, key, self._tokenizer)
         self._session = _session(ort, directory)
         self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
+
+    @property
+    def _tokenizer(self):  # noqa: ANN202 - a tokenizers.Tokenizer
+        """The model's own tokenizer (`tokenizers`), loaded on first use."""
+        if self._hub_tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tokenizer = Tokenizer.from_file(str(self._source))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(self._max_length)
+            self._hub_tokenizer = tokenizer
+        return self._hub_tokenizer
+
+    def _encode(self, text: str) -> dict[str, list[int]]:
+        """The model's inputs for `text` (input_ids, attention_mask, token_type_ids)."""
+        ids = self._fast.encode(text) if self._fast is not None else None
+        if ids is not None:
+            return {"input_ids": ids, "attention_mask": [1] * len(ids),
+                    "token_type_ids": [0] * len(ids)}
+        encoding = self._tokenizer.encode(text)
+        return {
+            "input_ids": encoding.ids,
+            "attention_mask": encoding.attention_mask,
+            "token_type_ids": encoding.type_ids,
+        }
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed `texts` now, in one padded batch (one pass over the weights for all of
@@ -98,16 +131,11 @@ class OnnxEmbedder:
         texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
         if not texts:
             return
-        encodings = [self._tokenizer.encode(t) for t in texts]
-        width = max(len(e.ids) for e in encodings)
+        encodings = [self._encode(t) for t in texts]
+        width = max(len(e["input_ids"]) for e in encodings)
         batch = {name: np.zeros((len(texts), width), dtype=np.int64) for name in self._inputs}
-        for row, encoding in enumerate(encodings):
-            size = len(encoding.ids)
-            values = {
-                "input_ids": encoding.ids,
-                "attention_mask": encoding.attention_mask,
-                "token_type_ids": encoding.type_ids,
-            }
+        for row, values in enumerate(encodings):
+            size = len(values["input_ids"])
             for name in self._inputs:
                 batch[name][row, :size] = values[name]
         vectors = self._session.run(None, batch)[0]
@@ -122,12 +150,7 @@ class OnnxEmbedder:
             if fetched is not None:
                 out[row] = fetched
                 continue
-            encoding = self._tokenizer.encode(text)
-            values = {
-                "input_ids": encoding.ids,
-                "attention_mask": encoding.attention_mask,
-                "token_type_ids": encoding.type_ids,
-            }
+            values = self._encode(text)
             feed = {name: np.array([values[name]], dtype=np.int64) for name in self._inputs}
             out[row] = self._session.run(None, feed)[0][0]
         return out

@@ -71,6 +71,7 @@ class IndexManager(IndexState):
         self._embedder: Embedder | None = None
         self._query_factory = query_factory
         self._query: Embedder | None = None
+        self._starting: tuple[object, list] | None = None  # (thread, [its embedder])
         #: what the last sync that changed the index did (a watcher reports it)
         self.last_report: SyncReport | None = None
         self.behind: str | None = None  # the writer that left the index behind (ensure)
@@ -101,9 +102,39 @@ class IndexManager(IndexState):
         """The embedder for queries and small updates: the ONNX fast path when it is
         available, else the bulk embedder."""
         if self._query is None:
-            fast = self._query_factory() if self._query_factory else None
+            made: list = []
+            if self._starting is not None:  # start_query_embedder's thread
+                thread, made = self._starting
+                thread.join()  # type: ignore[attr-defined]
+                self._starting = None
+            # not started, or its start failed: made here, where it fails as it would have
+            factory = self._query_factory
+            fast = made[0] if made else (factory() if factory else None)
             self._query = fast or self.embedder
         return self._query
+
+    def start_query_embedder(self, texts: Sequence[str] = ()) -> None:
+        """Start the query embedder, and embed `texts` with it, in a thread of its own,
+        for a one-off process to read the index meanwhile: onnxruntime lets go of the
+        interpreter while it loads its session and runs the model (≈ 20–35 ms of a cold
+        search on the shared machine). `query_embedder` takes it when asked for. Nothing
+        to do once the embedder is there (a watcher's) or being started."""
+        if self._query is not None or self._starting is not None or not self._query_factory:
+            return
+        import threading
+
+        factory, made = self._query_factory, []
+
+        def start() -> None:
+            with contextlib.suppress(Exception):  # a failed start is made again by the
+                made.append(factory())  # caller of query_embedder, where it fails as ever
+                prefetch = getattr(made[0], "prefetch", None)
+                if prefetch is not None and texts:
+                    prefetch(list(texts))  # (if this fails, embed computes them)
+
+        thread = threading.Thread(target=start, name="memcli-query-embedder", daemon=True)
+        self._starting = (thread, made)
+        thread.start()
 
     @property
     def model_id(self) -> str:
@@ -305,6 +336,25 @@ class IndexManager(IndexState):
             self._save_manifest({**manifest, "backend": self.backend.revision()})
             if current:
                 self._snapshot = ((self.backend.revision(), name), snapshot[1])
+
+    def hold_parsed(self) -> bool:
+        """Serve the entries from the store's own parse of the files rather than from
+        the snapshot's copies, when the index is current for them (a watcher, at its
+        start): the parse each hand edit's reparse builds on, so that the search view
+        carries over to the edit's entries instead of being derived anew for every entry
+        (≈ 0.15 s of the first edit at 100k entries). True when it did."""
+        manifest = self.read_manifest()
+        if not manifest or manifest.get("corrupt") or not self.is_current(manifest):
+            return False
+        entries, signature = self._read_entries()
+        recorded = manifest["files"]
+        if {n: r[:5] for n, r in signature.items()} != {n: r[:5] for n, r in recorded.items()}:
+            return False  # a file moved on meanwhile: its sync will read it
+        unique = unique_entries(entries)
+        if len(unique) != manifest["count"]:
+            return False
+        self._snapshot = ((manifest["backend"], manifest.get("entries")), unique)
+        return True
 
     def _write_state(self, unique: list[Entry], signature: dict[str, list]) -> None:
         """Record that the backend now holds `unique` as read under `signature`."""

@@ -54,6 +54,8 @@ def pack_block(
 
     cfg = rt.settings.inject
     budget = cfg.max_tokens if request.max_tokens is None else request.max_tokens
+    if request.context and rt.settings.search.mode != "keyword":
+        rt.index_manager.start_query_embedder()  # its session loads while tiktoken does
     counter = counter_for(rt, request)
     found = candidates(rt, request, search, view, budget)
     return pack(found, budget, counter, request.fmt, cfg.reserved_share)

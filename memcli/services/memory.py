@@ -234,6 +234,8 @@ class Memory(Upkeep):
 
         if floor is None and q.min_score is not None:  # asked for: replaces the floor
             floor = 0.0
+        if q.query and (q.mode or self.settings.search.mode) != "keyword":
+            self.index_manager.start_query_embedder([q.query])  # while the index loads
         hits = checked_hits(self.searcher, q, self._ready, self.access.load, progress, floor)
         if q.touch and hits:
             self.access.touch(h.entry.id for h in hits)

@@ -117,3 +117,68 @@ def test_a_watcher_with_idle_exit_leaves_by_itself(workspace: Path, exported) ->
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_memcli_mcp_starts_a_watcher_that_serves_the_next_search(
+    workspace: Path, tmp_path: Path, exported  # noqa: ANN001 - the session's ONNX export
+) -> None:
+    """A real MCP client over stdio starts `memcli mcp` in a workspace no watcher serves:
+    a watcher comes up for that workspace (not waited for: the tool call is answered by
+    the server itself), serves the next `memcli search`, and `watch --stop` stops it."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from memcli.services.memory import Memory
+
+    Memory(workspace, notify=lambda m: None, embedder_factory=lambda: exported).index()
+    env = agent_env(tmp_path / "home")
+    assert watch_status(workspace) is None
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memcli", "-w", str(workspace), "mcp"],
+        env={k: v for k, v in env.items() if k.startswith(("XDG_", "HF_", "PATH", "HOME"))},
+    )
+
+    async def session_run() -> dict:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            found = await session.call_tool("search_memories", {"query": "python tests"})
+            assert not found.is_error, found
+            wait_until(lambda: watch_status(workspace) is not None, timeout=180)
+            return watch_status(workspace)
+
+    try:
+        status = anyio.run(session_run)
+        assert status is not None
+        log = (workspace / ".memcli" / "watch.log").read_text()
+        assert "started for an agent" in log and f"watching {workspace}" in log
+        assert str(workspace) in autostart.started(env)
+
+        search = subprocess.run(
+            [MEMCLI, "-w", str(workspace), "search", "python tests", "--no-touch"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert search.returncode == 0, search.stderr
+        assert "m8f3a2c1" in search.stdout
+        after = watch_status(workspace)
+        # served: the search, and this status query (each counts)
+        assert after is not None and after["requests"] == status["requests"] + 2
+        assert after["pid"] == status["pid"]
+
+        stop = subprocess.run(
+            [MEMCLI, "-w", str(workspace), "watch", "--stop"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+        assert stop.returncode == 0, stop.stderr
+        wait_until(lambda: watch_status(workspace) is None, timeout=60)
+    finally:
+        running = watch_status(workspace)
+        if running is not None:
+            os.kill(int(running["pid"]), signal.SIGTERM)

@@ -84,6 +84,7 @@ SEARCH = BASE | {
     "memcli.index.sync",
     "memcli.index.tokenize",
     "memcli.index.vectors",
+    "memcli.index.wordpiece",
     "memcli.index.write_errors",
     "memcli.logic",
     "memcli.logic.search",
@@ -130,6 +131,9 @@ NEVER_OURS = {
 }
 NEVER = {"rich", "typer", "click", "pydantic", "torch", "sentence_transformers", "transformers"}
 NEVER |= {"faiss", "pysbd", "watchdog", "mcp", "merge3", "jieba"}
+#: an ASCII query is tokenized in Python (memcli.index.wordpiece, its file kept beside
+#: the export by the first run): no `tokenizers` and no parse of tokenizer.json
+NEVER |= {"tokenizers"}
 
 #: and a search of a workspace that reads the per-user layer beside its own
 LAYERED = SEARCH | {
@@ -180,6 +184,18 @@ def test_a_cold_read_imports_only_its_path(
         assert "onnxruntime" in tops  # the query path, not torch
     if "--no-touch" in args or name == "get":
         assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
+
+
+def test_a_workspace_without_settings_files_parses_no_toml(
+    indexed: Path, tmp_path: Path
+) -> None:
+    """`memcli init` writes no memcli.toml: a cold search of such a workspace (and no
+    user config) does not import tomllib."""
+    bare = tmp_path / "bare"
+    shutil.copytree(indexed, bare, ignore=shutil.ignore_patterns("*.sock", "watch*"))
+    (bare / "memcli.toml").unlink()  # its [search] / [inject] keys: no index setting
+    modules = cold_run(bare, "search", ["search", "python tests", "--no-touch"], "m8f3a2c1")
+    assert "tomllib" not in modules
 
 
 def test_a_layered_cold_search_imports_only_its_path(
