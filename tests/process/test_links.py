@@ -23,19 +23,13 @@ import pytest
 from memcli.core.errors import MemcliError
 from memcli.services.memory import Memory
 from tests.support.env import make_workspace
+from tests.support.processes import memcli as run_memcli
 from tests.support.round4_links import BASH, EVIL, FILES, OTHER_UID, cloned, relink, tree
 
 
 def memcli(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """`memcli -w ws ARGS` in its own process (no watcher)."""
-    env = {**os.environ, "MEMCLI_NO_DAEMON": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "memcli", "-w", str(ws), *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    return run_memcli(ws, *args, env={**os.environ, "MEMCLI_NO_DAEMON": "1"})
 
 
 # the issue's attacks: (the link in the clone, where it points from the workspace, the
