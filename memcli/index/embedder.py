@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
@@ -68,11 +68,17 @@ def model_id_for(setting: str) -> str:
 class SentenceTransformerEmbedder:
     """sentence-transformers on the CPU; `model` is a local path or a cached model name."""
 
-    def __init__(self, model: str = "", batch_size: int = 64) -> None:
+    def __init__(
+        self,
+        model: str = "",
+        batch_size: int = 64,
+        before_load: Callable[[], object] | None = None,
+    ) -> None:
         self.model_id = model_id_for(model)
         self._model_arg = model.strip()
         self.batch_size = batch_size
         self._model = None
+        self._before_load = before_load  # once, just before the model first loads
         self.dim = self._read_dim()
 
     def _read_dim(self) -> int:
@@ -86,6 +92,9 @@ class SentenceTransformerEmbedder:
         return self._load().get_sentence_embedding_dimension()
 
     def _load(self):  # noqa: ANN202 - SentenceTransformer is imported lazily
+        if self._model is None and self._before_load is not None:
+            first, self._before_load = self._before_load, None
+            first()  # may load the model itself (the ONNX export does)
         if self._model is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

@@ -228,16 +228,21 @@ def _bulk_embedder(
     model: str, batch_size: int, report: Callable[[int, int, str], None] | None
 ) -> Embedder:
     """sentence-transformers, and with `report` (the ONNX export is on) the one-time
-    export made first if it is missing: its first step is said before torch loads, so a
+    export made first if it is missing, when the model first loads (a sync with nothing
+    to embed never loads it): the export's first step is said before torch loads, so a
     first run in a fresh cache is not silent while torch imports (issue 37), and the
     queries after it take the fast path."""
     from memcli.index.embedder import SentenceTransformerEmbedder
 
-    embedder = SentenceTransformerEmbedder(model, batch_size)
-    if report is not None:
+    if report is None:
+        return SentenceTransformerEmbedder(model, batch_size)
+
+    def export_first() -> None:
         from memcli.index import onnx_embedder
 
         onnx_embedder.export(model, embedder, report)  # at once when it is there
+
+    embedder = SentenceTransformerEmbedder(model, batch_size, before_load=export_first)
     return embedder
 
 

@@ -1771,4 +1771,14 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_query_start.py::test_a_search_starts_it_ahead_and_uses_it",
         why="a cold search loads its ONNX session only after the index, not meanwhile",
     ),
+    m(
+        "bulk-embedder-exports-when-built",
+        "memcli/index/embedder.py",
+        "        self._before_load = before_load  # once, just before the model first loads\n",
+        "        self._before_load = None\n        if before_load is not None:\n"
+        "            before_load()\n",
+        f"{INTEG}test_lazy_export.py",
+        why="every sync in a fresh cache exports the model (torch, seconds), even with "
+        "nothing to embed",
+    ),
 ]

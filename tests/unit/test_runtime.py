@@ -57,3 +57,4 @@ def test_ready_refuses_a_missing_workspace(tmp_path: Path) -> None:
     mem = Memory(tmp_path / "nowhere", notify=lambda m: None)
     with pytest.raises(WorkspaceError):
         mem.ready()
+
