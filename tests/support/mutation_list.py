@@ -1764,11 +1764,27 @@ MUTATIONS: list[Mutation] = [
         why="a model's tokenizer changed, or another model's file: the old vocabulary used",
     ),
     m(
+        "watcher-start-forgets-the-files-heads",
+        "memcli/surfaces/daemon/service.py",
+        "                manager.embedding_cache(cache)\n        self._remember_heads()\n",
+        "                manager.embedding_cache(cache)\n",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_files_newest_version_at_hand",
+        why="the first hand edit after a watcher starts reads its delta's base back (0.2 s at 100k)",
+    ),
+    m(
         "cold-search-starts-its-query-embedder-late",
         "memcli/services/memory.py",
         "            self.index_manager.start_query_embedder([q.query])  # while the index loads\n",
         "            pass\n",
         f"{UNIT}test_query_start.py::test_a_search_starts_it_ahead_and_uses_it",
         why="a cold search loads its ONNX session only after the index, not meanwhile",
+    ),
+    m(
+        "watcher-serves-before-deriving-the-view",
+        "memcli/surfaces/daemon/service.py",
+        "        self._warm_view()\n",
+        "",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_carries_the_search_view_over",
+        why="the first searches a watcher serves derive the view (0.7 s p95 at 100k)",
     ),
 ]
