@@ -337,6 +337,25 @@ class IndexManager(IndexState):
             if current:
                 self._snapshot = ((self.backend.revision(), name), snapshot[1])
 
+    def hold_parsed(self) -> bool:
+        """Serve the entries from the store's own parse of the files rather than from
+        the snapshot's copies, when the index is current for them (a watcher, at its
+        start): the parse each hand edit's reparse builds on, so that the search view
+        carries over to the edit's entries instead of being derived anew for every entry
+        (≈ 0.15 s of the first edit at 100k entries). True when it did."""
+        manifest = self.read_manifest()
+        if not manifest or manifest.get("corrupt") or not self.is_current(manifest):
+            return False
+        entries, signature = self._read_entries()
+        recorded = manifest["files"]
+        if {n: r[:5] for n, r in signature.items()} != {n: r[:5] for n, r in recorded.items()}:
+            return False  # a file moved on meanwhile: its sync will read it
+        unique = unique_entries(entries)
+        if len(unique) != manifest["count"]:
+            return False
+        self._snapshot = ((manifest["backend"], manifest.get("entries")), unique)
+        return True
+
     def _write_state(self, unique: list[Entry], signature: dict[str, list]) -> None:
         """Record that the backend now holds `unique` as read under `signature`."""
         old = self.read_manifest() or {}
