@@ -216,7 +216,7 @@ class WatchService:
             self.memory.index_manager.hold_parsed()
             for _ in range(2):
                 self.memory.search(WARM_UP_QUERY, touch=False)
-        except MemcliError as exc:  # only a head start: the first request derives it
+        except Exception as exc:  # noqa: BLE001 - only a head start: a request derives it
             self.log(f"warning: could not prepare the search view ahead: {exc}")
 
     def _read_embedding_cache(self) -> None:
