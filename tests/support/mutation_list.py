@@ -1787,4 +1787,13 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_watch_start.py::test_the_first_edit_carries_the_search_view_over",
         why="the first searches a watcher serves derive the view (0.7 s p95 at 100k)",
     ),
+    m(
+        "wordpiece-one-file-for-every-install",
+        "memcli/index/wordpiece.py",
+        '    return directory / f"{PREFIX}{digest}.txt"\n',
+        '    return directory / "wordpiece.txt"\n',
+        f"{UNIT}test_wordpiece.py::test_each_tokenizer_file_has_a_kept_file_of_its_own",
+        why="two installs sharing the user cache write the file over each other's: "
+        "every cold search of one imports `tokenizers` and writes it again",
+    ),
 ]
