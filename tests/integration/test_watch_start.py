@@ -147,3 +147,115 @@ def test_a_batch_whose_sync_failed_is_caught_up_without_another_edit(
         assert hits and "zebracorns" in hits[0].entry.text
     finally:
         service.stop()
+
+
+def _in_place(path: Path, line: str) -> None:
+    """A hand edit as an editor saving in place makes it: the same inode overwritten,
+    then cut (tests/support/reliability.py's HAND_IN_PLACE)."""
+    data = path.read_text().replace("## Lessons\n", f"## Lessons\n- {line}\n", 1).encode()
+    with path.open("r+b") as handle:
+        handle.write(data)
+        handle.truncate()
+
+
+def _index_matches_the_files(root: Path) -> bool:
+    """The index says it is current and holds every entry of the files, as they are now
+    (what tests/support/reliability.py's concurrency scenario checks at its end)."""
+    from memcli.index.sync import content_key
+
+    mem = Memory(root, notify=lambda m: None)
+    manager = mem.index_manager
+    if not manager.is_current(manager.read_manifest()):
+        return False
+    seen: dict[str, str] = {}
+    for entry in mem.store.entries(include_archived=True, warn=lambda p: None):
+        seen.setdefault(entry.id, content_key(entry))
+    return manager.backend.fingerprint().keys == seen
+
+
+MOMENTS = ["after-start-sync", "inside-hold", "held-not-serving", "reading-heads"]
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+def test_a_hand_edit_landing_while_the_watcher_starts_is_indexed(
+    workspace: Path, exported, monkeypatch: pytest.MonkeyPatch, moment: str
+) -> None:
+    """A hand edit saved in place while the watcher starts (after its start-up sync,
+    between the check and the parse of the entries it holds, after holding them but
+    before serving, or while its start-up thread reads the files' newest versions)
+    reaches no file event (the observer starts last): the watcher's catch-up indexes it,
+    and no state held from before it ever makes the index say it is current without it.
+    (Written for the loss test_reliability's concurrency scenario saw with these start-up
+    steps in, which none of these moments reproduces.)"""
+    from memcli.services.indexing import IndexManager
+    from memcli.store import history_objects
+
+    Memory(workspace, notify=lambda m: None).index()
+    learnings = workspace / "learnings.md"
+    service = WatchService(workspace, log=lambda message: None)
+    monkeypatch.setattr(service.server, "detach_stdin", False)
+    edits: list[str] = []
+
+    def edit_once() -> None:
+        if not edits:
+            edits.append("Keeps quartz zebracorns in the staging cluster")
+            _in_place(learnings, edits[0])
+
+    held: list[bool] = []
+    holding: list[bool] = []
+    real_hold = IndexManager.hold_parsed
+
+    def hold(self: IndexManager) -> bool:
+        if moment == "after-start-sync":
+            edit_once()
+        holding.append(True)
+        held.append(real_hold(self))
+        return held[-1]
+
+    monkeypatch.setattr(IndexManager, "hold_parsed", hold)
+    if moment == "inside-hold":  # after its check that the index is current
+        real_read = IndexManager._read_entries
+
+        def read_after_edit(self: IndexManager) -> tuple:
+            if holding and not held:
+                edit_once()
+            return real_read(self)
+
+        monkeypatch.setattr(IndexManager, "_read_entries", read_after_edit)
+    elif moment == "held-not-serving":
+        real_start = service.server.start
+
+        def serve_after_edit() -> None:
+            edit_once()
+            real_start()
+
+        monkeypatch.setattr(service.server, "start", serve_after_edit)
+    elif moment == "reading-heads":  # learnings.md read and hashed, its head not checked
+        real_sha = history_objects.sha256
+
+        def hash_then_edit(data: bytes) -> str:
+            digest = real_sha(data)
+            if b"## Lessons" in data:
+                edit_once()
+            return digest
+
+        monkeypatch.setattr(history_objects, "sha256", hash_then_edit)
+    service.start()
+    try:
+        service.cache_reader.join(timeout=60)
+        monkeypatch.undo()  # the hooks have done their part
+        assert edits, f"the edit at {moment} did not happen"
+        # the entries are held only when the index was current for the files then
+        assert held == [moment not in ("after-start-sync", "inside-hold")]
+        service._catch_up()
+        assert _index_matches_the_files(workspace)
+        hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)
+        assert hits and "zebracorns" in hits[0].entry.text
+        # and the first edit that does reach the watcher as an event
+        _in_place(learnings, "Keeps spare onyx narwhals in the billing rack")
+        service.on_batch(["learnings.md"])
+        assert _index_matches_the_files(workspace)
+        hits = service.memory.search("onyx narwhals", mode="keyword", limit=1, touch=False)
+        assert hits and "narwhals" in hits[0].entry.text
+    finally:
+        service.stop()
