@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from memcli.index.embedder import EmbeddingCache
 from memcli.services.memory import Memory
 from memcli.surfaces.daemon.service import WatchService
 
@@ -26,8 +27,13 @@ def test_the_first_edit_finds_the_embedding_cache_read_and_grown(
     try:
         service.cache_reader.join(timeout=60)
         manager = service.memory.index_manager
-        cache = manager._cache  # read by the watcher's start, not by a sync
-        assert cache is not None
+        loads: list[object] = []
+        real_load = EmbeddingCache._load
+        monkeypatch.setattr(
+            EmbeddingCache, "_load", lambda self: loads.append(self) or real_load(self)
+        )
+        cache = manager.embedding_cache()  # read by the watcher's start, not by a sync
+        assert loads == []
         held = cache._matrix  # with room for the next vectors: the edit adds, never copies
         assert len(held) > len(cache._rows)
         memory = workspace / "memory.md"
@@ -245,8 +251,9 @@ def test_a_hand_edit_landing_while_the_watcher_starts_is_indexed(
         service.cache_reader.join(timeout=60)
         monkeypatch.undo()  # the hooks have done their part
         assert edits, f"the edit at {moment} did not happen"
-        # the entries are held only when the index was current for the files then
-        assert held == [moment not in ("after-start-sync", "inside-hold")]
+        # the entries are held only when the index was current for the files then (the
+        # heads are read before they are held)
+        assert held == [moment == "held-not-serving"]
         service._catch_up()
         assert _index_matches_the_files(workspace)
         hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)

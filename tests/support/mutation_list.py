@@ -1766,8 +1766,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "watcher-start-forgets-the-files-heads",
         "memcli/surfaces/daemon/service.py",
-        "                manager.embedding_cache(cache)\n        self._remember_heads()\n",
-        "                manager.embedding_cache(cache)\n",
+        "        self._remember_heads()\n        self._warm_view()\n",
+        "        self._warm_view()\n",
         f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_files_newest_version_at_hand",
         why="the first hand edit after a watcher starts reads its delta's base back (0.2 s at 100k)",
     ),
@@ -1817,5 +1817,13 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_watch_start.py::test_a_hand_edit_landing_while_the_watcher_starts_is_indexed",
         why="a hand edit saved while the watcher holds the parsed entries: the view serves "
         "entries the index does not have",
+    ),
+    m(
+        "watcher-start-leaves-the-embedding-cache-unread",
+        "memcli/services/indexing.py",
+        "            if read and self._cache is None:\n                loaded = read[0]\n",
+        "            pass\n",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_embedding_cache_read_and_grown",
+        why="the first hand edit reads the 150 MB cache itself and grows it (2.3 s at 100k)",
     ),
 ]

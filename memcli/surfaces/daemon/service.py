@@ -19,7 +19,6 @@ from typing import Any
 from memcli.core.errors import MemcliError
 from memcli.core.names import CONFIG_FILE
 from memcli.core.registry import BUILTIN, Registry
-from memcli.index.embedder import EmbeddingCache
 from memcli.services.health import Check
 from memcli.services.memory import shared_memory
 from memcli.store.workspace import Resolved
@@ -80,9 +79,8 @@ class WatchService:
         )
         self.watcher = Watcher(self.root, self.on_batch, files=self._files)
         self.layers = LayerWatch(self, log)  # the other layers the workspace reads
-        self.cache_reader = threading.Thread(
-            target=self._read_embedding_cache, name="memcli-cache", daemon=True
-        )
+        #: the thread reading the embedding cache at start (IndexManager.read_cache_ahead)
+        self.cache_reader: Any = None
 
     def _files(self) -> Registry:
         """The workspace's registry as memcli.toml has it now (a bad `[files]`: the
@@ -182,11 +180,18 @@ class WatchService:
             raise RuntimeError(f"another memcli watch already serves {self.root}")
         self.memory.long_lived()
         started = time.perf_counter()
+        # the embedding cache is read while the files are parsed and the model warms up
+        # (≈ 2 s at 100k entries): the first hand edit finds it read, with room to grow
+        self.cache_reader = self.memory.index_manager.read_cache_ahead(
+            RESERVED_VECTORS,
+            lambda exc: self.log(f"warning: could not read the embedding cache ahead: {exc}"),
+        )
         report = self.memory.index()
         self._reported = self.memory.index_manager.last_report
         # a query, then an entry's length: onnxruntime sizes its buffers on the first run
         # of each length, which the first edit paid (≈ 0.2 s)
         self.memory.index_manager.query_embedder.embed(["warm up", WARM_UP_TEXT])
+        self._remember_heads()
         self._warm_view()
         # The warm index, model and memos live as long as the process: keep the cyclic
         # garbage collector from rescanning them after every batch (an edit of a 10k
@@ -202,7 +207,6 @@ class WatchService:
         self.watcher.start()
         self.layers.tick()
         self._flusher.start()
-        self.cache_reader.start()
         self.log(f"serving search, inject and get on {self.server.path}")
 
     def _warm_view(self) -> None:
@@ -218,23 +222,6 @@ class WatchService:
                 self.memory.search(WARM_UP_QUERY, touch=False)
         except Exception as exc:  # noqa: BLE001 - only a head start: a request derives it
             self.log(f"warning: could not prepare the search view ahead: {exc}")
-
-    def _read_embedding_cache(self) -> None:
-        """Read the embedding cache (with room for new vectors) now rather than on the
-        first edit, which waited for it (1 s at 100k entries, later edits 0.2 s); off
-        the lock, so requests are served meanwhile."""
-        manager = self.memory.index_manager
-        model = manager.embedder  # its identity only: nothing is embedded here
-        try:
-            cache = EmbeddingCache(manager.cache_dir, model.model_id, model.dim)
-            cache.reserve(RESERVED_VECTORS)
-        except Exception as exc:  # noqa: BLE001 - only a head start: the first edit reads it
-            self.log(f"warning: could not read the embedding cache ahead: {exc}")
-            return
-        with self.lock:
-            if self.memory.index_manager is manager:  # memcli.toml did not change meanwhile
-                manager.embedding_cache(cache)
-        self._remember_heads()
 
     def _remember_heads(self) -> None:
         """Hold the curated files' content (memory.md, learnings.md, …: the ones hand
