@@ -1826,4 +1826,12 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_embedding_cache_read_and_grown",
         why="the first hand edit reads the 150 MB cache itself and grows it (2.3 s at 100k)",
     ),
+    m(
+        "graph-read-from-disk-gets-no-room",
+        "memcli/index/vectors.py",
+        "                array.resize(size + rows * unit)\n",
+        "",
+        f"{UNIT}test_vector_room.py::test_the_first_add_after_make_room_copies_nothing",
+        why="the first add to a graph read from disk copies all of it (0.3 s at 100k)",
+    ),
 ]

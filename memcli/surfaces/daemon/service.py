@@ -220,6 +220,9 @@ class WatchService:
             self.memory.index_manager.hold_parsed()
             for _ in range(2):
                 self.memory.search(WARM_UP_QUERY, touch=False)
+            make_room = getattr(self.memory.index_manager.backend, "make_room", None)
+            if make_room is not None:  # the local index: a graph's first add copies it
+                make_room(RESERVED_VECTORS)
         except Exception as exc:  # noqa: BLE001 - only a head start: a request derives it
             self.log(f"warning: could not prepare the search view ahead: {exc}")
 
