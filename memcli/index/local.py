@@ -188,6 +188,12 @@ class LocalBackend:
         self._ready()
         return len(self.row_of)
 
+    def make_room(self, rows: int) -> None:
+        """Room for `rows` more vectors without copying the graph at the next add (a
+        watcher, before it serves: memcli.index.vectors.RowVectors.make_room)."""
+        self._ready()
+        self.vectors.make_room(rows)
+
     def _ready(self) -> None:
         self._current()
         if self._damaged:

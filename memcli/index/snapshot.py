@@ -58,7 +58,7 @@ def read(
     if not hmac.compare_digest(mac(key, files, data), expected):
         return None
     try:
-        return [Entry.from_row(row) for row in marshal.loads(data)]
+        return Entry.from_rows(marshal.loads(data))
     except (ValueError, EOFError, TypeError, IndexError):
         return None
 

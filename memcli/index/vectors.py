@@ -116,6 +116,30 @@ class RowVectors:
             grown[:n] = self.matrix[:n]
             self.matrix = grown
 
+    def make_room(self, rows: int) -> None:
+        """Room for `rows` more vectors in a graph read from disk, whose arrays (the
+        vectors, the levels, the neighbor lists) are exactly as long as it is: its first
+        add otherwise copies them all to grow them (≈ 0.3 s at 100k entries, paid by
+        the first hand edit after a watcher starts). Each grows and shrinks back, which
+        keeps the capacity. Nothing for a flat matrix (grown ahead by the local index);
+        a FAISS without these arrays is left as it is."""
+        if self.graph is None or rows <= 0:
+            return
+        import faiss
+
+        try:
+            storage = faiss.downcast_index(self.graph.storage)
+            hnsw = self.graph.hnsw
+            per_node = hnsw.cum_nneighbor_per_level.at(1)  # a level-0 node's neighbors
+            arrays = [(storage.codes, storage.code_size), (hnsw.levels, 1)]
+            arrays += [(hnsw.offsets, 1), (hnsw.neighbors, per_node)]
+            for array, unit in arrays:
+                size = array.size()
+                array.resize(size + rows * unit)
+                array.resize(size)
+        except (AttributeError, TypeError):  # another FAISS: its first add grows them
+            return
+
     def put(self, start: int, vectors: np.ndarray) -> None:
         """The vectors of rows start, start + 1, ... (a graph: the next labels)."""
         if self.graph is not None:

@@ -12,7 +12,10 @@ outside ASCII, a special token's text in the query) returns None and the caller 
 `tokenizers`, which stays the reference.
 
 What it needs of the model is kept in a plain-text file beside the ONNX export
-(`wordpiece.txt`: a JSON line, then the vocabulary one token a line, rank = line). It is
+(`wordpiece-<the source's path hashed>.txt`: a JSON line, then the vocabulary one token
+a line, rank = line; one file per tokenizer file, so two installs of memcli sharing the
+user cache, each with its own copy of the model, do not write it over each other's on
+every search). It is
 written by `save` only from a `tokenizers` tokenizer whose pipeline is the one above and
 only when both agree on CHECK_TEXTS; it names the tokenizer file it came from (path,
 size, mtime) and the CRC-32 of its vocabulary, and `load` returns None for a file that
@@ -22,6 +25,7 @@ writes it anew. No code-capable format.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -29,7 +33,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-FILE = "wordpiece.txt"
+#: the kept file's name: this prefix, a hash of the tokenizer file's path, ".txt"
+PREFIX = "wordpiece-"
 _MAGIC = "memcli-wordpiece-1"
 #: ASCII punctuation (Python's string.punctuation), each a word of its own
 _PUNCT = "!-/:-@\\[-`{-~"
@@ -106,10 +111,17 @@ def source_key(source: Path, max_length: int) -> dict:
     }
 
 
+def path_for(directory: Path, key: dict) -> Path:
+    """Where the file for `key` (source_key) is kept in `directory`: named after the
+    tokenizer file's path (an install of its own: a file of its own)."""
+    digest = hashlib.sha256(str(key["source"]).encode("utf-8")).hexdigest()[:16]
+    return directory / f"{PREFIX}{digest}.txt"
+
+
 def load(directory: Path, key: dict) -> WordPiece | None:
     """The tokenizer kept in `directory` for `key` (source_key), or None."""
     try:
-        raw = (directory / FILE).read_text(encoding="utf-8")
+        raw = path_for(directory, key).read_text(encoding="utf-8")
         line, _, body = raw.partition("\n")
         head = json.loads(line)
         if not isinstance(head, dict) or head.get("magic") != _MAGIC:
@@ -156,9 +168,10 @@ def save(directory: Path, key: dict, tokenizer) -> WordPiece | None:  # noqa: AN
     head["crc32"] = zlib.crc32(body.encode("utf-8"))
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        tmp = directory / f".{FILE}.{os.getpid()}.tmp"
+        kept = path_for(directory, key)
+        tmp = directory / f".{kept.name}.{os.getpid()}.tmp"
         tmp.write_text(json.dumps(head) + "\n" + body, encoding="utf-8")
-        os.replace(tmp, directory / FILE)
+        os.replace(tmp, kept)
     except OSError:
         pass  # only a speed-up
     return fast

@@ -76,6 +76,8 @@ class IndexManager(IndexState):
         self.last_report: SyncReport | None = None
         self.behind: str | None = None  # the writer that left the index behind (ensure)
         self._cache: EmbeddingCache | None = None
+        #: read_cache_ahead's thread and what it read ([cache] or [], [error] or [])
+        self._reading: tuple[object, list, list] | None = None
         #: what this process's last sync left the backend holding
         self._last = LastSync()
         self.notify = notify or (lambda message: None)
@@ -293,8 +295,45 @@ class IndexManager(IndexState):
         upsert = unique if full else [by_id[i] for i in plan.to_upsert]
         return unique, plan, upsert, full, notice
 
+    def read_cache_ahead(
+        self, reserve: int, failed: Callable[[Exception], None] | None = None
+    ) -> object:
+        """Read the model's embedding cache, with room for `reserve` new vectors, in a
+        thread of its own (a watcher, at its start: at 100k entries that is ≈ 2 s, which
+        the first hand edit paid, and more for growing the cache it read itself); the
+        first use of the cache waits for it (`embedding_cache`). A read that fails is
+        given to `failed` and the cache read when first used. Returns the thread."""
+        import threading
+
+        key = (self.embedder.model_id, self.embedder.dim)  # identity only: nothing loads
+        read: list[EmbeddingCache] = []
+        errors: list[Exception] = []
+
+        def run() -> None:
+            try:
+                cache = EmbeddingCache(self.cache_dir, *key)
+                cache.reserve(reserve)
+                read.append(cache)
+            except Exception as exc:  # noqa: BLE001 - only a head start
+                errors.append(exc)
+                if failed is not None:
+                    with contextlib.suppress(Exception):
+                        failed(exc)
+
+        thread = threading.Thread(target=run, name="memcli-cache", daemon=True)
+        self._reading = (thread, read, errors)
+        thread.start()
+        return thread
+
     def embedding_cache(self, loaded: EmbeddingCache | None = None) -> EmbeddingCache:
-        """The model's embedding cache, read once (or `loaded`: a watcher reads it at start)."""
+        """The model's embedding cache, read once (or `loaded`: a watcher reads it at
+        start; or what read_cache_ahead read, waited for here)."""
+        if self._reading is not None and loaded is None:
+            thread, read, _ = self._reading
+            self._reading = None
+            thread.join()  # type: ignore[attr-defined]
+            if read and self._cache is None:
+                loaded = read[0]
         key = (self.embedder.model_id, self.embedder.dim)
         if self._cache is None or self._cache.key != key:
             fits = loaded is not None and loaded.key == key
@@ -336,6 +375,25 @@ class IndexManager(IndexState):
             self._save_manifest({**manifest, "backend": self.backend.revision()})
             if current:
                 self._snapshot = ((self.backend.revision(), name), snapshot[1])
+
+    def hold_parsed(self) -> bool:
+        """Serve the entries from the store's own parse of the files rather than from
+        the snapshot's copies, when the index is current for them (a watcher, at its
+        start): the parse each hand edit's reparse builds on, so that the search view
+        carries over to the edit's entries instead of being derived anew for every entry
+        (≈ 0.15 s of the first edit at 100k entries). True when it did."""
+        manifest = self.read_manifest()
+        if not manifest or manifest.get("corrupt") or not self.is_current(manifest):
+            return False
+        entries, signature = self._read_entries()
+        recorded = manifest["files"]
+        if {n: r[:5] for n, r in signature.items()} != {n: r[:5] for n, r in recorded.items()}:
+            return False  # a file moved on meanwhile: its sync will read it
+        unique = unique_entries(entries)
+        if len(unique) != manifest["count"]:
+            return False
+        self._snapshot = ((manifest["backend"], manifest.get("entries")), unique)
+        return True
 
     def _write_state(self, unique: list[Entry], signature: dict[str, list]) -> None:
         """Record that the backend now holds `unique` as read under `signature`."""

@@ -6,6 +6,8 @@ and never import `tokenizers` for an ASCII query; anything else goes through
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -26,12 +28,20 @@ def _embedder():  # noqa: ANN202 - OnnxEmbedder
     return OnnxEmbedder(model_id_for(""))
 
 
-def test_same_vectors_as_the_tokenizers_path(exported) -> None:  # noqa: ANN001
+def _kept_file() -> Path:
+    """The bundled model's kept wordpiece file (memcli.index.wordpiece.path_for)."""
     from memcli.index import wordpiece
     from memcli.index.embedder import model_id_for
     from memcli.index.onnx_embedder import export_dir
 
-    kept = export_dir(model_id_for("")) / wordpiece.FILE
+    embedder = _embedder()
+    key = wordpiece.source_key(embedder._source, embedder._max_length)
+    return wordpiece.path_for(export_dir(model_id_for("")), key)
+
+
+def test_same_vectors_as_the_tokenizers_path(exported) -> None:  # noqa: ANN001
+
+    kept = _kept_file()
     kept.unlink(missing_ok=True)
     first = _embedder()  # writes the file
     assert first._fast is not None and kept.is_file()
@@ -50,11 +60,8 @@ def test_same_vectors_as_the_tokenizers_path(exported) -> None:  # noqa: ANN001
 
 
 def test_a_damaged_file_is_written_anew(exported) -> None:  # noqa: ANN001
-    from memcli.index import wordpiece
-    from memcli.index.embedder import model_id_for
-    from memcli.index.onnx_embedder import export_dir
 
-    kept = export_dir(model_id_for("")) / wordpiece.FILE
+    kept = _kept_file()
     _embedder()
     raw = kept.read_bytes()
     kept.write_bytes(raw[: len(raw) // 3])

@@ -1764,6 +1764,14 @@ MUTATIONS: list[Mutation] = [
         why="a model's tokenizer changed, or another model's file: the old vocabulary used",
     ),
     m(
+        "watcher-start-forgets-the-files-heads",
+        "memcli/surfaces/daemon/service.py",
+        "        self._remember_heads()\n        self._warm_view()\n",
+        "        self._warm_view()\n",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_files_newest_version_at_hand",
+        why="the first hand edit after a watcher starts reads its delta's base back (0.2 s at 100k)",
+    ),
+    m(
         "cold-search-starts-its-query-embedder-late",
         "memcli/services/memory.py",
         "            self.index_manager.start_query_embedder([q.query])  # while the index loads\n",
@@ -1780,5 +1788,60 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_lazy_export.py",
         why="every sync in a fresh cache exports the model (torch, seconds), even with "
         "nothing to embed",
+    ),
+    m(
+        "watcher-serves-before-deriving-the-view",
+        "memcli/surfaces/daemon/service.py",
+        "        self._warm_view()\n",
+        "",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_carries_the_search_view_over",
+        why="the first searches a watcher serves derive the view (0.7 s p95 at 100k)",
+    ),
+    m(
+        "wordpiece-one-file-for-every-install",
+        "memcli/index/wordpiece.py",
+        '    return directory / f"{PREFIX}{digest}.txt"\n',
+        '    return directory / "wordpiece.txt"\n',
+        f"{UNIT}test_wordpiece.py::test_each_tokenizer_file_has_a_kept_file_of_its_own",
+        why="two installs sharing the user cache write the file over each other's: "
+        "every cold search of one imports `tokenizers` and writes it again",
+    ),
+    m(
+        "snapshot-rows-of-another-shape-used",
+        "memcli/core/models.py",
+        "        if rows and set(map(len, rows)) != {len(_FIELDS)}:\n",
+        "        if False:\n",
+        f"{UNIT}test_snapshot_rows.py::test_a_signed_snapshot_of_rows_of_another_shape_is_not_used",
+        why="a snapshot row missing a field (another version's) becomes an Entry without it",
+    ),
+    m(
+        "watcher-holds-a-parse-newer-than-its-index",
+        "memcli/services/indexing.py",
+        "        if {n: r[:5] for n, r in signature.items()} != {n: r[:5] for n, r in recorded"
+        ".items()}:\n"
+        "            return False  # a file moved on meanwhile: its sync will read it\n"
+        "        unique = unique_entries(entries)\n"
+        "        if len(unique) != manifest[\"count\"]:\n"
+        "            return False\n",
+        "        unique = unique_entries(entries)\n",
+        f"{INTEG}test_watch_start.py::test_a_hand_edit_landing_while_the_watcher_starts_is_indexed",
+        why="a hand edit saved while the watcher holds the parsed entries: the view serves "
+        "entries the index does not have",
+    ),
+    m(
+        "watcher-start-leaves-the-embedding-cache-unread",
+        "memcli/services/indexing.py",
+        "            if read and self._cache is None:\n                loaded = read[0]\n",
+        "            pass\n",
+        f"{INTEG}test_watch_start.py::test_the_first_edit_finds_the_embedding_cache_read_and_grown",
+        why="the first hand edit reads the 150 MB cache itself and grows it (2.3 s at 100k)",
+    ),
+    m(
+        "graph-read-from-disk-gets-no-room",
+        "memcli/index/vectors.py",
+        "                array.resize(size + rows * unit)\n",
+        "",
+        f"{UNIT}test_vector_room.py::test_the_first_add_after_make_room_copies_nothing",
+        why="the first add to a graph read from disk copies all of it (0.3 s at 100k)",
     ),
 ]

@@ -118,7 +118,7 @@ def test_the_kept_file_round_trips(kept, reference) -> None:  # noqa: ANN001
     assert loaded is not None
     for text in EDGES:
         assert loaded.encode(text) == fast.encode(text)
-    head = json.loads((directory / wordpiece.FILE).read_text().partition("\n")[0])
+    head = json.loads(wordpiece.path_for(directory, key).read_text().partition("\n")[0])
     assert head["count"] == len(reference.get_vocab())
     assert not list(directory.glob(".*tmp"))
 
@@ -162,7 +162,7 @@ DAMAGES = [
 @pytest.mark.parametrize("how", DAMAGES)
 def test_a_damaged_file_is_never_used(kept, how: str) -> None:  # noqa: ANN001
     directory, key, _ = kept
-    _damage(directory / wordpiece.FILE, how)
+    _damage(wordpiece.path_for(directory, key), how)
     assert wordpiece.load(directory, key) is None  # the caller uses `tokenizers`
 
 
@@ -174,6 +174,24 @@ def test_a_file_for_another_tokenizer_file_or_length_is_not_used(kept) -> None: 
     assert wordpiece.load(directory, {**key, "max_length": 128}) is None
 
 
+def test_each_tokenizer_file_has_a_kept_file_of_its_own(
+    kept, reference, tmp_path_factory: pytest.TempPathFactory
+) -> None:  # noqa: ANN001
+    """Two installs sharing the user cache (each its own copy of the model's tokenizer
+    file) keep a file each: one's save does not replace the other's, which would send
+    every cold search of the other through `tokenizers` (≈ 40 ms) and a save again."""
+    import shutil
+
+    directory, key, _ = kept
+    other_copy = tmp_path_factory.mktemp("other-install") / "tokenizer.json"
+    shutil.copy2(SOURCE, other_copy)
+    other = wordpiece.source_key(other_copy, 256)
+    assert wordpiece.path_for(directory, other) != wordpiece.path_for(directory, key)
+    assert wordpiece.save(directory, other, reference) is not None
+    assert wordpiece.load(directory, key) is not None  # the first install's still there
+    assert wordpiece.load(directory, other) is not None
+
+
 def test_a_tokenizer_of_another_pipeline_is_not_kept(tmp_path: Path, reference) -> None:  # noqa: ANN001
     from tokenizers import Tokenizer, pre_tokenizers
 
@@ -181,7 +199,7 @@ def test_a_tokenizer_of_another_pipeline_is_not_kept(tmp_path: Path, reference) 
     other.pre_tokenizer = pre_tokenizers.Whitespace()
     key = wordpiece.source_key(SOURCE, 256)
     assert wordpiece.save(tmp_path, key, other) is None
-    assert not (tmp_path / wordpiece.FILE).exists()
+    assert not wordpiece.path_for(tmp_path, key).exists()
     cased = json.loads(reference.to_str())
     cased["post_processor"] = None
     assert wordpiece.save(tmp_path, key, Tokenizer.from_str(json.dumps(cased))) is None
