@@ -36,11 +36,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.support.live_env import LiveEnv
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "workspace"
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
-ENV = {k: v for k, v in ENV.items() if not k.startswith("MEMCLI_")}
-ENV["MEMCLI_WATCH_AUTOSTART"] = "0"  # no watcher started behind its back
+ENV = LiveEnv()  # read when a process starts: the running test's isolated folders
 
 
 # ---------------------------------------------------------------------- texts

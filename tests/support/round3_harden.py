@@ -18,12 +18,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from tests.support.live_env import LiveEnv
+
 ROOT = Path(__file__).resolve().parents[2]
-ENV = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", PYTHONPATH=str(ROOT))
-ENV = {k: v for k, v in ENV.items() if not k.startswith("MEMCLI_")}
-ENV["MEMCLI_WATCH_AUTOSTART"] = "0"  # no watcher started behind its back
-GIT_ENV = dict(
-    ENV,
+ENV = LiveEnv()  # read when a process starts: the running test's isolated folders
+GIT_ENV = LiveEnv(
     GIT_AUTHOR_NAME="t",
     GIT_AUTHOR_EMAIL="t@example.com",
     GIT_COMMITTER_NAME="t",
