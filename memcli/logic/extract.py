@@ -28,8 +28,8 @@ from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, negate, noun_slot, parse
-from memcli.logic.statements import Candidate
+from memcli.logic.slots import Slot, fill, fits, negate, noun_slot, parse
+from memcli.logic.statements import GIVEN_UP, Candidate
 
 
 @dataclass(frozen=True)
@@ -189,8 +189,6 @@ def _slot_target(
 
 
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
-#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
-GIVEN_UP = ("own", "frame", "named")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
@@ -201,6 +199,9 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
     said beside it (`_merge_drops`); none or several: no statement."""
     out = []
     for c in found:
+        if c.drop in GIVEN_UP and c.replaces:  # "sold my car": the one car remembered
+            out.append(_of_slot_noun(c, slotted))
+            continue
         if c.drop not in ("denied", "slot"):
             out.append(c)
             continue
@@ -216,6 +217,30 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
     return out
 
 
+#: slots a thing given up may be named by ("sold my car", "车卖了", "I left the team"):
+#: things one has, not places one passes through ("left home", "left town")
+_GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
+
+
+def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
+    """A value given up named by its slot's noun, not by the value ("sold my car", "车卖
+    了"): the one value of that slot remembered (in the statement's language), said as the
+    entry's own negation; naming a value, several, or none: as it was."""
+    if any(names(e.text, c.replaces) for e, _, _ in slotted):
+        return c
+    bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
+    noun = noun_slot(bare) if len(bare.split()) <= 2 else ""  # not "a member of the … team"
+    if noun not in _GIVEN_UP_NOUNS:
+        return c
+    chinese = bool(CJK.search(c.replaces))
+    values = {
+        s.value
+        for e, s, _ in slotted
+        if s is not None and s.name == noun and bool(CJK.search(e.text)) == chinese
+    }
+    return replace(c, replaces=values.pop(), drop="named") if len(values) == 1 else c
+
+
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
     """A value given up and a new value of the same slot in one turn are one change: "I
     left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
@@ -229,7 +254,9 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
             if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
                 continue
             mine = None if c.drop else parse(c.text)
-            if (mine is not None and mine.name in slots) or (mine is None and c.value):
+            if (mine is not None and mine.name in slots) or (
+                mine is None and c.value and any(fits(c.value, name) for name in slots)
+            ):
                 out[i] = replace(c, replaces=gone.replaces, drop="")
                 out.remove(gone)
                 break
@@ -245,7 +272,8 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     ("I left my keys")."""
     mine = parse(candidate.text)
     slot = candidate.slot or (mine.name if mine else "")
-    chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
+    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
+    chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
     if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
@@ -267,7 +295,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         )
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
-        if candidate.drop == "named" or (
+        if candidate.drop in ("named", "swap") or (
             candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
         ):  # "quit the app and reopen it": an instruction, not the person's own change
             return Decision("NONE", candidate, None, "gives up something not remembered")
@@ -283,10 +311,12 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         return None
     entry, theirs = target[0], target[1]
     text = candidate.text
+    if candidate.drop == "swap" and (theirs is None or not theirs.frame):
+        return Decision("NONE", candidate, None, "a new value for an entry of no one fact")
     if theirs is not None and theirs.frame:
         if candidate.drop in ("frame", "named"):
             text = negate(entry.text)
-        elif not candidate.drop and _takes_their_words(mine, theirs, candidate.value):
+        elif candidate.drop in ("", "swap") and _takes_their_words(mine, theirs, candidate.value):
             text = fill(theirs.frame, mine.value if mine else candidate.value)
     if normalize_text(text) == normalize_text(entry.text):
         return Decision("NOOP", candidate, entry.id, "already remembered")

@@ -20,6 +20,7 @@ from memcli.core.validate import strip_controls
 from memcli.logic.changes import ALONE, CHANGES
 from memcli.logic.cues import CJK, CUES, STATEMENTS, Hit, match, strip_filler
 from memcli.logic.sentences import split_sentences
+from memcli.logic.slots import asked_slot, category, fits
 
 #: what one clause may say: a change first ("I moved to …"), then a plain statement
 _SAID = [*CHANGES, *STATEMENTS, *ALONE]
@@ -176,6 +177,10 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     return found
 
 
+#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
+GIVEN_UP = ("own", "frame", "named")
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A statement to remember: its stored text, type and importance."""
@@ -191,8 +196,50 @@ class Candidate:
     turn: int = 0  # the message it came from: a drop and a new value of one turn are one
 
 
+#: how a value the person gives as an answer is said, by the slot asked for
+_ANSWERED = {
+    "employer": ("Works at {}", "在{}工作"),
+    "home": ("Lives in {}", "住在{}"),
+    "manager": ("User's manager is {}", "用户的经理是{}"),
+}
+#: words of an answer that is no value ("yes", "good question", "not sure")
+_NOT_AN_ANSWER = re.compile(
+    r"\b(?:yes|yeah|yep|no|nope|nah|ok|okay|sure|thanks|thank|not|none|nothing|same|idk|"
+    r"dunno|good|question|why|what|it|that|this|you|i|me|my|we|the)\b|[是对好嗯不没谢]",
+    re.I,
+)
+
+
+def _answer(asked: str, said: str, turn: int, found: list[Candidate]) -> list[Candidate]:
+    """A value given in answer to the assistant's question about the person ("What editor
+    are you using these days?" "Zed"; "Where do you work?" "Initech"): a new value of the
+    slot asked for — a value the lexicon knows of that slot, or a name (capitalised, or
+    Chinese) for a slot it has no values of. The value is the person's, never the
+    question's."""
+    slot = asked_slot(asked) if re.search(r"[?？]\s*$", asked) else ""
+    if not slot:
+        return found
+    mine = [c for c in found if c.turn == turn]
+    if any(not c.drop or c.drop in GIVEN_UP for c in mine):
+        return found  # a statement of its own, or a change: not a bare answer
+    value = " ".join(strip_controls(said).strip().rstrip(" .!。！~").split())
+    if not value or len(value.split()) > 4 or _NOT_AN_ANSWER.search(value):
+        return found
+    known = category(value)
+    if known:
+        if not fits(value, slot):
+            return found
+    elif slot not in _ANSWERED or not (value[:1].isupper() or CJK.match(value)):
+        return found
+    english, chinese = _ANSWERED.get(slot, ("Uses {}", "用{}"))
+    text = (chinese if CJK.search(value) or CJK.search(asked) else english).format(value)
+    rest = [c for c in found if c.turn != turn]
+    return [*rest, Candidate(text, "fact", 0.85, said, "", slot, value, "", turn)]
+
+
 def candidates(messages: Sequence[dict]) -> list[Candidate]:
-    """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
+    """Explicit statements the user made, scored; those below KEEP_AT are dropped; a value
+    given in answer to a question about the person (`_answer`)."""
     found: list[Candidate] = []
     seen: set[str] = set()
     asked = ""
@@ -205,6 +252,7 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
             found.append(
                 Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
             )
+        question = asked if _ABOUT_YOU.search(asked) and not _OFFER.search(asked) else ""
         asked = ""
         for sentence in split_sentences(said):
             if len(sentence) < 3:
@@ -226,6 +274,8 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
                             turn,
                         )
                     )
+        if question:
+            found = _answer(question, said, turn, found)
     return found
 
 
