@@ -52,6 +52,8 @@ def _employer(m: re.Match[str], x: str) -> str | None:
 def _home(m: re.Match[str], x: str) -> str | None:
     if _NOT_HOME.search(x):
         return None
+    if _lower_name(m, x):  # "I moved to platform": no place
+        return None
     if category(x):  # "I live in VS Code these days": a tool, not a place
         return f"Uses {x}"
     return f"Works on {x}" if re.search(r"\bteam\b", x, re.I) else f"Lives in {x}"
@@ -63,7 +65,15 @@ def _uses(m: re.Match[str], x: str) -> str | None:
         return None
     if not category(x) and re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
+    if not category(x) and _lower_name(m, x):
+        return None
     return f"Uses {x}"
+
+
+def _lower_name(m: re.Match[str], x: str) -> bool:
+    """A value in lower case from one who writes "I" with a capital: no name ("I moved to
+    platform"); all in lower case, chat's ("moved to berlin") may be."""
+    return x[:1].islower() and re.search(r"\bI\b", m.string) is not None
 
 
 #: words of a clause, not of a name
@@ -125,6 +135,14 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
 def _zh_car(m: re.Match[str], x: str) -> str | None:
     """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
     return f"开{x}" if category(x) == "car" else None
+
+
+def _zh_uses(m: re.Match[str], x: str) -> str | None:
+    """ "现在用 Cursor", "用浅色主题": a tool the lexicon knows, or a theme; "用 Python 写了个
+    脚本" is something done once (了 inside), not what one uses."""
+    if re.search(r"了.", x):
+        return None
+    return f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None
 
 
 def _zh_old(m: re.Match[str], x: str) -> str | None:
@@ -275,11 +293,12 @@ CHANGES: list[Rule] = [
     ),
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
     _short(
-        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from|"
-        r"moved off|moved on from|walked away from|said goodbye to|quit my job at|"
+        _S + r"(?:left|resigned from|retired from|departed|parted ways with|moved out of|"
+        r"moved away from|"
+        r"moved off(?![^,;.]*\sto\s)|moved on from|walked away from|said goodbye to|quit my job at|"
         r"handed in (?:my|our) notice at|stopped working (?:at|for)|bye bye|goodbye|farewell|"
-        r"so long|concluded (?:my|our) employment (?:with|at)|switched (?:the whole team |us )?off|"
-        r"moved (?:the whole team |us )?off|"
+        r"so long|concluded (?:my|our) employment (?:with|at)|"
+        r"(?:switched|moved) (?:the whole team |us )?off(?![^,;.]*\sto\s)|"
         r"(?:got|was|were|been|have been|'ve been)\s+(?:laid off|let go|fired|made redundant)"
         r"\s+(?:from|at|by))\s+"
         r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
@@ -300,7 +319,9 @@ CHANGES: list[Rule] = [
     ),
     _short(
         _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit|uninstalled|"
-        r"(?:am|'m)\s+done with|(?:am|'m)\s+finished with)\s+" + _V + _END,
+        r"(?:(?:am|'m)\s+)?done with|(?:(?:am|'m)\s+)?finished with|given up(?:\s+on)?)\s+"
+        + _V
+        + _END,
         "correction",
         0.85,
         _drop("Quit"),
@@ -313,6 +334,13 @@ CHANGES: list[Rule] = [
         "correction",
         0.85,
         lambda m, x: f"No longer {_THIRD[m.group('v').lower()]} {x}",
+        drop="own",
+    ),
+    _short(
+        _S + r"(?:stopped|quit|ceased)\s+being\s+(?:an?\s+)?" + _V + _END,
+        "correction",
+        0.85,
+        "Is no longer {x}",
         drop="own",
     ),
     _short(
@@ -370,14 +398,14 @@ CHANGES: list[Rule] = [
         lambda m, x: x if noun_slot(x) else None,
         drop="slot",
     ),
-    # "we moved!!": where one lives changed, the new place said beside it or not at all
+    # "we moved!! Dresden now": where one lives changed, the new place said beside it
     _short(
         r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:(?:just|finally|recently|actually)\s+)?"
         r"(?P<x>moved|relocated)(?:\s+house|\s+out)?(?=\s*(?:$|[,;.!?]))",
         "correction",
         0.85,
         lambda m, x: "home",
-        drop="slot",
+        drop="moved",
     ),
     _short(
         r"(?:我的)?(?P<x>[^，。,是的]{1,6}?)(?:换人了|换了人|变了|换了)(?=$|[，。,])",
@@ -389,7 +417,7 @@ CHANGES: list[Rule] = [
     # the team's own: "the team moved to GitLab CI", "we switched over to Argo CD"
     _short(
         r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:moved|switched|migrated|changed|went)\s+"
-        r"(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        r"(?:over\s+)?(?:(?:from|off)\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _known(m, x) if category(x) == "ci" else None,
@@ -407,7 +435,7 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
+        _V + r"\s+and\s+i\s+(?:parted ways|split up|went (?:our\s+)?separate ways)",
         "correction",
         0.85,
         _drop("Left"),
@@ -600,7 +628,9 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|deploy with|ship with|"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*"
+        r"(?:run|deploy (?:with|via|using)|"
+        r"ship with|"
         r"build with|code in|program in|write|drive|drink|use)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"(?:\s+on\s+(?:my|the|our)\s+\w+)?\s+"
@@ -641,7 +671,7 @@ CHANGES: list[Rule] = [
         [
             _S
             + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
-            r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+            r"(?:back\s+|over\s+)?(?:(?:from|off)\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
             _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
         ],
         slot=True,
@@ -728,6 +758,26 @@ CHANGES: list[Rule] = [
         _known,
         slot=True,
     ),
+    # "Priya replaced Dana as my manager"
+    _short(
+        _V + r"\s+(?:has\s+)?replaced\s+(?P<old>[^,;.]+?)\s+as\s+(?:my|our)\s+(?:\w+\s+)?"
+        r"(?P<k>[a-z]+)" + _END,
+        "correction",
+        0.85,
+        _of_noun,
+        slot=True,
+    ),
+    # "we upgraded staging to Postgres 17"
+    _short(
+        r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:upgraded|moved|migrated|switched)\s+"
+        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        slot=True,
+    ),
     # "The ThinkPad got replaced by a MacBook Air"
     _short(
         r"(?:the|my|our)\s+(?P<old>[^,;.]+?)\s+(?:got|was|has been|have been)\s+replaced\s+"
@@ -785,7 +835,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        _S + r"(?:got|bought|have|has)\s+a\s+new\s+(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
+        _S + r"(?:got|bought|have|has|acquired|purchased)\s+a\s+new\s+"
+        r"(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
         "fact",
         0.8,
         _of_noun,
@@ -793,7 +844,8 @@ CHANGES: list[Rule] = [
     ),
     # the present, said as new: "drinking tea now, not coffee", "I play padel on weekends now"
     _short(
-        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?P<v>drinking|writing|coding in|using|running|"
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:(?:mostly|mainly)\s+)?"
+        r"(?P<v>drinking|writing|coding in|using|running|"
         r"playing|driving|eating)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"(?:\s+(?:mostly|mainly))?\s+"
@@ -941,8 +993,8 @@ CHANGES: list[Rule] = [
         slot_name="car",
     ),
     _short(
-        r"(?:我|公司给我|单位给我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了|配了|发了)(?:一)?(?:个|部|台|只)"
-        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我|公司给我|单位给我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了|配了|发了)(?:一)?"
+        r"(?:部|台|个(?=[^，。,]*?(?:手机|笔记本|电脑)了?(?:$|[，。,])))(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) not in ("", "car") else None,
@@ -1013,6 +1065,13 @@ CHANGES: list[Rule] = [
         slot_name="team",
     ),
     _short(
+        r"(?P<x>[^，。,]+?)(?:这边|那边)?不(?:干|做)了(?=$|[，。,])",
+        "correction",
+        0.85,
+        "不再在{x}工作",
+        drop="named",
+    ),
+    _short(
         r"(?P<x>[^，。,]+?)不(?P<v>去|喝|用|写|开)了",
         "correction",
         0.85,
@@ -1022,7 +1081,7 @@ CHANGES: list[Rule] = [
     _short(
         r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:从(?P<old>[^，。,]+?))?"
         r"\s*(?:跳槽(?:到|去)了?|入职(?:了)?|join\s*了?\s*|"
-        r"加入了?|(?:现)?就职于|"
+        r"加入了?|(?:现|目前)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,
@@ -1080,9 +1139,10 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我们|我们的)?(?:团队)?(?:的)?\s*(?:CI|持续集成)?\s*(?:现在|目前|还是|一直)?(?:改)?用"
+        r"(?:(?:我们|我们的)?团队(?:的)?|我们(?:的)?\s*(?:CI|持续集成))\s*(?:的)?\s*(?:CI|持续集成)?\s*"
+        r"(?:现在|目前|还是|一直)?(?:改)?用"
         r"(?P<x>[^，。,]+?)"
-        r"(?:(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
+        r"(?:(?:来)?(?:做|跑)?\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) else None,
@@ -1111,7 +1171,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我的|本人的?)?(?:新|新的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我的|本人的?)?(?:新|新的|新来的|新换的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
         "fact",
         0.85,
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
@@ -1169,7 +1230,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用)了?"
+        r"(?P<k>[^，。,从]{0,8}?)(?:从[^，。,]+?)?(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用|"
+        r"换到)了?"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -1180,7 +1242,7 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None,
+        _zh_uses,
         slot=True,
     ),
     _short(

@@ -44,7 +44,7 @@ AFTER = (
 )
 #: a Chinese date before a statement ("今年三月", "去年年底", "2023 年")
 _ZH_DATE = (
-    r"(?:(?:今年|去年|前年|上个?月|上周|本月|这个月|年初|年底|年中|月初|月底|前几天|前阵子|"
+    r"(?:(?:今年|去年|前年|上个?月|上周|本月|这个月|年初|月初|前几天|前阵子|"
     r"(?:19|20)\d\d\s*年|[一二三四五六七八九十\d]{1,3}\s*月份?|[一二三四五六七八九十\d]{1,3}\s*[号日])+"
     r"(?:的时候|开始|起)?)"
 )
@@ -55,7 +55,7 @@ _FILLER = re.compile(
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
     r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
     r"personally|for the record|kindly|heads up|now(?!\s+that\b)|these days|nowadays|lately|"
-    r"since|because|(?:i\s+(?:wish|want|would like|'d like)\s+to\s+)?"
+    r"since|because|(?:i\s+(?:hereby\s+)?(?:(?:wish|want|would like|'d like)\s+to\s+)?)?"
     r"(?:inform you|let you know|advise(?:\s+you)?)(?:\s+that)?|"
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
     r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now)|"
@@ -120,7 +120,8 @@ _TRAILING = re.compile(
     r"(?:in|since|from) (?:january|february|march|april|may|june|july|august|september|"
     r"october|november|december|spring|summer|autumn|winter|the spring|the summer|\d{4})|"
     r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the first)|"
-    r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$",
+    r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$"
+    r"|(?:好几个|几个|[一二三四五六七八九十两\d]+个?)(?:月|年|周|星期|礼拜|天)了?$",
     re.I,
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
@@ -130,7 +131,7 @@ _SHORT = re.compile(
     r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
     r"in favou?r of|now|these days|nowadays|going forward)\b)"
     r"|\s(?=(?:for|at|with)\s+(?:the|a|an|my|our|work|home)\b)"  # "Zurich for the new role"
-    r"|\s(?=" + AFTER + r")",
+    r"|\s(?=" + AFTER + r")|\s*\(",
     re.I,
 )
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
@@ -217,7 +218,8 @@ class Rule:
     #: x is a value said to hold still ("still at Globex", "还在阿里"), the NOOP of an entry
     #: that names it, else no statement; "swap": x is a new value of no slot the lexicon
     #: knows, for an old one named ("left Munich for Lisbon"): the new value of the entry
-    #: naming the old one, else no statement
+    #: naming the old one, else no statement; "slot": x names a slot said to change ("my
+    #: manager changed"), "moved": likewise, only with the new value said beside it
     drop: str = ""
     slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
     short: bool = False  # the value ends at the clause's end ("Initech, having left …")
@@ -301,6 +303,8 @@ def _has(m: re.Match[str], x: str) -> str | None:
 def _moved(m: re.Match[str], x: str) -> str | None:
     if re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
+    if x[:1].islower() and re.search(r"\bI\b", m.string):  # "I moved to platform": one
+        return None  # who writes "I" with a capital writes a place's name with one
     return f"Lives in {x}"
 
 
@@ -614,7 +618,7 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         old = m.groupdict().get("old")
         if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
             replaces = _clean(old)
-        if rule.drop == "slot":  # the slot's noun, as the rule names it ("we moved": home)
+        if rule.drop in ("slot", "moved"):  # the slot's noun, as the rule says ("moved": home)
             replaces, x = text.strip(), ""
         elif rule.drop and rule.drop not in ("bare", "swap"):
             replaces, x = x.strip(), ""

@@ -202,18 +202,19 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
         if c.drop in GIVEN_UP and c.replaces:  # "sold my car": the one car remembered
             out.append(_of_slot_noun(c, slotted))
             continue
-        if c.drop not in ("denied", "slot"):
+        if c.drop not in ("denied", "slot", "moved"):
             out.append(c)
             continue
-        if c.drop == "slot":  # "经理换人了": the value of the slot the noun names
+        if c.drop in ("slot", "moved"):  # "经理换人了": the value of the slot the noun names
             noun = noun_slot(c.replaces)
             values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
         else:
             values = {
                 t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
             }
-        if len(values) == 1:
-            out.append(replace(c, replaces=values.pop(), drop="named"))
+        if len(values) == 1:  # "we moved" says no more than where one lives changed
+            drop = "passing" if c.drop == "moved" else "named"
+            out.append(replace(c, replaces=values.pop(), drop=drop))
     return out
 
 
@@ -275,6 +276,8 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
     chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
+    if candidate.drop == "passing":  # "I relocated" with no new place: which, it does not say
+        return Decision("NONE", candidate, None, "a change with no new value said")
     if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
     if candidate.drop == "held":

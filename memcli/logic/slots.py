@@ -94,7 +94,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "shell": _words("shell, 终端"),
     "browser": _words("browser, 浏览器"),
     "os": _words("desktop, os, operating system, distro, 系统"),
-    "car": _words("car, 车, 座驾"),
+    "car": _words("car, vehicle, 车, 座驾"),
     "phone": _words("phone, 手机"),
     "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑"),
     "language": _words("language, programming language, 语言, 开发"),
@@ -216,7 +216,12 @@ _ASKED_BY_VERB = [
         ),
         "employer",
     ),
-    (re.compile(r"\bwhere do you live\b|\bwhich city\b|住(?:在)?哪", re.I), "home"),
+    (
+        re.compile(
+            r"\bwhere do you live\b|\bwhere are you based\b|\bwhich city\b|住(?:在)?哪", re.I
+        ),
+        "home",
+    ),
     (re.compile(r"\bwhat do you drive\b|开什么车", re.I), "car"),
     (re.compile(r"\bwho do you report to\b|向谁汇报", re.I), "manager"),
 ]

@@ -40,7 +40,9 @@ _HEDGES = re.compile(
 )
 _TRANSIENT = re.compile(
     r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
-    r"for a conference|on holiday|on vacation|(?<!a )while)\b"
+    r"for a conference|on holiday|on vacation|(?<!a )while|"
+    r"for the (?:weekend|day|night|holidays?)|for a (?:few|couple of) days|over the weekend|"
+    r"for lunch|for dinner)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -177,8 +179,9 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     return found
 
 
-#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
-GIVEN_UP = ("own", "frame", "named")
+#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop; "passing":
+#: only with a new value said beside it, memcli.logic.extract)
+GIVEN_UP = ("own", "frame", "named", "passing")
 
 
 @dataclass(frozen=True)
