@@ -85,7 +85,7 @@ _CLAUSE_WORDS = re.compile(
 def _known(m: re.Match[str], x: str) -> str | None:
     """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows, and
     only a name ("zsh was fine" is a clause, not a value)."""
-    if _CLAUSE_WORDS.search(x):
+    if _CLAUSE_WORDS.search(x) or re.search(r">|→", x):  # "tea > coffee": two values
         return None
     return f"Uses {x}" if category(x) else None
 
@@ -628,7 +628,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily|personally)\s+)*"
         r"(?:run|deploy (?:with|via|using)|"
         r"ship with|"
         r"build with|code in|program in|write|drive|drink|use)\s+(?:(?:mostly|mainly)\s+)?"
@@ -702,6 +702,14 @@ CHANGES: list[Rule] = [
         "correction",
         0.85,
         lambda m, x: _known(m, x) if category(m.group("old")) else None,
+        slot=True,
+    ),
+    _short(  # "globex -> initech", "杭州→上海": the new value of the entry naming the old one
+        r"(?P<old>[^,;.>→，；。]+?)\s*(?:->|→|=>)\s*" + _V + _END,
+        "correction",
+        0.85,
+        _swap,
+        drop="swap",
         slot=True,
     ),
     # one preferred to another: "pdm > poetry"
@@ -789,7 +797,7 @@ CHANGES: list[Rule] = [
     ),
     # "I mostly drink tea in the morning instead of coffee"
     _short(
-        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|use|drive|drink|write|"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily|personally)\s+)*(?:run|use|drive|drink|write|"
         r"code in|deploy with)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"\s+(?:instead of|rather than)\s+(?P<old>[^,;.]+)",
@@ -1131,8 +1139,9 @@ CHANGES: list[Rule] = [
         0.8,
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
         [
-            r"(?:我的|本人的?|我(?:现在|目前)的)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)?"
-            r"(?:是|用的是|：|:)\s*(?P<x>[^，。,]+?)了?"
+            r"我(?:现在|目前)的(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+            r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)"
+            r"(?:(?:现在|目前|已经)是|(?:现在|目前)?用的是|：|:)\s*(?P<x>[^，。,]+?)了?"
             r"(?=$|[，。,])",
             r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         ],
@@ -1197,7 +1206,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:[^，。,]{0,12}?(?:之后|以后|后|最近|上个月|上周))?"
-        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调(?:到|去|往)了?|调入|换到了?|转到了?|去了|"
+        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调(?:到|去|往|至)了?|调入|换到了?|转到了?|去了|"
         r"调任至|调任到|加入了?|到了)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,

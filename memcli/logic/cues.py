@@ -99,7 +99,8 @@ _SMALL_TALK_KEYS = frozenset(
 _SMALL_TALK_VALUES = re.compile(
     r"^(?:fine|good|great|ok|okay|done|broken|down|slow|failing|working|dead|busy|full|"
     r"tired|bad|better|worse|almost|still|so|too|pretty|really|very|kinda|a bit|not|"
-    r"over|here|there|gone)\b",
+    r"over|here|there|gone|cold|hot|warm|empty|late|ready|stuck|missing|lost|loud|quiet|"
+    r"open|closed|on|off)\b",
     re.I,
 )
 _NOT_A_ROLE = re.compile(
@@ -330,7 +331,7 @@ def _mid_actually(m: re.Match[str], x: str) -> str | None:
 
 _I = (
     r"i\s+(?:(?:really|also|still|much|strongly|generally|definitely|now|currently|mostly|"
-    r"mainly|only|just)\s+)*"
+    r"mainly|only|just|personally|myself)\s+)*"
 )
 
 #: statements (what a "remember …" or a correction may hold as well)

@@ -105,7 +105,9 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
-    "home": _words("home, hometown, home city, city, town, 居住地, 住址, 住处"),
+    "home": _words(
+        "home, hometown, home city, city, town, residence, place of residence, 居住地, 住址, 住处"
+    ),
     "drink": _words("drinks, 喝"),
 }
 _ARTICLE = r"(?:(?:a|an|the|my)\s+)?"

@@ -42,7 +42,8 @@ _TRANSIENT = re.compile(
     r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
     r"for a conference|on holiday|on vacation|(?<!a )while|"
     r"for the (?:weekend|day|night|holidays?)|for a (?:few|couple of) days|over the weekend|"
-    r"for lunch|for dinner)\b"
+    r"for lunch|for dinner|for (?:this|that|the) (?:screenshot|demo|presentation|call|meeting|"
+    r"recording)|(?:in|for|to edit|on) this (?:file|pr|branch|ticket|task|function|script))\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -79,6 +80,13 @@ _OTHER_SUBJECT = re.compile(
     r"neighbou?r|cousin|uncle|aunt|roommate|flatmate|parents?|kids?)s?\b|(?:he|she|they)\b)"
     r"|^(?:我的?|本人的?)?(?:爸爸?|妈妈?|父亲|母亲|哥哥?|姐姐?|弟弟?|妹妹?|朋友|同事|老婆|老公|"
     r"妻子|丈夫|配偶|儿子|女儿|家人|邻居|室友)|^(?:他|她)",
+    re.I,
+)
+#: a change made for someone else ("got a Tesla for my wife", "给我妈买了辆车")
+_FOR_SOMEONE = re.compile(
+    r"\bfor (?:my|our) (?:wife|husband|partner|son|daughter|kids?|children|mom|mum|dad|"
+    r"parents?|brother|sister|friend|girlfriend|boyfriend|grandma|grandpa)\b"
+    r"|给(?:我)?(?:老婆|老公|爸爸?|妈妈?|儿子|女儿|孩子|父母)",
     re.I,
 )
 #: an instruction to the assistant ("Switch the CI job to …", "更新 CI 配置，改用 …"): its
@@ -161,7 +169,9 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         said = sentence[start:consumed]
         if _PLANNED.search(said):
             continue
-        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
+        upto = min((s for s in starts if s > consumed), default=len(sentence))
+        others = _OTHER_SUBJECT.search(said) or _FOR_SOMEONE.search(sentence[start:upto])
+        if (others or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
             _CHANGE_RULES, clause
         ) is not None:  # of a change only: "my doctor says I'm allergic to …" is one's own
             continue
@@ -170,7 +180,6 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         if instruction and not _FIRST_PERSON.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
-        upto = min((s for s in starts if s > consumed), default=len(sentence))
         hedged = sentence[start:upto]
         doubts = {m.group().casefold() for m in _HEDGES.finditer(hedged)}
         doubts |= {m.group().casefold() for m in _TRANSIENT.finditer(hedged)}
