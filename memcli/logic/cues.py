@@ -100,7 +100,7 @@ _SMALL_TALK_VALUES = re.compile(
     r"^(?:fine|good|great|ok|okay|done|broken|down|slow|failing|working|dead|busy|full|"
     r"tired|bad|better|worse|almost|still|so|too|pretty|really|very|kinda|a bit|not|"
     r"over|here|there|gone|cold|hot|warm|empty|late|ready|stuck|missing|lost|loud|quiet|"
-    r"open|closed|on|off)\b",
+    r"open|closed|on|off|out|away|sick|back)\b",
     re.I,
 )
 _NOT_A_ROLE = re.compile(

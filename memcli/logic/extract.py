@@ -157,6 +157,17 @@ def _same_opening(candidate: Candidate, known: _Known) -> bool:
     return n >= 3 and n * 2 >= len(b)
 
 
+def _names_enough(candidate: Candidate, known: _Known) -> bool:
+    """A value given up in the person's own words ("I'm no longer a member of the payments
+    team") corrects an entry only when the entry holds its words, all or two of them ("on
+    call for payments" is not "Works on the payments team")."""
+    if candidate.drop != "own" or not candidate.replaces:
+        return True
+    said = _words(candidate.replaces)
+    shared = len(said & known.words)
+    return shared >= 2 or (bool(said) and said <= known.words)
+
+
 def _age(entry: Entry, place: dict[int, int]) -> tuple[float, int]:
     """Newness of an entry: when it was last written (undated: oldest), then its place."""
     try:
@@ -431,7 +442,7 @@ def plan(
             continue
         correction = candidate.type == "correction"
         for sim, known in scored if target is None else ():
-            if correction and sim >= CORRECT_AT:
+            if correction and sim >= CORRECT_AT and _names_enough(candidate, known):
                 target, why = known, f"corrects ({sim:.2f} similar)"
             elif sim >= DETAIL_AT and (known.words <= words or _same_opening(candidate, known)):
                 target, why = known, f"adds a detail ({sim:.2f} similar)"

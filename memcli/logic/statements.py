@@ -128,6 +128,10 @@ _QUESTION_START = re.compile(
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?:remember|note)\b", re.I)
 
 
+#: said so as to mean the opposite ("I love Jenkins, said no one ever")
+_SARCASM = re.compile(r"\bsaid no ?(?:one|body)(?: ever)?\b|\byeah,? right\b", re.I)
+
+
 def _is_question(sentence: str) -> bool:
     s = sentence.rstrip(" \t.!。！~…")
     return (
@@ -148,6 +152,8 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     """The statements of one sentence (memcli.logic.cues.Hit: with the old value it names
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
+    if _SARCASM.search(sentence):
+        return []
     question = _is_question(sentence)
     instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
     found: list[tuple[Hit, float]] = []
