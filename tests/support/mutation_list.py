@@ -379,6 +379,23 @@ MUTATIONS: list[Mutation] = [
         why="issue 37 §10: 'no, GitHub Actions now' is a value alone, not 'Uses GitHub Actions'",
     ),
     m(
+        "extract-own-words-correct-any-similar-entry",
+        "memcli/logic/extract.py",
+        'if candidate.drop != "own" or not candidate.replaces:',
+        "if True:",
+        f"{UNIT}test_extract_changes.py::"
+        "test_a_value_given_up_in_ones_own_words_corrects_only_an_entry_holding_them",
+        why="issue 37 §10: 'no longer on call for payments' rewrites 'Works on the payments team'",
+    ),
+    m(
+        "extract-sarcasm-taken-at-its-word",
+        "memcli/logic/statements.py",
+        "    if _SARCASM.search(sentence):\n        return []\n",
+        "",
+        f"{UNIT}test_extract_changes.py::test_the_ways_a_change_is_said",
+        why="issue 37 §10: 'I love Jenkins, said no one ever' is remembered as loving Jenkins",
+    ),
+    m(
         "front-matter-unsafe-yaml",
         "memcli/store/frontmatter.py",
         "settings = handler.load(yaml_text) if",

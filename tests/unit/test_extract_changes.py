@@ -176,6 +176,8 @@ SAID = [
     # one who writes "I", something done once, a thing of a known make that is no phone
     ("no, Helix now", [("Uses Helix", "", "", "")]),  # a cue's value alone: its clause's
     ("the payments team is hiring", []),
+    ("oh sure, I love Jenkins, said no one ever", []),  # sarcasm
+    ("my manager Dana is out this week", []),  # small talk
     ("we left Munich for the weekend", []),
     ("no, I moved to platform", []),
     ("用 Python 写了个脚本", []),
@@ -414,6 +416,18 @@ def test_the_entry_a_change_concerns(said: str, expected: list) -> None:
     decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
     assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
     assert all(d[1] != "mrefl" for d in decisions)  # never a reflection
+
+
+def test_a_value_given_up_in_ones_own_words_corrects_only_an_entry_holding_them() -> None:
+    """ "I'm no longer on call for payments" is no correction of "Works on the payments
+    team" (one word shared): a statement of its own; "… a member of the payments team" is."""
+    team = [_entry("mteam", "Works on the payments team")]
+    for said, expected in [
+        ("I'm no longer on call for payments", ("ADD", None)),
+        ("I'm no longer a member of the payments team", ("UPDATE", "mteam")),
+    ]:
+        found = candidates([{"role": "user", "content": said}])
+        assert [(d.action, d.entry_id) for d in plan(found, team)] == [expected]
 
 
 def _said(tmp_path: Path, split: str) -> dict:
