@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memcli.core.models import Entry
@@ -422,12 +423,16 @@ def test_a_value_given_up_in_ones_own_words_corrects_only_an_entry_holding_them(
     """ "I'm no longer on call for payments" is no correction of "Works on the payments
     team" (one word shared): a statement of its own; "… a member of the payments team" is."""
     team = [_entry("mteam", "Works on the payments team")]
+
+    def alike(texts: list[str]) -> np.ndarray:  # every text the same to the model
+        return np.full((len(texts), 4), 0.5)
+
     for said, expected in [
         ("I'm no longer on call for payments", ("ADD", None)),
         ("I'm no longer a member of the payments team", ("UPDATE", "mteam")),
     ]:
         found = candidates([{"role": "user", "content": said}])
-        assert [(d.action, d.entry_id) for d in plan(found, team)] == [expected]
+        assert [(d.action, d.entry_id) for d in plan(found, team, alike)] == [expected]
 
 
 def _said(tmp_path: Path, split: str) -> dict:
