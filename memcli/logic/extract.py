@@ -158,9 +158,8 @@ def _same_opening(candidate: Candidate, known: _Known) -> bool:
 
 
 def _names_enough(candidate: Candidate, known: _Known) -> bool:
-    """A value given up in the person's own words ("I'm no longer a member of the payments
-    team") corrects an entry only when the entry holds its words, all or two of them ("on
-    call for payments" is not "Works on the payments team")."""
+    """A value given up in one's own words corrects an entry holding two or all of them
+    ("no longer on call for payments" is not "Works on the payments team")."""
     if candidate.drop != "own" or not candidate.replaces:
         return True
     said = _words(candidate.replaces)
@@ -229,15 +228,13 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
     return out
 
 
-#: slots a thing given up may be named by ("sold my car", "车卖了", "I left the team"):
-#: things one has, not places one passes through ("left home", "left town")
+#: slots a thing given up may be named by ("sold my car"): not "left home", "left town"
 _GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
 
 
 def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
-    """A value given up named by its slot's noun, not by the value ("sold my car", "车卖
-    了"): the one value of that slot remembered (in the statement's language), said as the
-    entry's own negation; naming a value, several, or none: as it was."""
+    """A value given up named by its slot's noun ("sold my car", "车卖了"): the one value of
+    that slot remembered in its language, given up as named; else as it was."""
     if any(names(e.text, c.replaces) for e, _, _ in slotted):
         return c
     bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
@@ -287,9 +284,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
     chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
-    if candidate.drop == "passing":  # "I relocated" with no new place: which, it does not say
-        return Decision("NONE", candidate, None, "a change with no new value said")
-    if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
+    if candidate.drop in ("bare", "passing"):  # "现在在拼多多", "I relocated" alone: no value
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
     if candidate.drop == "held":
         held = [(_still(candidate.replaces, t), t[2], t[0].id) for t in slotted]
