@@ -15,21 +15,22 @@ from __future__ import annotations
 
 import re
 
-from memcli.logic.cues import Make, Rule, rule, third_person
+from memcli.logic.cues import AFTER, Make, Rule, rule, third_person
 from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
 _S = (
     r"(?:(?:i|we|the\s+(?:whole\s+)?family|my family)(?:'ve|'d|'m|'re|\s+have|\s+had|\s+am|\s+are)?"
     r"\s+)?(?:(?:just|finally|recently|"
-    r"also|already|actually|basically|officially|now|since|then|eventually)\s+)*"
+    r"also|already|actually|basically|officially|now|since|then|eventually|been)\s+)*"
 )
 #: a present state, said as one that replaces an older one
 _NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more|again)"
 #: where a value ends (Rule.short cuts it there too)
 _END = (
     r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
-    r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$)"
+    r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$"
+    r"|\s+(?:" + AFTER + r"|since)\b)"
 )
 #: what a value may be: no clause punctuation
 _V = r"(?P<x>[^,;.，；。]+?)"
@@ -51,6 +52,10 @@ def _employer(m: re.Match[str], x: str) -> str | None:
 def _home(m: re.Match[str], x: str) -> str | None:
     if _NOT_HOME.search(x):
         return None
+    if _lower_name(m, x):  # "I moved to platform": no place
+        return None
+    if category(x):  # "I live in VS Code these days": a tool, not a place
+        return f"Uses {x}"
     return f"Works on {x}" if re.search(r"\bteam\b", x, re.I) else f"Lives in {x}"
 
 
@@ -60,7 +65,15 @@ def _uses(m: re.Match[str], x: str) -> str | None:
         return None
     if not category(x) and re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
+    if not category(x) and _lower_name(m, x):
+        return None
     return f"Uses {x}"
+
+
+def _lower_name(m: re.Match[str], x: str) -> bool:
+    """A value in lower case from one who writes "I" with a capital: no name ("I moved to
+    platform"); all in lower case, chat's ("moved to berlin") may be."""
+    return x[:1].islower() and re.search(r"\bI\b", m.string) is not None
 
 
 #: words of a clause, not of a name
@@ -72,7 +85,7 @@ _CLAUSE_WORDS = re.compile(
 def _known(m: re.Match[str], x: str) -> str | None:
     """A bare value ("Tesla now", "emacs now, not vim"): only one the lexicon knows, and
     only a name ("zsh was fine" is a clause, not a value)."""
-    if _CLAUSE_WORDS.search(x):
+    if _CLAUSE_WORDS.search(x) or re.search(r">|→", x):  # "tea > coffee": two values
         return None
     return f"Uses {x}" if category(x) else None
 
@@ -122,6 +135,14 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
 def _zh_car(m: re.Match[str], x: str) -> str | None:
     """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
     return f"开{x}" if category(x) == "car" else None
+
+
+def _zh_uses(m: re.Match[str], x: str) -> str | None:
+    """ "现在用 Cursor", "用浅色主题": a tool the lexicon knows, or a theme; "用 Python 写了个
+    脚本" is something done once (了 inside), not what one uses."""
+    if re.search(r"了.", x):
+        return None
+    return f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None
 
 
 def _zh_old(m: re.Match[str], x: str) -> str | None:
@@ -175,6 +196,9 @@ def _of_noun(m: re.Match[str], x: str) -> str | None:
     noun = m.group("k").strip()
     if not noun_slot(noun):
         return None
+    words = noun.casefold().split()
+    if words[-1] == "team" and len(words) > 1:  # "the payments team is hiring": a team, not
+        return None  # the one the person is on
     return f"User's {noun} is {re.sub(r'^(?:on|using|running) +', '', x, flags=re.I)}"
 
 
@@ -209,21 +233,54 @@ _ZH_STILL = (
 )
 
 
+#: one value given up for another: "ditched Vim for Helix", "we left Munich for Lisbon"
+_FOR_ANOTHER = (
+    r"(?:(?:the|our)\s+team\s+)?"
+    + _S
+    + r"(?:ditched|dumped|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
+    r"exchanged|replaced|binned|abandoned)\s+(?P<old>[^,;.]+?)\s+(?:for|in favou?r of)\s+"
+    + _V
+    + _END
+)
+#: what follows "… for" that is no new value: a purpose, a time, a thing ("left Munich for
+#: a conference", "for the weekend", "for good", "for lunch")
+_NOT_A_VALUE = re.compile(
+    r"^(?:a|an|the|my|our|his|her|their|some|this|that|it|good|now|ever|work|lunch|dinner|"
+    r"breakfast|holiday|vacation|business|a while|\d)\b",
+    re.I,
+)
+
+
+def _swap(m: re.Match[str], x: str) -> str | None:
+    """A new value of no slot the lexicon knows, for an old one named ("we left Munich for
+    Lisbon"): a statement only as the new value of the entry naming the old one."""
+    return None if category(x) or _NOT_A_VALUE.search(x) else x
+
+
 def _held(m: re.Match[str], x: str) -> str | None:
     """A value said to hold still: what was said, the NOOP of the entry naming it."""
     return m.group(0).strip()
 
 
 CHANGES: list[Rule] = [
+    # a diet given up by what one eats again: "started eating meat again", "I eat meat now"
+    _short(
+        _S
+        + r"(?:(?:started|began)\s+eating|(?:am|'m)\s+eating|eat)\s+(?P<x>meat|chicken|beef|pork)"
+        r"(?:\s+again|\s+" + _NOW + r")" + _END,
+        "correction",
+        0.85,
+        "Is no longer vegetarian",  # of no slot: similarity finds the diet it corrects
+    ),
     # one for another: "ditched Vim for Helix", "traded in the Subaru for a Volvo"
     _short(
-        _S + r"(?:ditched|dropped|left|traded(?:\s+in)?|swapped|sold|quit|gave up(?:\s+on)?|"
-        r"exchanged|replaced)\s+(?P<old>[^,;.]+?)\s+(?:for|in favou?r of)\s+" + _V + _END,
+        _FOR_ANOTHER,
         "correction",
         0.85,
         lambda m, x: _uses(m, x) if category(x) else None,
         slot=True,
     ),
+    _short(_FOR_ANOTHER, "correction", 0.85, _swap, drop="swap", slot=True),
     _short(
         _S
         + r"(?:made|did)\s+the\s+(?:switch|jump|move)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
@@ -236,11 +293,14 @@ CHANGES: list[Rule] = [
     ),
     # given up: "I left Globex", "sold the Subaru", "gave up on Vim", "quit sugar"
     _short(
-        _S + r"(?:left|resigned from|departed|parted ways with|moved out of|moved away from|"
-        r"moved off|moved on from|walked away from|said goodbye to|quit my job at|"
+        _S + r"(?:left|resigned from|retired from|departed|parted ways with|moved out of|"
+        r"moved away from|"
+        r"moved off(?![^,;.]*\sto\s)|moved on from|walked away from|said goodbye to|quit my job at|"
         r"handed in (?:my|our) notice at|stopped working (?:at|for)|bye bye|goodbye|farewell|"
-        r"so long|concluded (?:my|our) employment (?:with|at)|switched (?:the whole team |us )?off|"
-        r"moved (?:the whole team |us )?off)\s+"
+        r"so long|concluded (?:my|our) employment (?:with|at)|"
+        r"(?:switched|moved) (?:the whole team |us )?off(?![^,;.]*\sto\s)|"
+        r"(?:got|was|were|been|have been|'ve been)\s+(?:laid off|let go|fired|made redundant)"
+        r"\s+(?:from|at|by))\s+"
         r"(?!my\s+(?:keys|phone|bag|wallet|laptop|umbrella|jacket)\b)" + _V + _END,
         "correction",
         0.85,
@@ -259,7 +319,9 @@ CHANGES: list[Rule] = [
     ),
     _short(
         _S + r"(?:gave up(?:\s+on)?|ditched|dropped|abandoned|quit|uninstalled|"
-        r"(?:am|'m)\s+done with|(?:am|'m)\s+finished with)\s+" + _V + _END,
+        r"(?:(?:am|'m)\s+)?done with|(?:(?:am|'m)\s+)?finished with|given up(?:\s+on)?)\s+"
+        + _V
+        + _END,
         "correction",
         0.85,
         _drop("Quit"),
@@ -272,6 +334,13 @@ CHANGES: list[Rule] = [
         "correction",
         0.85,
         lambda m, x: f"No longer {_THIRD[m.group('v').lower()]} {x}",
+        drop="own",
+    ),
+    _short(
+        _S + r"(?:stopped|quit|ceased)\s+being\s+(?:an?\s+)?" + _V + _END,
+        "correction",
+        0.85,
+        "Is no longer {x}",
         drop="own",
     ),
     _short(
@@ -314,9 +383,8 @@ CHANGES: list[Rule] = [
     _short(
         r"(?!(?:i|it|that|this|he|she|they|you)\b)"
         + _V
-        + r"(?:'s|\s+is)\s+(?:not|no longer)\s+my\s+(?:\w+\s+)?(?P<k>[a-z]+)"
-        + r"(?:\s+any\s?more|\s+any longer)?"
-        + _END,
+        + r"(?:'s\s+not|'s\s+no longer|\s+is(?:n't|\s+not|\s+no longer))\s+my\s+(?:\w+\s+)?"
+        r"(?P<k>(?!any\s?more\b|any longer\b)[a-z]+)" + r"(?:\s+any\s?more|\s+any longer)?" + _END,
         "correction",
         0.85,
         lambda m, x: f"Left {x}" if noun_slot(m.group("k")) else None,
@@ -330,6 +398,15 @@ CHANGES: list[Rule] = [
         lambda m, x: x if noun_slot(x) else None,
         drop="slot",
     ),
+    # "we moved!! Dresden now": where one lives changed, the new place said beside it
+    _short(
+        r"(?:(?:i|we)(?:'ve|\s+have)?\s+)?(?:(?:just|finally|recently|actually)\s+)?"
+        r"(?P<x>moved|relocated)(?:\s+house|\s+out)?(?=\s*(?:$|[,;.!?]))",
+        "correction",
+        0.85,
+        lambda m, x: "home",
+        drop="moved",
+    ),
     _short(
         r"(?:我的)?(?P<x>[^，。,是的]{1,6}?)(?:换人了|换了人|变了|换了)(?=$|[，。,])",
         "correction",
@@ -340,7 +417,7 @@ CHANGES: list[Rule] = [
     # the team's own: "the team moved to GitLab CI", "we switched over to Argo CD"
     _short(
         r"(?:the team|our team|we)\s+(?:has\s+|have\s+)?(?:moved|switched|migrated|changed|went)\s+"
-        r"(?:over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+        r"(?:over\s+)?(?:(?:from|off)\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
         "correction",
         0.85,
         lambda m, x: _known(m, x) if category(x) == "ci" else None,
@@ -358,7 +435,7 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        _V + r"\s+and\s+i\s+(?:parted ways|split up|went separate ways)",
+        _V + r"\s+and\s+i\s+(?:parted ways|split up|went (?:our\s+)?separate ways)",
         "correction",
         0.85,
         _drop("Left"),
@@ -373,21 +450,27 @@ CHANGES: list[Rule] = [
             _S
             + r"(?:(?:am|'m|was)\s+)?(?:now\s+)?(?:working|employed|hired|doing (?:contract )?work)"
             r"\s+(?:at|for|by|with)\s+" + _V + _END,
-            _S + r"(?:joined|started (?:working )?at|starting at|start at|started a new job at|"
-            r"took a (?:job|position) at|taken a (?:job|position) at|accepted an offer from|"
-            r"got hired by|got a job at|signed with|remain at|still work at|"
+            _S + r"(?:joined|started (?:working )?at|starting at|start at|"
+            r"(?:took|taken|take|accepted|started|began|begun|landed|got)\s+(?:up\s+)?"
+            r"(?:a\s+|an\s+|the\s+|my\s+)?(?:new\s+)?(?:job|position|role|post|employment|gig)\s+"
+            r"(?:at|with|for)|accepted an offer from|"
+            r"got hired by|signed with|remain at|still work at|"
             r"(?:am\s+|'m\s+)?still at|"
             r"(?:first|second) (?:day|week) at|(?:commenced|began|begun|started) (?:work(?:ing)?|"
             r"employment) (?:at|with|for))"
             r"\s+(?!the\s+[\w -]+team)" + _V + _END,
             r"(?:my\s+)?new job(?:\s+is)?(?:\s+at|:)\s*" + _V + _END,
             r"i(?:'m|\s+am)\s+(?:now\s+)?at\s+" + _V + r"\s+" + _NOW + r"\b",
+            r"now that\s+(?:i(?:'m|\s+am)|we(?:'re|\s+are))\s+(?:at|with)\s+" + _V + _END,
+            _V + r"\s+(?:has\s+)?(?:hired|took on|onboarded)\s+me\b",
+            r"i(?:'m|\s+am)\s+(?:now\s+)?an?\s+" + _V + r"\s+employee\b",
         ],
         slot_name="employer",
     ),
     # teams: "joined the infra team", "I'm on the search team now"
     _short(
-        _S + r"(?:joined|moved to|switched to|(?:(?:am|'m)\s+)?(?:now\s+)?(?:on|in|part of)|"
+        _S + r"(?:joined|moved to|switched to|"
+        r"(?:(?:am|'m)\s+)?(?:now\s+)?(?:on|in|part of|with(?=\s+the\s))|"
         r"ended up on|"
         r"got moved to|transferred to|work on|been moved to|(?:been\s+)?re-?assigned to|"
         r"assigned to|moved over to|landed on|got put on)\s+" + _TEAM + r"\b",
@@ -456,7 +539,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:i(?:'m|\s+am)\s+)?(?:now\s+)?(?:an?\s+)?" + _V + r"\s+(?:user|person|fan|girl|guy|"
-        r"convert|household|family|owner|driver)(?:\s+" + _NOW + r")?" + _END,
+        r"convert|household|family|owner|driver|drinker)(?:\s+" + _NOW + r")?" + _END,
         "fact",
         0.8,
         _known,
@@ -485,7 +568,7 @@ CHANGES: list[Rule] = [
         [
             r"(?:i|we)(?:'m|'re|\s+am|\s+are)\s+now\s+(?:based\s+|living\s+)?in\s+" + _V + _END,
             r"we\s+(?:now\s+)?live\s+(?:in|at)\s+" + _V + _END,
-            _V + r"\s+is\s+(?:now\s+)?home\s+" + _NOW,
+            _V + r"(?:'s|\s+is)\s+(?:now\s+)?(?:my\s+|our\s+)?home\s+" + _NOW,
             r"(?:i\s+)?(?:continue to|still)\s+(?:live|reside)\s+in\s+" + _V + _END,
         ],
         slot_name="home",
@@ -495,8 +578,13 @@ CHANGES: list[Rule] = [
         0.8,
         _of_noun,
         [
-            r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+is\s+(?:now\s+)?" + _V + r"\s+" + _NOW + r"\b",
-            _V + r"\s+is\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
+            r"(?:the\s+)?(?P<k>[a-z][\w ]{1,20}?)\s+(?:is|runs|is running)\s+(?:now\s+)?"
+            + _V
+            + r"\s+"
+            + _NOW
+            + r"\b",
+            _V + r"(?:'s|\s+is|\s+has been|\s+became)\s+(?:now\s+)?my\s+(?:new\s+)?(?:main\s+)?"
+            r"(?P<k>[a-z][\w ]{1,20}?)"
             r"(?:\s+" + _NOW + r")?" + _END,
         ],
         slot=True,
@@ -504,7 +592,7 @@ CHANGES: list[Rule] = [
     # the slot named, its value now: "timezone is now PST", "desktop is on Arch now"
     _short(
         r"(?:(?:my|our|the)\s+)?(?:current\s+|primary\s+|main\s+)?(?P<k>[a-z][\w ]{1,20}?)"
-        r"(?:'s|\s+is|\s+are)\s+(?:now|still)\s+" + _V + _END,
+        r"(?:'s|\s+is|\s+are|\s+runs|\s+is running)\s+(?:now|still)\s+" + _V + _END,
         "fact",
         0.8,
         _of_noun,
@@ -540,7 +628,9 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|deploy with|ship with|"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily|personally)\s+)*"
+        r"(?:run|deploy (?:with|via|using)|"
+        r"ship with|"
         r"build with|code in|program in|write|drive|drink|use)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"(?:\s+on\s+(?:my|the|our)\s+\w+)?\s+"
@@ -581,7 +671,7 @@ CHANGES: list[Rule] = [
         [
             _S
             + r"(?:switched|switching|changed|migrated|moved|upgraded|converted|gone|went|got)\s+"
-            r"(?:back\s+|over\s+)?(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
+            r"(?:back\s+|over\s+)?(?:(?:from|off)\s+(?P<old>[^,;]+?)\s+)?to\s+" + _V + _END,
             _S + r"(?:replaced|swapped)\s+(?P<old>[^,;]+?)\s+(?:with|for)\s+" + _V + _END,
         ],
         slot=True,
@@ -593,7 +683,7 @@ CHANGES: list[Rule] = [
         [
             _S + r"(?:(?:am|'m)\s+)?(?:back\s+on|back\s+to|(?:now\s+)?on|using|"
             r"ended up (?:going )?with|"
-            r"going with|went with|bought|purchased|got|picked up)\s+"
+            r"going with|went with|bought|purchased|leased|got|picked up)\s+"
             + _V
             + r"(?:\s+"
             + _NOW
@@ -614,6 +704,14 @@ CHANGES: list[Rule] = [
         lambda m, x: _known(m, x) if category(m.group("old")) else None,
         slot=True,
     ),
+    _short(  # "globex -> initech", "杭州→上海": the new value of the entry naming the old one
+        r"(?P<old>[^,;.>→，；。]+?)\s*(?:->|→|=>)\s*" + _V + _END,
+        "correction",
+        0.85,
+        _swap,
+        drop="swap",
+        slot=True,
+    ),
     # one preferred to another: "pdm > poetry"
     _short(
         _V + r"\s*>\s*(?P<old>[^,;.]+)",
@@ -624,7 +722,7 @@ CHANGES: list[Rule] = [
     ),
     # a subject of one's own on a new value: "staging is on postgres 17 now"
     _short(
-        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:is|runs)\s+(?:now\s+)?on\s+"
+        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:is\s+(?:now\s+)?on|runs(?:\s+on)?)\s+"
         + _V
         + r"\s+"
         + _NOW
@@ -668,6 +766,26 @@ CHANGES: list[Rule] = [
         _known,
         slot=True,
     ),
+    # "Priya replaced Dana as my manager"
+    _short(
+        _V + r"\s+(?:has\s+)?replaced\s+(?P<old>[^,;.]+?)\s+as\s+(?:my|our)\s+(?:\w+\s+)?"
+        r"(?P<k>[a-z]+)" + _END,
+        "correction",
+        0.85,
+        _of_noun,
+        slot=True,
+    ),
+    # "we upgraded staging to Postgres 17"
+    _short(
+        r"(?:we|i)(?:'ve|\s+have)?\s+(?:just\s+|finally\s+)?(?:upgraded|moved|migrated|switched)\s+"
+        r"(?:the\s+|our\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
+        + _V
+        + _END,
+        "correction",
+        0.85,
+        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        slot=True,
+    ),
     # "The ThinkPad got replaced by a MacBook Air"
     _short(
         r"(?:the|my|our)\s+(?P<old>[^,;.]+?)\s+(?:got|was|has been|have been)\s+replaced\s+"
@@ -679,7 +797,7 @@ CHANGES: list[Rule] = [
     ),
     # "I mostly drink tea in the morning instead of coffee"
     _short(
-        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily)\s+)*(?:run|use|drive|drink|write|"
+        r"(?:i|we)\s+(?:(?:now|currently|mostly|mainly|primarily|personally)\s+)*(?:run|use|drive|drink|write|"
         r"code in|deploy with)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"\s+(?:instead of|rather than)\s+(?P<old>[^,;.]+)",
@@ -725,7 +843,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        _S + r"(?:got|bought|have|has)\s+a\s+new\s+(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
+        _S + r"(?:got|bought|have|has|acquired|purchased)\s+a\s+new\s+"
+        r"(?P<k>[a-z][\w ]{1,20}?)\s*[,:-]\s*" + _V + _END,
         "fact",
         0.8,
         _of_noun,
@@ -733,7 +852,8 @@ CHANGES: list[Rule] = [
     ),
     # the present, said as new: "drinking tea now, not coffee", "I play padel on weekends now"
     _short(
-        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?P<v>drinking|writing|coding in|using|running|"
+        _S + r"(?:(?:am|'m|are|'re)\s+)?(?:now\s+)?(?:(?:mostly|mainly)\s+)?"
+        r"(?P<v>drinking|writing|coding in|using|running|"
         r"playing|driving|eating)\s+(?:(?:mostly|mainly)\s+)?"
         + _V
         + r"(?:\s+(?:mostly|mainly))?\s+"
@@ -783,6 +903,69 @@ CHANGES: list[Rule] = [
         _of_noun,
         slot=True,
     ),
+    # "I live in VS Code now": a tool one lives in is one used
+    _short(
+        r"i\s+(?:(?:now|basically|pretty much|practically)\s+)*live\s+in\s+" + _V + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"Uses {x}" if category(x) else None,
+        slot=True,
+    ),
+    # a diet said by what one became or eats: "went vegan", "started eating meat again"
+    _short(
+        _S + r"(?:went|became|turned|gone|go)\s+(?:fully\s+)?(?P<x>\w+)" + _END,
+        "fact",
+        0.8,
+        _is,
+        slot=True,
+    ),
+    # what one does something in: "I do my scripting in Ruby now", "I script in Bash now"
+    _short(
+        r"i\s+(?:now\s+)?(?:do\s+(?:my|all my|most of my|all of my|the)\s+scripting|script|"
+        r"write\s+(?:my\s+|all my\s+)?scripts)\s+(?:in|with)\s+" + _V + _END,
+        "preference",
+        0.8,
+        lambda m, x: f"Prefers {x} for scripting" if category(x) in ("language", "shell") else None,
+        slot=True,
+    ),
+    # a theme: "I've gone light mode", "switched to a light theme", "light themes these days"
+    _short(
+        _S + r"(?:(?:gone|went|switched|moved|changed)\s+(?:over\s+)?(?:to\s+)?|(?:am\s+|'m\s+)?"
+        r"(?:using|on)\s+|use\s+)?(?:a\s+|the\s+)?(?P<x>light|dark)\s+(?P<k>mode|themes?)"
+        r"(?:\s+" + _NOW + r")?" + _END,
+        "preference",
+        0.8,
+        "Prefers {x} {k}",
+        slot=True,
+    ),
+    # a system put on a machine: "I put Fedora on my desktop"
+    _short(
+        _S + r"(?:put|installed|switched)\s+" + _V + r"\s+on\s+(?:my|the|our)\s+"
+        r"(?P<k>desktop|laptop|pc|workstation)" + _END,
+        "fact",
+        0.8,
+        lambda m, x: f"Runs {x} on the {m.group('k')}" if category(x) == "os" else None,
+        slot=True,
+    ),
+    # a move of what one has: "we migrated all our repos from Poetry to uv"
+    _short(
+        _S + r"(?:migrated|moved|switched|converted)\s+(?:all\s+(?:of\s+)?)?(?:my|our|the)\s+"
+        r"[\w-]+(?:\s+[\w-]+)?\s+(?:over\s+)?from\s+(?P<old>[^,;]+?)\s+to\s+" + _V + _END,
+        "correction",
+        0.85,
+        _known,
+        slot=True,
+    ),
+    # a new one to replace the old: "IT gave me a MacBook Pro to replace the ThinkPad"
+    _short(
+        r"(?:[\w-]+\s+)?(?:gave me|got me|issued me|got|bought|received)\s+(?:a|an|the)\s+"
+        + _V
+        + r"\s+to\s+replace\s+(?:the|my|our)\s+(?P<old>[^,;.]+)",
+        "correction",
+        0.85,
+        _known,
+        slot=True,
+    ),
     # Chinese
     *_each(
         "fact",
@@ -790,7 +973,7 @@ CHANGES: list[Rule] = [
         "住在{x}",
         [
             r"(?:我)?(?:依然|仍然|还是|还)住在(?P<x>[^，。,]+)",
-            r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居)(?P<x>[^，。,]+)",
+            r"(?:我|本人)?(?:现|现在)?(?:居住于|居住在|住于|居(?![住民]))(?P<x>[^，。,]+)",
         ],
         slot_name="home",
     ),
@@ -810,11 +993,20 @@ CHANGES: list[Rule] = [
         slot_name="employer",
     ),
     _short(
-        r"(?:我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了)(?:一)?(?:辆|台)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我|公司给我|单位给我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了|配了|发了)(?:一)?(?:辆|台)"
+        r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         _zh_car,
         slot_name="car",
+    ),
+    _short(
+        r"(?:我|公司给我|单位给我)?(?:最近|已经|刚)?(?:换了|买了|新买了|入手了|配了|发了)(?:一)?"
+        r"(?:部|台|个(?=[^，。,]*?(?:手机|笔记本|电脑)了?(?:$|[，。,])))(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        lambda m, x: f"用{x}" if category(x) not in ("", "car") else None,
+        slot=True,
     ),
     _short(
         r"(?:我|本人)?(?:已经|已|刚|上个月|去年|去年年底|年初|今年)?(?:从)(?P<x>[^，。,]+?)(?:离职|辞职|出来)了?",
@@ -843,7 +1035,7 @@ CHANGES: list[Rule] = [
         "戒{x}",
         [
             r"(?:我)?(?:已经|已)?戒掉?了?(?P<x>[^，。,了]+)",
-            r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒了",
+            r"(?P<x>[^，。,]+?)(?:早就|早已|已经|都|也)?戒掉?了",
         ],
         drop="frame",
     ),
@@ -864,6 +1056,29 @@ CHANGES: list[Rule] = [
         "不再{v}{x}",
         drop="own",
     ),
+    # no longer where one works: "不在阿里干了", "已经不在阿里巴巴了"
+    _short(
+        r"(?:我|本人)?(?:已经|早就|现在)?(?:不再|不)在(?P<x>[^，。,]+?)(?:干|上班|工作|待|呆)?了(?=$|[，。,])",
+        "correction",
+        0.85,
+        "不再在{x}工作",
+        drop="named",
+    ),
+    # the team one is on: "现在在数据团队"
+    _short(
+        r"(?:我|本人)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?(?:团队|组))了?(?=$|[，。,])",
+        "fact",
+        0.8,
+        "在{x}",
+        slot_name="team",
+    ),
+    _short(
+        r"(?P<x>[^，。,]+?)(?:这边|那边)?不(?:干|做)了(?=$|[，。,])",
+        "correction",
+        0.85,
+        "不再在{x}工作",
+        drop="named",
+    ),
     _short(
         r"(?P<x>[^，。,]+?)不(?P<v>去|喝|用|写|开)了",
         "correction",
@@ -873,8 +1088,8 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:我|本人)?(?:已经|最近|终于|现已|现在|已)?(?:于[^，。,]{1,4}?)?(?:从(?P<old>[^，。,]+?))?"
-        r"(?:跳槽到|跳槽去|入职(?:了)?|"
-        r"加入了?|(?:现)?就职于|"
+        r"\s*(?:跳槽(?:到|去)了?|入职(?:了)?|join\s*了?\s*|"
+        r"加入了?|(?:现|目前)?就职于|"
         r"(?:现)?任职于)(?P<x>[^，。,]+?)(?:了|上班|工作)?(?=$|[，。,])",
         "fact",
         0.85,
@@ -891,7 +1106,8 @@ CHANGES: list[Rule] = [
     _short(
         r"(?:我们|我|本人)?(?:全家|家)?(?:[^，。,的]{0,6}?(?:已经|终于|刚|最近|已|上个月|上周|去年|今年|"
         r"前几天|年初|月初))?(?:从(?P<old>[^，。,]+?))?"
-        r"(?:搬回|搬去|搬到|搬家到|搬家去|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:搬回|搬去|搬到|搬家到|搬家去|迁居|迁到|住到|定居在|定居)了?(?:老家)?(?P<x>[^，。,]+?)(?:住|居住|定居)?了?"
+        r"(?=$|[，。,])",
         "correction",
         0.85,
         "住在{x}",
@@ -923,29 +1139,33 @@ CHANGES: list[Rule] = [
         0.8,
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
         [
-            r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)(?:现在|目前|已经)是(?P<x>[^，。,]+?)了?"
+            r"我(?:现在|目前)的(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+            r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)"
+            r"(?:(?:现在|目前|已经)是|(?:现在|目前)?用的是|：|:)\s*(?P<x>[^，。,]+?)了?"
             r"(?=$|[，。,])",
             r"(?:现在|目前)(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         ],
         slot=True,
     ),
     _short(
-        r"(?:我们|我们的)?团队(?:现在|目前|还是|一直)?(?:改)?用(?P<x>[^，。,]+?)"
-        r"(?:(?:来)?(?:做|跑)\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
+        r"(?:(?:我们|我们的)?团队(?:的)?|我们(?:的)?\s*(?:CI|持续集成))\s*(?:的)?\s*(?:CI|持续集成)?\s*"
+        r"(?:现在|目前|还是|一直)?(?:改)?用"
+        r"(?P<x>[^，。,]+?)"
+        r"(?:(?:来)?(?:做|跑)?\s*(?:CI|持续集成|部署))?(?=$|[，。,])",
         "fact",
         0.8,
         lambda m, x: f"用{x}" if category(x) else None,
         slot=True,
     ),
     _short(
-        r"(?:我|我们)?(?:现在|目前)?在(?P<x>[^，。,]+?)(?:住|定居|安家)了?(?=$|[，。,])",
+        r"(?:我|我们)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?)(?:住|定居|安家)了?(?=$|[，。,])",
         "fact",
         0.8,
         "住在{x}",
         slot_name="home",
     ),
     _short(
-        r"(?:我)?(?:现在|目前)?(?P<pre>周末|每天早上|每天|早上)?(?:都|一般)?改(?P<v>去|开|喝|用|写)"
+        r"(?:我)?(?:现在|目前)?(?P<pre>周末|每天早上|每天|早上)?(?:都|一般)?改(?P<v>去|开|喝|用|写|(?=[打踢练玩跑]))"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -960,7 +1180,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?:我的|本人的?)?(?:新|新的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我的|本人的?)?(?:新|新的|新来的|新换的)(?P<k>[^，。,是的]{1,6}?)(?:是|叫)(?P<x>[^，。,]+?)了?"
+        r"(?=$|[，。,])",
         "fact",
         0.85,
         lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
@@ -976,7 +1197,7 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"[^，。,]{0,10}?(?:已经|已)?(?:迁移到|迁到|切换到|切到|转到|转向|转用|转)了?"
+        r"[^，。,]{0,16}?(?:已经|已)?(?:迁移到|迁到|切换到|切到|转到|转向|转用|转|switch\s*到)了?"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -985,7 +1206,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:[^，。,]{0,12}?(?:之后|以后|后|最近|上个月|上周))?"
-        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调到了?|调入|换到了?|转到了?|去了|"
+        r"(?:我|本人)?(?:已经?|刚)?(?:从(?P<old>[^，。,]+?))?(?:被)?(?:调(?:到|去|往|至)了?|调入|换到了?|转到了?|去了|"
         r"调任至|调任到|加入了?|到了)(?P<x>[^，。,]+?(?:团队|组))",
         "fact",
         0.85,
@@ -1018,7 +1239,8 @@ CHANGES: list[Rule] = [
         slot=True,
     ),
     _short(
-        r"(?P<k>[^，。,]{0,8}?)(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用)了?"
+        r"(?P<k>[^，。,从]{0,8}?)(?:从[^，。,]+?)?(?:已经)?(?:换成|改成|改用|换用|更换为|换为|转用|用上|开始用|"
+        r"换到)了?"
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
@@ -1029,7 +1251,7 @@ CHANGES: list[Rule] = [
         r"(?:我)?(?:现在)?(?:主要)?(?:用|使用|写)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用{x}" if category(x) or re.search(r"(?:主题|模式|字体)$", x) else None,
+        _zh_uses,
         slot=True,
     ),
     _short(
@@ -1131,6 +1353,25 @@ ALONE: list[Rule] = [
         "fact",
         0.8,
         lambda m, x: f"{x} now",
+        drop="bare",
+        slot=True,
+    ),
+    # where one is, alone: "…, and as of Monday I'm at Initech"
+    _short(
+        r"(?:(?:i|we)(?:'m|'re|\s+am|\s+are)\s+(?:now\s+)?)(?:at|in|with)\s+"
+        r"(?!(?:the|a|an|my|our|home|work|the office|school|bed)\b)" + _FEW + _END,
+        "fact",
+        0.8,
+        lambda m, x: x,
+        drop="bare",
+        slot=True,
+    ),
+    # a known value alone: "brave, I don't use firefox anymore", "no, uv"
+    _short(
+        r"(?:(?:the|a|an)\s+)?" + _FEW + r"(?=\s*(?:$|[,;，；。.!?]))",
+        "fact",
+        0.8,
+        lambda m, x: x if category(x) and not _CLAUSE_WORDS.search(x) else None,
         drop="bare",
         slot=True,
     ),

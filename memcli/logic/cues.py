@@ -18,18 +18,55 @@ from memcli.index.tokenize import tokenize
 
 #: a Chinese character
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+#: a date or a time said before or after a statement ("as of 1 March", "in 2024", "since
+#: January", "last week"); not "May" alone (the verb), not a time ahead ("next week")
+DATE = (
+    r"(?:(?:(?:as of|since|starting(?:\s+(?:on|in))?|from|in|on|back in|by|until)\s+)?"
+    r"(?:(?:early|late|mid)[\s-]+)?(?:(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?"
+    r"(?:january|february|march|april|june|july|august|september|october|november|december|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d|"
+    r"(?:last|this|past)\s+(?:week|month|year|spring|summer|autumn|fall|winter|quarter|sprint))"
+    r"(?:\s+\d{1,2}(?:st|nd|rd|th)?)?(?:,?\s+(?:19|20)\d\d)?"
+    r"|(?:as of|since|starting|from|in|back in)\s+may(?:\s+\d{1,2}(?:st|nd|rd|th)?)?)"
+)
+_MONTHS = r"january|february|march|april|may|june|july|august|september|october|november|december"
+#: a date or a time after a statement's value, where the value ends ("moved to Lisbon in
+#: May", "at Initech since March", "for three months"); a bare year is a name's ("SQL
+#: Server 2019")
+AFTER = (
+    r"(?:(?:as of|since|ever since|starting|from|in|on|back in|until)\s+"
+    r"(?:(?:early|late|mid)[\s-]+)?"
+    r"(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:of\s+)?)?(?:" + _MONTHS + r"|monday|tuesday|"
+    r"wednesday|thursday|friday|saturday|sunday|(?:19|20)\d\d)"
+    r"|(?:last|this|past)\s+(?:week|month|year|spring|summer|autumn|fall|winter|quarter|sprint)"
+    r"|for\s+(?:a|an|the|some|several|many|a few|a couple of|\d+|one|two|three|four|five|six|"
+    r"seven|eight|nine|ten)\s+(?:\w+\s+)?(?:days?|weeks?|months?|years?|while|ages))\b"
+)
+#: a Chinese date before a statement ("今年三月", "去年年底", "2023 年")
+_ZH_DATE = (
+    r"(?:(?:今年|去年|前年|上个?月|上周|本月|这个月|年初|月初|前几天|前阵子|"
+    r"(?:19|20)\d\d\s*年|[一二三四五六七八九十\d]{1,3}\s*月份?|[一二三四五六七八九十\d]{1,3}\s*[号日])+"
+    r"(?:的时候|开始|起)?)"
+)
 #: words that open a clause without changing what it says ("oh and also remember …")
 _FILLER = re.compile(
-    r"(?:(?:and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|one more thing|well|"
+    r"(?:[-*•·]+\s+|(?:" + DATE + r"|and|also|oh|ah|btw|by the way|fyi|ok(?:ay)?|so|plus|anyway|"
+    r"one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
     r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
-    r"personally|for the record|kindly|heads up|now|these days|nowadays|lately|since|because|"
-    r"(?:i\s+(?:wish|want|would like|'d like)\s+to\s+)?(?:inform you|let you know)(?:\s+that)?|"
+    r"personally|for the record|kindly|heads up|now(?!\s+that\b)|these days|nowadays|lately|"
+    r"since|because|(?:i\s+(?:hereby\s+)?(?:(?:wish|want|would like|'d like)\s+to\s+)?)?"
+    r"(?:inform you|let you know|advise(?:\s+you)?)(?:\s+that)?|"
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
-    r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now))\b"
+    r"as of (?:monday|tuesday|wednesday|thursday|friday|today|now)|"
+    r"(?:just\s+a\s+|quick\s+)?reminder(?:\s+that)?|(?:life|quick|status)\s+updates?|"
+    r"after\s+(?:(?:like|about|almost|nearly|over)\s+)?(?:\w+\s+)?(?:years?|months?|weeks?)|"
+    r"after\s+(?:the|a|an|my|our)\s+[\w-]+)\b"
     r"[\s,:;.!—–-]*"
-    r"|(?:对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|不过|但是|可是|"
-    r"说实话|其实吧)[\s，,：:。!！]*)+",
+    r"|(?:"
+    + _ZH_DATE
+    + r"|对了|顺便说一下|顺便说一句|顺便提一下|顺便|另外|还有|哦|噢|嗯|好的|而且|然后|我觉得|"
+    r"不过|但是|可是|说实话|其实吧)[\s，,：:。!！]*)+",
     re.I,
 )
 #: where a statement's value ends: the next clause starts a statement of its own
@@ -62,7 +99,8 @@ _SMALL_TALK_KEYS = frozenset(
 _SMALL_TALK_VALUES = re.compile(
     r"^(?:fine|good|great|ok|okay|done|broken|down|slow|failing|working|dead|busy|full|"
     r"tired|bad|better|worse|almost|still|so|too|pretty|really|very|kinda|a bit|not|"
-    r"over|here|there|gone)\b",
+    r"over|here|there|gone|cold|hot|warm|empty|late|ready|stuck|missing|lost|loud|quiet|"
+    r"open|closed|on|off|out|away|sick|back)\b",
     re.I,
 )
 _NOT_A_ROLE = re.compile(
@@ -83,7 +121,8 @@ _TRAILING = re.compile(
     r"(?:in|since|from) (?:january|february|march|april|may|june|july|august|september|"
     r"october|november|december|spring|summer|autumn|winter|the spring|the summer|\d{4})|"
     r"on (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|the first)|"
-    r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$",
+    r"(?:a few|a couple of|two|three|\d+) (?:days|weeks|months|years) ago))+$|[了啦哦呀吧的呢]+$"
+    r"|(?:好几个|几个|[一二三四五六七八九十两\d]+个?)(?:月|年|周|星期|礼拜|天)了?$",
     re.I,
 )
 END_PUNCT = " \t.!?。！？,，;；:：~…"
@@ -91,7 +130,9 @@ END_PUNCT = " \t.!?。！？,，;；:：~…"
 _SHORT = re.compile(
     r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)"
     r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
-    r"in favou?r of|now|these days|nowadays|going forward)\b)",
+    r"in favou?r of|now|these days|nowadays|going forward)\b)"
+    r"|\s(?=(?:for|at|with)\s+(?:the|a|an|my|our|work|home)\b)"  # "Zurich for the new role"
+    r"|\s(?=" + AFTER + r")|\s*\(",
     re.I,
 )
 #: the old value a one-value statement names as the one it replaces: "Leipzig now, not
@@ -176,7 +217,10 @@ class Rule:
     #: own wording, "No longer works at X"; naming none, its text), "I left / sold X"
     #: ("named": a statement only of an entry it names; "I left my keys" is none); "held":
     #: x is a value said to hold still ("still at Globex", "还在阿里"), the NOOP of an entry
-    #: that names it, else no statement
+    #: that names it, else no statement; "swap": x is a new value of no slot the lexicon
+    #: knows, for an old one named ("left Munich for Lisbon"): the new value of the entry
+    #: naming the old one, else no statement; "slot": x names a slot said to change ("my
+    #: manager changed"), "moved": likewise, only with the new value said beside it
     drop: str = ""
     slot_name: str = ""  # the slot the rule's value is of ("employer"), when it knows
     short: bool = False  # the value ends at the clause's end ("Initech, having left …")
@@ -240,6 +284,8 @@ def _verb_s(m: re.Match[str], x: str) -> str | None:
 
 
 def _not_any_more(m: re.Match[str], x: str) -> str | None:
+    if _PRONOUN_OBJECT.search(x):  # "don't use it any more": of what, it does not say
+        return None
     return f"No longer {third_person(m.group('v').lower())} {x}"
 
 
@@ -258,6 +304,8 @@ def _has(m: re.Match[str], x: str) -> str | None:
 def _moved(m: re.Match[str], x: str) -> str | None:
     if re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
+    if x[:1].islower() and re.search(r"\bI\b", m.string):  # "I moved to platform": one
+        return None  # who writes "I" with a capital writes a place's name with one
     return f"Lives in {x}"
 
 
@@ -283,15 +331,15 @@ def _mid_actually(m: re.Match[str], x: str) -> str | None:
 
 _I = (
     r"i\s+(?:(?:really|also|still|much|strongly|generally|definitely|now|currently|mostly|"
-    r"mainly|only|just)\s+)*"
+    r"mainly|only|just|personally|myself)\s+)*"
 )
 
 #: statements (what a "remember …" or a correction may hold as well)
 STATEMENTS: list[Rule] = [
-    rule(
-        _I + r"(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|prefer|want|"
-        r"need|run|have|write|code|play|drive|go to|attend|own)\s+(?P<x>.+?)\s*"
-        r"(?:any\s?more|any longer)\b.*",
+    rule(  # the clause ends at "any more": "…, I'm on Zed" is a statement of its own
+        r"(?:" + _I + r")?(?:don't|do not|dont|no longer)\s+(?P<v>use|work|live|like|drink|eat|"
+        r"prefer|want|need|run|have|write|code|play|drive|go to|attend|own)\s+(?P<x>.+?)\s*"
+        r"(?:any\s?more|any longer)\b",
         "correction",
         0.9,
         _not_any_more,
@@ -557,6 +605,8 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
             continue
         if rule.cue:
             said = match(inner or STATEMENTS, strip_filler(text))
+            if said is not None and said.drop == "bare":  # a value alone: its clause's own
+                continue
             if said is not None:
                 kind = "correction" if rule.cue == "correct" else said.type
                 importance = max(rule.importance, said.importance)
@@ -569,7 +619,9 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         old = m.groupdict().get("old")
         if old and not replaces:  # "switched from Vim to Helix", "replaced Vim with Helix"
             replaces = _clean(old)
-        if rule.drop and rule.drop != "bare":
+        if rule.drop in ("slot", "moved"):  # the slot's noun, as the rule says ("moved": home)
+            replaces, x = text.strip(), ""
+        elif rule.drop and rule.drop not in ("bare", "swap"):
             replaces, x = x.strip(), ""
         replaces = re.sub(r"^(?:the|my|our|a|an|being)\s+", "", replaces, flags=re.I)
         value = x.strip() if rule.slot else ""

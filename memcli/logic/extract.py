@@ -28,8 +28,8 @@ from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, negate, noun_slot, parse
-from memcli.logic.statements import Candidate
+from memcli.logic.slots import Slot, fill, fits, negate, noun_slot, parse
+from memcli.logic.statements import GIVEN_UP, Candidate
 
 
 @dataclass(frozen=True)
@@ -157,6 +157,16 @@ def _same_opening(candidate: Candidate, known: _Known) -> bool:
     return n >= 3 and n * 2 >= len(b)
 
 
+def _names_enough(candidate: Candidate, known: _Known) -> bool:
+    """A value given up in one's own words corrects an entry holding two or all of them
+    ("no longer on call for payments" is not "Works on the payments team")."""
+    if candidate.drop != "own" or not candidate.replaces:
+        return True
+    said = _words(candidate.replaces)
+    shared = len(said & known.words)
+    return shared >= 2 or (bool(said) and said <= known.words)
+
+
 def _age(entry: Entry, place: dict[int, int]) -> tuple[float, int]:
     """Newness of an entry: when it was last written (undated: oldest), then its place."""
     try:
@@ -189,8 +199,6 @@ def _slot_target(
 
 
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
-#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop)
-GIVEN_UP = ("own", "frame", "named")
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
@@ -201,19 +209,45 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
     said beside it (`_merge_drops`); none or several: no statement."""
     out = []
     for c in found:
-        if c.drop not in ("denied", "slot"):
+        if c.drop in GIVEN_UP and c.replaces:  # "sold my car": the one car remembered
+            out.append(_of_slot_noun(c, slotted))
+            continue
+        if c.drop not in ("denied", "slot", "moved"):
             out.append(c)
             continue
-        if c.drop == "slot":  # "经理换人了": the value of the slot the noun names
+        if c.drop in ("slot", "moved"):  # "经理换人了": the value of the slot the noun names
             noun = noun_slot(c.replaces)
             values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
         else:
             values = {
                 t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
             }
-        if len(values) == 1:
-            out.append(replace(c, replaces=values.pop(), drop="named"))
+        if len(values) == 1:  # "we moved" says no more than where one lives changed
+            drop = "passing" if c.drop == "moved" else "named"
+            out.append(replace(c, replaces=values.pop(), drop=drop))
     return out
+
+
+#: slots a thing given up may be named by ("sold my car"): not "left home", "left town"
+_GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
+
+
+def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
+    """A value given up named by its slot's noun ("sold my car", "车卖了"): the one value of
+    that slot remembered in its language, given up as named; else as it was."""
+    if any(names(e.text, c.replaces) for e, _, _ in slotted):
+        return c
+    bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
+    noun = noun_slot(bare) if len(bare.split()) <= 2 else ""  # not "a member of the … team"
+    if noun not in _GIVEN_UP_NOUNS:
+        return c
+    chinese = bool(CJK.search(c.replaces))
+    values = {
+        s.value
+        for e, s, _ in slotted
+        if s is not None and s.name == noun and bool(CJK.search(e.text)) == chinese
+    }
+    return replace(c, replaces=values.pop(), drop="named") if len(values) == 1 else c
 
 
 def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
@@ -229,7 +263,9 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
             if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
                 continue
             mine = None if c.drop else parse(c.text)
-            if (mine is not None and mine.name in slots) or (mine is None and c.value):
+            if (mine is not None and mine.name in slots) or (
+                mine is None and c.value and any(fits(c.value, name) for name in slots)
+            ):
                 out[i] = replace(c, replaces=gone.replaces, drop="")
                 out.remove(gone)
                 break
@@ -245,9 +281,10 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     ("I left my keys")."""
     mine = parse(candidate.text)
     slot = candidate.slot or (mine.name if mine else "")
-    chinese = bool(CJK.search(candidate.text))  # a slot is one language's: 住在 is not Lives in
+    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
+    chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
-    if candidate.drop == "bare":  # "现在在拼多多" alone: a value of no slot it says
+    if candidate.drop in ("bare", "passing"):  # "现在在拼多多", "I relocated" alone: no value
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
     if candidate.drop == "held":
         held = [(_still(candidate.replaces, t), t[2], t[0].id) for t in slotted]
@@ -267,7 +304,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         )
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
-        if candidate.drop == "named" or (
+        if candidate.drop in ("named", "swap") or (
             candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
         ):  # "quit the app and reopen it": an instruction, not the person's own change
             return Decision("NONE", candidate, None, "gives up something not remembered")
@@ -283,10 +320,12 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         return None
     entry, theirs = target[0], target[1]
     text = candidate.text
+    if candidate.drop == "swap" and (theirs is None or not theirs.frame):
+        return Decision("NONE", candidate, None, "a new value for an entry of no one fact")
     if theirs is not None and theirs.frame:
         if candidate.drop in ("frame", "named"):
             text = negate(entry.text)
-        elif not candidate.drop and _takes_their_words(mine, theirs, candidate.value):
+        elif candidate.drop in ("", "swap") and _takes_their_words(mine, theirs, candidate.value):
             text = fill(theirs.frame, mine.value if mine else candidate.value)
     if normalize_text(text) == normalize_text(entry.text):
         return Decision("NOOP", candidate, entry.id, "already remembered")
@@ -398,7 +437,7 @@ def plan(
             continue
         correction = candidate.type == "correction"
         for sim, known in scored if target is None else ():
-            if correction and sim >= CORRECT_AT:
+            if correction and sim >= CORRECT_AT and _names_enough(candidate, known):
                 target, why = known, f"corrects ({sim:.2f} similar)"
             elif sim >= DETAIL_AT and (known.words <= words or _same_opening(candidate, known)):
                 target, why = known, f"adds a detail ({sim:.2f} similar)"

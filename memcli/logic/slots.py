@@ -94,7 +94,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "shell": _words("shell, 终端"),
     "browser": _words("browser, 浏览器"),
     "os": _words("desktop, os, operating system, distro, 系统"),
-    "car": _words("car, 车, 座驾"),
+    "car": _words("car, vehicle, 车, 座驾"),
     "phone": _words("phone, 手机"),
     "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑"),
     "language": _words("language, programming language, 语言, 开发"),
@@ -105,7 +105,9 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "employer": _words("employer, 雇主, 东家"),
     "timezone": _words("timezone, time zone, 时区"),
     "team": _words("team, 团队, 组"),
-    "home": _words("home, hometown, home city, city, town"),
+    "home": _words(
+        "home, hometown, home city, city, town, residence, place of residence, 居住地, 住址, 住处"
+    ),
     "drink": _words("drinks, 喝"),
 }
 _ARTICLE = r"(?:(?:a|an|the|my)\s+)?"
@@ -189,12 +191,58 @@ def category(value: str) -> str:
     return best
 
 
+def fits(value: str, name: str) -> bool:
+    """`value` may be one of slot `name`: the lexicon's, when it knows the slot's values
+    ("bikes" is no car, "Tesla" is), else any value of no other slot ("Initech", "Berlin")."""
+    known = category(value)
+    return known == name if known or name in _LEXICON else True
+
+
 def noun_slot(noun: str) -> str:
     """The slot a noun names ("main editor" → editor, "手机" → phone), or ""."""
     n = _first_words(noun)
     for name, nouns in _NOUNS.items():
         for word in nouns:
             if n == word or n.endswith(" " + word) or (CJK.search(word) and word in n):
+                return name
+    return ""
+
+
+#: what a question about the person asks for, by its verb ("where do you work?")
+_ASKED_BY_VERB = [
+    (
+        re.compile(
+            r"\b(?:where|who) do you (?:work|work for)\b|\bwhich company\b"
+            r"|在哪(?:里|儿)?(?:工作|上班)|哪家公司",
+            re.I,
+        ),
+        "employer",
+    ),
+    (
+        re.compile(
+            r"\bwhere do you live\b|\bwhere are you based\b|\bwhich city\b|住(?:在)?哪", re.I
+        ),
+        "home",
+    ),
+    (re.compile(r"\bwhat do you drive\b|开什么车", re.I), "car"),
+    (re.compile(r"\bwho do you report to\b|向谁汇报", re.I), "manager"),
+]
+
+
+def asked_slot(question: str) -> str:
+    """The slot a question asks the person for ("What editor are you using these days?" →
+    editor, "Where do you work?" → employer, "你用什么编辑器？" → editor), or ""."""
+    for pattern, name in _ASKED_BY_VERB:
+        if pattern.search(question):
+            return name
+    q = _first_words(question)
+    for name, nouns in _NOUNS.items():
+        for word in nouns:
+            if CJK.search(word) and word in q and len(word) > 1:
+                return name
+            if not CJK.search(word) and re.search(
+                rf"\b(?:what|which|your) (?:\w+ )?{re.escape(word)}\b", q
+            ):
                 return name
     return ""
 
@@ -254,8 +302,9 @@ def negate(text: str) -> str:
     """A one-fact text said no longer true: "No longer works at Globex", "不再在阿里巴巴工作"."""
     if CJK.match(text):
         return "不再" + text
-    said = re.match(r"(?P<s>(?:the|our) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)
-    if said and said.group("v") in ("is", "are"):  # "The staging database is no longer …"
+    said = re.match(r"(?P<s>(?:the|our|user's) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)
+    if said and said.group("v") in ("is", "are"):  # "The staging database is no longer …",
+        # "User's manager is no longer Dana"
         return f"{said.group('s')} {said.group('v')} no longer {text[said.end() :]}"
     if said:  # "The team no longer deploys with Jenkins"
         return f"{said.group('s')} no longer {said.group('v')} {text[said.end() :]}"

@@ -20,6 +20,7 @@ from memcli.core.validate import strip_controls
 from memcli.logic.changes import ALONE, CHANGES
 from memcli.logic.cues import CJK, CUES, STATEMENTS, Hit, match, strip_filler
 from memcli.logic.sentences import split_sentences
+from memcli.logic.slots import asked_slot, category, fits
 
 #: what one clause may say: a change first ("I moved to …"), then a plain statement
 _SAID = [*CHANGES, *STATEMENTS, *ALONE]
@@ -39,7 +40,10 @@ _HEDGES = re.compile(
 )
 _TRANSIENT = re.compile(
     r"\b(today|tonight|right now|at the moment|this morning|this afternoon|for now|"
-    r"for a conference|on holiday|on vacation|(?<!a )while)\b"
+    r"for a conference|on holiday|on vacation|(?<!a )while|"
+    r"for the (?:weekend|day|night|holidays?)|for a (?:few|couple of) days|over the weekend|"
+    r"for lunch|for dinner|for (?:this|that|the) (?:screenshot|demo|presentation|call|meeting|"
+    r"recording)|(?:in|for|to edit|on) this (?:file|pr|branch|ticket|task|function|script))\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -76,6 +80,13 @@ _OTHER_SUBJECT = re.compile(
     r"neighbou?r|cousin|uncle|aunt|roommate|flatmate|parents?|kids?)s?\b|(?:he|she|they)\b)"
     r"|^(?:我的?|本人的?)?(?:爸爸?|妈妈?|父亲|母亲|哥哥?|姐姐?|弟弟?|妹妹?|朋友|同事|老婆|老公|"
     r"妻子|丈夫|配偶|儿子|女儿|家人|邻居|室友)|^(?:他|她)",
+    re.I,
+)
+#: a change made for someone else ("got a Tesla for my wife", "给我妈买了辆车")
+_FOR_SOMEONE = re.compile(
+    r"\bfor (?:my|our) (?:wife|husband|partner|son|daughter|kids?|children|mom|mum|dad|"
+    r"parents?|brother|sister|friend|girlfriend|boyfriend|grandma|grandpa)\b"
+    r"|给(?:我)?(?:老婆|老公|爸爸?|妈妈?|儿子|女儿|孩子|父母)",
     re.I,
 )
 #: an instruction to the assistant ("Switch the CI job to …", "更新 CI 配置，改用 …"): its
@@ -117,6 +128,10 @@ _QUESTION_START = re.compile(
 _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?:remember|note)\b", re.I)
 
 
+#: said so as to mean the opposite ("I love Jenkins, said no one ever")
+_SARCASM = re.compile(r"\bsaid no ?(?:one|body)(?: ever)?\b|\byeah,? right\b", re.I)
+
+
 def _is_question(sentence: str) -> bool:
     s = sentence.rstrip(" \t.!。！~…")
     return (
@@ -137,6 +152,8 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     """The statements of one sentence (memcli.logic.cues.Hit: with the old value it names
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
+    if _SARCASM.search(sentence):
+        return []
     question = _is_question(sentence)
     instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
     found: list[tuple[Hit, float]] = []
@@ -158,7 +175,9 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         said = sentence[start:consumed]
         if _PLANNED.search(said):
             continue
-        if (_OTHER_SUBJECT.search(said) or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
+        upto = min((s for s in starts if s > consumed), default=len(sentence))
+        others = _OTHER_SUBJECT.search(said) or _FOR_SOMEONE.search(sentence[start:upto])
+        if (others or _AHEAD.search(said) or _HEARSAY.search(said)) and match(
             _CHANGE_RULES, clause
         ) is not None:  # of a change only: "my doctor says I'm allergic to …" is one's own
             continue
@@ -167,13 +186,17 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
         if instruction and not _FIRST_PERSON.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
-        upto = min((s for s in starts if s > consumed), default=len(sentence))
         hedged = sentence[start:upto]
         doubts = {m.group().casefold() for m in _HEDGES.finditer(hedged)}
         doubts |= {m.group().casefold() for m in _TRANSIENT.finditer(hedged)}
         penalty = HEDGE_PENALTY * min(len(doubts), 2)  # "not really …, I guess": twice
         found.append((hit, round(hit.importance - penalty, 2)))
     return found
+
+
+#: the ways a statement says its value holds no more (memcli.logic.cues.Rule.drop; "passing":
+#: only with a new value said beside it, memcli.logic.extract)
+GIVEN_UP = ("own", "frame", "named", "passing")
 
 
 @dataclass(frozen=True)
@@ -191,8 +214,50 @@ class Candidate:
     turn: int = 0  # the message it came from: a drop and a new value of one turn are one
 
 
+#: how a value the person gives as an answer is said, by the slot asked for
+_ANSWERED = {
+    "employer": ("Works at {}", "在{}工作"),
+    "home": ("Lives in {}", "住在{}"),
+    "manager": ("User's manager is {}", "用户的经理是{}"),
+}
+#: words of an answer that is no value ("yes", "good question", "not sure")
+_NOT_AN_ANSWER = re.compile(
+    r"\b(?:yes|yeah|yep|no|nope|nah|ok|okay|sure|thanks|thank|not|none|nothing|same|idk|"
+    r"dunno|good|question|why|what|it|that|this|you|i|me|my|we|the)\b|[是对好嗯不没谢]",
+    re.I,
+)
+
+
+def _answer(asked: str, said: str, turn: int, found: list[Candidate]) -> list[Candidate]:
+    """A value given in answer to the assistant's question about the person ("What editor
+    are you using these days?" "Zed"; "Where do you work?" "Initech"): a new value of the
+    slot asked for — a value the lexicon knows of that slot, or a name (capitalised, or
+    Chinese) for a slot it has no values of. The value is the person's, never the
+    question's."""
+    slot = asked_slot(asked) if re.search(r"[?？]\s*$", asked) else ""
+    if not slot:
+        return found
+    mine = [c for c in found if c.turn == turn]
+    if any(not c.drop or c.drop in GIVEN_UP for c in mine):
+        return found  # a statement of its own, or a change: not a bare answer
+    value = " ".join(strip_controls(said).strip().rstrip(" .!。！~").split())
+    if not value or len(value.split()) > 4 or _NOT_AN_ANSWER.search(value):
+        return found
+    known = category(value)
+    if known:
+        if not fits(value, slot):
+            return found
+    elif slot not in _ANSWERED or not (value[:1].isupper() or CJK.match(value)):
+        return found
+    english, chinese = _ANSWERED.get(slot, ("Uses {}", "用{}"))
+    text = (chinese if CJK.search(value) or CJK.search(asked) else english).format(value)
+    rest = [c for c in found if c.turn != turn]
+    return [*rest, Candidate(text, "fact", 0.85, said, "", slot, value, "", turn)]
+
+
 def candidates(messages: Sequence[dict]) -> list[Candidate]:
-    """Explicit statements the user made, scored; those below KEEP_AT are dropped."""
+    """Explicit statements the user made, scored; those below KEEP_AT are dropped; a value
+    given in answer to a question about the person (`_answer`)."""
     found: list[Candidate] = []
     seen: set[str] = set()
     asked = ""
@@ -205,6 +270,7 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
             found.append(
                 Candidate("No longer so", "correction", 0.85, said, asked, drop="denied", turn=turn)
             )
+        question = asked if _ABOUT_YOU.search(asked) and not _OFFER.search(asked) else ""
         asked = ""
         for sentence in split_sentences(said):
             if len(sentence) < 3:
@@ -226,6 +292,8 @@ def candidates(messages: Sequence[dict]) -> list[Candidate]:
                             turn,
                         )
                     )
+        if question:
+            found = _answer(question, said, turn, found)
     return found
 
 

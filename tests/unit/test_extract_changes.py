@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memcli.core.models import Entry
 from memcli.logic.extract import plan
-from memcli.logic.slots import category, fill, negate, parse
+from memcli.logic.slots import asked_slot, category, fill, fits, negate, parse
 from memcli.logic.statements import candidates
 from memcli.services.memory import Memory
 from tests.support.extract_quality import run_said
@@ -99,6 +100,89 @@ SAID = [
         [("User's line manager is Ms. Chen", "", "", "")],
     ),
     ("I wish to inform you that I have relocated to Vienna.", [("Lives in Vienna", "", "", "")]),
+    # issue 37 §10, round two: dates and "after …" before a statement, bullets; a value ends
+    # before a date, a duration, "for the …" or "("
+    ("As of 1 March I work at Initech.", [("Works at Initech", "", "", "")]),
+    ("Since January I've been living in Graz.", [("Lives in Graz", "home", "", "")]),
+    (
+        "life update:\n- moved to Leipzig\n- sold the Subaru",
+        [("Lives in Leipzig", "", "", ""), ("Sold the Subaru", "", "Subaru", "named")],
+    ),
+    (
+        "I relocated from Munich to Zurich for the new role.",
+        [("Lives in Zurich", "", "Munich", "")],
+    ),
+    (
+        "I've been working at Initech for three months now",
+        [("Works at Initech", "employer", "", "")],
+    ),
+    ("Context: new employer is Initech (since May).", [("User's employer is Initech", "", "", "")]),
+    ("Now that I'm at Initech I write less Go", [("Works at Initech", "employer", "", "")]),
+    # a clause ends at "any more"; a known value alone; one value for another of no known slot
+    (
+        "I don't use vim anymore, I'm on Zed",
+        [("No longer uses vim", "", "vim", "own"), ("Uses Zed", "", "", "")],
+    ),
+    (
+        "brave, I don't use firefox anymore",
+        [("Brave", "", "", "bare"), ("No longer uses firefox", "", "firefox", "own")],
+    ),
+    ("we left Munich for Lisbon", [("Lisbon", "", "Munich", "swap")]),
+    ("we left Munich for a conference", []),
+    (
+        "ok so we moved!! Dresden now",
+        [("Home", "", "home", "moved"), ("Dresden", "", "", "bare")],
+    ),
+    ("Dana isn't my manager anymore", [("Left Dana", "", "Dana", "named")]),
+    ("took a job with Initech", [("Works at Initech", "employer", "", "")]),
+    ("Initech hired me", [("Works at Initech", "employer", "", "")]),
+    ("got laid off from Globex", [("Left Globex", "", "Globex", "named")]),
+    ("I'm an Initech employee now", [("Works at Initech", "employer", "", "")]),
+    ("I went vegan in January", [("Is vegan", "", "", "")]),
+    ("started eating meat again", [("Is no longer vegetarian", "", "", "")]),
+    ("I stopped being vegetarian", [("Is no longer vegetarian", "", "vegetarian", "own")]),
+    ("I do my scripting in Ruby now", [("Prefers Ruby for scripting", "", "", "")]),
+    ("I've gone light mode", [("Prefers light mode", "", "", "")]),
+    ("I put Fedora on my desktop", [("Runs Fedora on the desktop", "", "", "")]),
+    ("honestly I live in VS Code now", [("Uses VS Code", "", "", "")]),
+    ("VS Code has been my editor since last year", [("User's editor is VS Code", "", "", "")]),
+    ("I'm a tea drinker now", [("Uses tea", "", "", "")]),
+    ("Priya replaced Dana as my manager", [("User's manager is Priya", "", "Dana", "")]),
+    ("we moved off Jenkins to GitHub Actions", [("Uses GitHub Actions", "", "Jenkins", "")]),
+    ("we upgraded staging to Postgres 17", [("The staging is Postgres 17", "", "", "")]),
+    (
+        "不在阿里干了，去美团了",
+        [("不再在阿里工作", "", "阿里", "named"), ("去美团", "", "", "bare")],
+    ),
+    ("阿里不干了", [("不再在阿里工作", "", "阿里", "named")]),
+    ("今年三月入职了小红书", [("在小红书工作", "", "", "")]),
+    ("我 join 了字节", [("在字节工作", "", "", "")]),
+    ("跳槽去了百度", [("在百度工作", "", "", "")]),
+    ("车卖了", [("卖了车", "", "车", "named")]),
+    ("咖啡戒掉了", [("戒咖啡", "", "咖啡", "frame")]),
+    ("编辑器：Neovim", [("用户的编辑器是Neovim", "", "", "")]),
+    ("手机现在用的是 iPhone 15", [("用户的手机是iPhone 15", "", "", "")]),
+    ("换了个小米手机", [("用小米手机", "", "", "")]),
+    ("我现在的领导是刘洋", [("用户的领导是刘洋", "", "", "")]),
+    ("新来的经理叫李明", [("用户的经理是李明", "", "", "")]),
+    ("本人居住地已变更为上海。", [("用户的居住地是上海", "", "", "")]),
+    ("搬到上海住了", [("住在上海", "home", "", "")]),
+    ("我们已经搬到深圳好几个月了", [("住在深圳", "home", "", "")]),
+    ("我们 CI 现在用 GitHub Actions", [("用 GitHub Actions", "", "", "")]),
+    (
+        "周末不去健身房了，改打羽毛球",
+        [("不再去健身房", "", "健身房", "own"), ("打羽毛球", "", "", "")],
+    ),
+    # not statements: a team that is not one's own, a passing stay, a lower-case word from
+    # one who writes "I", something done once, a thing of a known make that is no phone
+    ("no, Helix now", [("Uses Helix", "", "", "")]),  # a cue's value alone: its clause's
+    ("the payments team is hiring", []),
+    ("oh sure, I love Jenkins, said no one ever", []),  # sarcasm
+    ("my manager Dana is out this week", []),  # small talk
+    ("we left Munich for the weekend", []),
+    ("no, I moved to platform", []),
+    ("用 Python 写了个脚本", []),
+    ("买了个小米手环", []),
     # not statements: hearsay, someone else, a plan by its date, an instruction, a clause
     ("我同事说他们团队换成了 Argo CD", []),
     ("听说我们团队换成 GitLab CI 了", []),  # hearsay
@@ -183,6 +267,21 @@ def test_a_new_value_in_the_entrys_wording(frame: str, value: str, text: str) ->
 
 def test_a_value_given_up_and_the_lexicon() -> None:
     assert negate("Works at Globex") == "No longer works at Globex"
+    assert negate("User's manager is Dana") == "User's manager is no longer Dana"
+    assert [fits(v, s) for v, s in [("Tesla", "car"), ("bikes", "car"), ("Sam", "manager")]] == [
+        True,
+        False,
+        True,
+    ]
+    assert [
+        asked_slot(q)
+        for q in (
+            "What editor are you using?",
+            "Where are you based these days?",
+            "你住哪？",
+            "Ok?",
+        )
+    ] == ["editor", "home", "home", ""]
     assert negate("在阿里巴巴工作") == "不再在阿里巴巴工作"
     assert [category(v) for v in ("Helix", "a Škoda Octavia", "特斯拉 Model 3", "Initech")] == [
         "editor",
@@ -236,6 +335,21 @@ DECISIONS = [
     ("berlin now", []),  # a value alone, of no slot the turn gave up
     ("the Subaru is sold", [("UPDATE", "msubaru", "No longer drives a Subaru")]),
     ("以前在阿里，现在在拼多多", [("UPDATE", "mali", "在拼多多工作")]),
+    # a thing given up named by its slot's noun; a clause that ends at "any more"; a known
+    # value beside a drop; one value for another; "we moved" only with the new place
+    ("I sold my car", [("UPDATE", "msubaru", "No longer drives a Subaru")]),
+    (
+        "don't have a car anymore, it's bikes and trains",
+        [("UPDATE", "msubaru", "No longer drives a Subaru")],
+    ),
+    ("I don't use vim anymore, I'm on Zed", [("UPDATE", "mvim", "Uses Zed as the main editor")]),
+    ("helix, I don't use vim anymore", [("UPDATE", "mvim", "Uses helix as the main editor")]),
+    ("we left Munich for Lisbon", [("UPDATE", "mcity", "Lives in Lisbon")]),
+    ("I left Globex for Initech", [("UPDATE", "mglobex", "Works at Initech")]),
+    ("ok so we moved!! Dresden now", [("UPDATE", "mcity", "Lives in Dresden")]),
+    ("we moved!", []),  # where to, it does not say
+    ("we left the suburbs for Lisbon", []),  # names nothing remembered
+    ("阿里不干了", [("UPDATE", "mali", "不再在阿里巴巴工作")]),
     # restated, then changed in one turn: only the change
     ("在阿里干了五年，上个月终于辞职了，现在在美团上班", [("UPDATE", "mali", "在美团工作")]),
 ]
@@ -268,12 +382,57 @@ def test_a_no_to_the_assistant_gives_up_what_it_names(
     assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
 
 
+@pytest.mark.parametrize(
+    ("asked", "said", "expected"),
+    [
+        (
+            "What editor are you using these days?",
+            "Zed",
+            [("UPDATE", "mvim", "Uses Zed as the main editor")],
+        ),
+        ("Where do you work these days?", "Initech", [("UPDATE", "mglobex", "Works at Initech")]),
+        ("Where do you live?", "berlin I think", []),  # no name, a hedge
+        ("Which editor do you use?", "good question", []),
+        ("Which editor should I configure?", "Zed", []),  # the assistant's own choice
+        (
+            "Do you still use Vim?",
+            "no, Helix",
+            [("UPDATE", "mvim", "Uses Helix as the main editor")],
+        ),
+        ("你在哪工作？", "字节", [("UPDATE", "mali", "在字节工作")]),
+    ],
+)
+def test_a_value_given_in_answer_to_a_question_about_the_person(
+    asked: str, said: str, expected: list
+) -> None:
+    found = candidates([{"role": "assistant", "content": asked}, {"role": "user", "content": said}])
+    decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
+    assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
+    assert all(c.said == said for c in found)  # the person's words, never the question's
+
+
 @pytest.mark.parametrize(("said", "expected"), DECISIONS)
 def test_the_entry_a_change_concerns(said: str, expected: list) -> None:
     found = candidates([{"role": "user", "content": said}])
     decisions = [(d.action, d.entry_id, d.stored) for d in plan(found, MEMORY)]
     assert [d for d in decisions if d[0] != "NOOP" or d[1]] == expected
     assert all(d[1] != "mrefl" for d in decisions)  # never a reflection
+
+
+def test_a_value_given_up_in_ones_own_words_corrects_only_an_entry_holding_them() -> None:
+    """ "I'm no longer on call for payments" is no correction of "Works on the payments
+    team" (one word shared): a statement of its own; "… a member of the payments team" is."""
+    team = [_entry("mteam", "Works on the payments team")]
+
+    def alike(texts: list[str]) -> np.ndarray:  # every text the same to the model
+        return np.full((len(texts), 4), 0.5)
+
+    for said, expected in [
+        ("I'm no longer on call for payments", ("ADD", None)),
+        ("I'm no longer a member of the payments team", ("UPDATE", "mteam")),
+    ]:
+        found = candidates([{"role": "user", "content": said}])
+        assert [(d.action, d.entry_id) for d in plan(found, team, alike)] == [expected]
 
 
 def _said(tmp_path: Path, split: str) -> dict:
@@ -290,29 +449,30 @@ def _said(tmp_path: Path, split: str) -> dict:
 
 def test_the_labelled_set_holds_on_the_half_it_was_tuned_on(tmp_path: Path) -> None:
     """said.jsonl's tune half (with the statements written later to tune on): ADD / UPDATE
-    with the right target at precision ≥ 0.97 and recall ≥ 0.93 (measured 0.99 / 0.96,
-    with the bundled model 0.99 / 0.95), restatements NOOP, nothing from a no-statement
-    turn, no reflection updated, no statement from the assistant's words."""
+    with the right target at precision ≥ 0.97 and recall ≥ 0.93 (measured 0.996 / 0.962
+    with this embedder on 1 048 statements, 0.99 / 0.96 with the bundled model),
+    restatements NOOP, nothing from a no-statement turn, no reflection updated, no
+    statement from the assistant's words."""
     report = _said(tmp_path, "tune")
     written = report["add_update"]
     assert written["precision"] >= 0.97 and written["recall"] >= 0.93, report
-    assert written["expected"] >= 400
+    assert written["expected"] >= 650
     assert report["noop"]["recall"] >= 0.93, report
     clean, total = report["nothing_kept_clean"].split("/")
-    assert clean == total and int(total) >= 140
+    assert clean == total and int(total) >= 240
     assert report["text_normalized"] >= 0.97
     assert report["reflection_updated"] == 0 and report["assistant_words"] == 0
 
 
 def test_the_labelled_set_holds_on_the_half_not_tuned_on(tmp_path: Path) -> None:
     """said.jsonl's test half, never tuned on (only its figures are ever printed): ADD /
-    UPDATE with the right target at precision ≥ 0.91 and recall ≥ 0.79, restatements NOOP
-    at recall ≥ 0.85 (measured 0.93 / 0.82 and 0.89 with this embedder, 0.94 / 0.83 and
-    0.89 with the bundled model; the issue's bar, 0.95 / 0.85, is not reached), no
-    reflection updated, no statement from the assistant's words."""
+    UPDATE with the right target at precision ≥ 0.91 and recall ≥ 0.84, restatements NOOP
+    at recall ≥ 0.85 (measured 0.925 / 0.867 and 0.89 with this embedder, 0.93 / 0.87 and
+    0.89 with the bundled model; the issue's recall bar, 0.85, is reached, its precision
+    bar, 0.95, is not), no reflection updated, no statement from the assistant's words."""
     report = _said(tmp_path, "test")
     written = report["add_update"]
-    assert written["precision"] >= 0.91 and written["recall"] >= 0.79, report
+    assert written["precision"] >= 0.91 and written["recall"] >= 0.84, report
     assert written["expected"] >= 140
     assert report["noop"]["recall"] >= 0.85, report
     assert report["reflection_updated"] == 0 and report["assistant_words"] == 0, report
