@@ -2,7 +2,7 @@
 benchmark (../shared/bench/personal/) by halves. Not product code (issue 38, item 5).
 
     python bench/paraphrase_exp.py [--bench ../shared/bench/personal] [--order score|rank|both]
-                                   [--only NAME ...] [--json]
+                                   [--only NAME ...] [--json] [--words]
 
 Each variant replaces the semantic signal's inputs and nothing else: the texts embedded
 for an entry (one or several vectors; an entry's cosine is the max over them, or their
@@ -166,6 +166,22 @@ VARIANTS: dict[str, Variant] = {
 }
 
 
+#: (a question's word, a word of the note that answers it) and unrelated pairs: does the
+#: model tell a synonym from noise word by word? (`--words`)
+WORD_PAIRS = [
+    ("editor", "neovim"),
+    ("editor", "vim"),
+    ("tongue", "German"),
+    ("tongue", "language"),
+    ("infrastructure", "terraform"),
+    ("time off", "vacation"),
+    ("hallucinated", "invented"),
+    ("sockets", "PgBouncer"),
+    ("editor", "coffee"),
+    ("tongue", "coffee"),
+]
+
+
 class Vectors:
     """The bundled model's vectors, each text embedded once."""
 
@@ -298,7 +314,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--order", choices=("score", "rank", "both"), default="both")
     ap.add_argument("--only", nargs="*", metavar="NAME", help=f"of: {', '.join(VARIANTS)}")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--words", action="store_true", help="only the WORD_PAIRS cosines")
     args = ap.parse_args(argv)
+    if args.words:
+        vectors = Vectors()
+        left, right = zip(*WORD_PAIRS, strict=True)
+        cosines = (vectors(left) * vectors(right)).sum(axis=1)
+        for (a, b), cosine in zip(WORD_PAIRS, cosines.tolist(), strict=True):
+            print(f"{cosine:.3f}  {a} / {b}")
+        return 0
     bench = Path(args.bench)
     queries = [json.loads(line) for line in (bench / "queries.jsonl").open() if line.strip()]
     names = args.only or list(VARIANTS)
