@@ -189,8 +189,7 @@ class LocalBackend:
         return len(self.row_of)
 
     def make_room(self, rows: int) -> None:
-        """Room for `rows` more vectors without copying the graph at the next add (a
-        watcher, before it serves: memcli.index.vectors.RowVectors.make_room)."""
+        """Room for `rows` more vectors: the next add copies no graph (RowVectors.make_room)."""
         self._ready()
         self.vectors.make_room(rows)
 
@@ -219,8 +218,7 @@ class LocalBackend:
 
     def _scored(self, rows: np.ndarray, scores: np.ndarray) -> Scored:
         order = np.argsort(-scores, kind="stable")
-        rows, scores = rows[order], scores[order]
-        ids = self.ids
+        ids, rows, scores = self.ids, rows[order], scores[order]
         return Scored([ids[r] for r in rows.tolist()], scores)  # type: ignore[misc]
 
     def _dense_all(self, vector: np.ndarray) -> np.ndarray | None:
@@ -408,8 +406,7 @@ class LocalBackend:
         if self._damaged is None and self.model is not None and self.log_rows:
             self._compact()
 
-    def close(self) -> None:
-        self.flush()
+    close = flush  # nothing else to let go of
 
     def _compact(self) -> None:
         """Write the live state as a new generation and point the manifest at it."""
