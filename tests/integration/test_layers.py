@@ -362,3 +362,17 @@ def test_git_works_per_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
         assert texts == ["Prefers a dark terminal theme", "Prefers tabs over spaces"]
     listed = envelope(invoke(runner, project, "list", "--json").output)["entries"]
     assert {(e["text"], e["layer"]) for e in listed} >= {("Prefers a dark terminal theme", "user")}
+
+
+@pytest.mark.parametrize("query", ["How should I write Python tests?", "docker"])
+def test_a_user_layer_leaves_a_workspaces_order_as_it_is(
+    workspace: Path, query: str, exported  # noqa: ANN001
+) -> None:
+    """The hits of one workspace come out in its search's ranking whether or not a
+    per-user workspace is read beside it (an empty one changed the order: the merge
+    sorted every hit by score, and the ranking is not the score)."""
+    alone = [h.entry.id for h in Memory(workspace, notify=lambda m: None).search(query, touch=False)]
+    assert len(alone) >= 3
+    init_workspace(Path(os.environ["XDG_DATA_HOME"]) / "memcli")  # the per-user layer, empty
+    found = envelope(invoke(CliRunner(), workspace, "search", query, "--json", "--no-touch").stdout)
+    assert [h["id"] for h in found["hits"]] == alone

@@ -1952,4 +1952,14 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_vector_room.py::test_the_first_add_after_make_room_copies_nothing",
         why="the first add to a graph read from disk copies all of it (0.3 s at 100k)",
     ),
+    m(
+        "layers-merge-resorts-by-score",
+        "memcli/services/layers.py",
+        "        heads[layer] += 1\n    return merged\n",
+        "        heads[layer] += 1\n    return sorted(merged, key=lambda h: (-h.score, near[h.layer]))\n",
+        f"{UNIT}test_layers.py::test_merge_keeps_each_layers_order_and_the_nearest_duplicate",
+        f"{INTEG}test_layers.py::test_a_user_layer_leaves_a_workspaces_order_as_it_is",
+        why="an empty per-user workspace reorders a workspace's hits by score (on LoCoMo "
+        "R@5 66.4 -> 51.0)",
+    ),
 ]

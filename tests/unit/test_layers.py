@@ -51,11 +51,22 @@ MERGE_ROWS = [
     # equal scores: the nearest layer first
     ([("x", 0.5, "user"), ("y", 0.5, "project")], [("y", "project"), ("x", "user")]),
     ([], []),
+    # one layer's hits come out in its search's order, not re-sorted by score
+    ([("a", 0.4, "project"), ("b", 0.7, "project")], [("a", "project"), ("b", "project")]),
+    # interleaved by each layer's next hit: the user's 0.6 beats the project's head, 0.4
+    (
+        [("a", 0.4, "project"), ("b", 0.7, "project"), ("c", 0.6, "user")],
+        [("c", "user"), ("a", "project"), ("b", "project")],
+    ),
+    (
+        [("a", 0.9, "project"), ("b", 0.3, "project"), ("c", 0.5, "user"), ("d", 0.8, "user")],
+        [("a", "project"), ("c", "user"), ("d", "user"), ("b", "project")],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("given", "expected"), MERGE_ROWS)
-def test_merge_ranks_by_score_and_keeps_the_nearest_duplicate(given, expected) -> None:  # noqa: ANN001
+def test_merge_keeps_each_layers_order_and_the_nearest_duplicate(given, expected) -> None:  # noqa: ANN001
     hits = [_hit(text, score, layer) for text, score, layer in given]
     merged = layers.merge(hits, ["project", "user"])
     assert [(h.entry.text, h.layer) for h in merged] == expected
