@@ -251,20 +251,17 @@ def search(layers: Sequence[Layer], query: str | SearchQuery, **kwargs: Any) -> 
 
 
 def merge(hits: Sequence[LayerHit], order: Sequence[str]) -> list[LayerHit]:
-    """`hits` of several layers, each layer's in its own order (its search's ranking),
-    interleaved by score: the next hit is the best-scoring next one of any layer (the
-    nearest layer first on ties), so one layer's list comes out as its search ranked
-    it, whether or not other layers are read; without a farther layer's hit whose
-    normalised text a nearer layer's hit has."""
+    """`hits` of several layers, each in its layer's search's order, interleaved by the
+    score of each layer's next hit (the nearest layer first on ties); without a farther
+    layer's hit whose normalised text a nearer layer's hit has."""
     near = {name: i for i, name in enumerate(order)}
     best: dict[str, LayerHit] = {}
     for hit in sorted(hits, key=lambda h: near[h.layer]):
         best.setdefault(normalize_text(hit.entry.text), hit)
     kept = set(map(id, best.values()))
-    queues: dict[str, list[LayerHit]] = {}
-    for hit in hits:
-        if id(hit) in kept:
-            queues.setdefault(hit.layer, []).append(hit)
+    queues: dict[str, list[LayerHit]] = {name: [] for name in order}
+    for hit in (h for h in hits if id(h) in kept):
+        queues[hit.layer].append(hit)
     heads = dict.fromkeys(queues, 0)
     merged: list[LayerHit] = []
     while len(merged) < len(kept):
