@@ -190,6 +190,11 @@ def _named_slot(plural: str, x: str) -> str | None:
     return f"User's {noun} is {x}"
 
 
+def _database_of(m: re.Match[str], x: str) -> str | None:
+    """"staging is on postgres 17 now": the subject's database, when `x` is one."""
+    return f"The {m.group('s')} is {x}" if category(x) == "database" else None
+
+
 def _of_noun(m: re.Match[str], x: str) -> str | None:
     """A value of the slot a noun names ("new phone: Pixel 9", "desktop is on Arch now"):
     "User's phone is Pixel 9" (memcli.logic.slots puts it in the entry's wording)."""
@@ -729,7 +734,7 @@ CHANGES: list[Rule] = [
         + _END,
         "fact",
         0.8,
-        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        _database_of,
         slot=True,
     ),
     # "I'm in the CET timezone"
@@ -783,7 +788,7 @@ CHANGES: list[Rule] = [
         + _END,
         "correction",
         0.85,
-        lambda m, x: f"The {m.group('s')} is {x}" if category(x) == "database" else None,
+        _database_of,
         slot=True,
     ),
     # "The ThinkPad got replaced by a MacBook Air"
