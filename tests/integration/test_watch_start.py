@@ -36,13 +36,7 @@ def test_the_first_edit_finds_the_embedding_cache_read_and_grown(
         assert loads == []
         held = cache._matrix  # with room for the next vectors: the edit adds, never copies
         assert len(held) > len(cache._rows)
-        memory = workspace / "memory.md"
-        memory.write_text(
-            memory.read_text().replace("- Likes dark editor themes", "- Likes quartz zebracorns")
-        )
-        service.on_batch(["memory.md"])
-        hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)
-        assert hits and "zebracorns" in hits[0].entry.text
+        _first_edit_found(service, workspace)
         assert manager._cache is cache and cache._matrix is held
         assert cache.unsaved == 1  # the edit's new text went into this cache
     finally:
@@ -77,11 +71,7 @@ def test_the_first_edit_finds_the_files_newest_version_at_hand(
             return real(self, digest, header_only)
 
         monkeypatch.setattr(Objects, "_read", reading)
-        memory = workspace / "memory.md"
-        memory.write_text(
-            memory.read_text().replace("- Likes dark editor themes", "- Likes quartz zebracorns")
-        )
-        service.on_batch(["memory.md"])
+        _first_edit(service, workspace)
         assert history.head("memory.md") not in (None, head)  # the edit is in the history
         assert history.objects.base_of(history.head("memory.md")) == head  # a delta on it
         assert head not in read_back  # the delta's base: held since the start
@@ -109,13 +99,7 @@ def test_the_first_edit_carries_the_search_view_over(
         assert searcher._view is not None  # derived at start
         before = searcher._view[1]
         assert "arrays" in vars(before)
-        memory = workspace / "memory.md"
-        memory.write_text(
-            memory.read_text().replace("- Likes dark editor themes", "- Likes quartz zebracorns")
-        )
-        service.on_batch(["memory.md"])
-        hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)
-        assert hits and "zebracorns" in hits[0].entry.text
+        _first_edit_found(service, workspace)
         after = searcher._view[1]
         assert after is not before
         kept = [b is a for b, a in zip(before.ordered, after.ordered, strict=True)]
@@ -153,6 +137,22 @@ def test_a_batch_whose_sync_failed_is_caught_up_without_another_edit(
         assert hits and "zebracorns" in hits[0].entry.text
     finally:
         service.stop()
+
+
+def _first_edit(service: WatchService, workspace: Path) -> None:
+    """A hand edit of memory.md, handed to the watcher as its first batch."""
+    memory = workspace / "memory.md"
+    memory.write_text(
+        memory.read_text().replace("- Likes dark editor themes", "- Likes quartz zebracorns")
+    )
+    service.on_batch(["memory.md"])
+
+
+def _first_edit_found(service: WatchService, workspace: Path) -> None:
+    """The first edit, then a search that finds its new text."""
+    _first_edit(service, workspace)
+    hits = service.memory.search("quartz zebracorns", mode="keyword", limit=1, touch=False)
+    assert hits and "zebracorns" in hits[0].entry.text
 
 
 def _in_place(path: Path, line: str) -> None:
