@@ -82,6 +82,21 @@ class KeywordIndex:
             result[docs] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
 
+    def ideal(self, query: str | Sequence[str]) -> float:
+        """The query's keyword mass, Σ qtf · idf over its terms (a term no document holds
+        at the rarest idf): what a document of average length holding each term once
+        scores, the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
+        terms = tokenize(query) if isinstance(query, str) else list(query)
+        n = self.size
+        if n == 0:
+            return 0.0
+        total = 0.0
+        for term, qtf in Counter(terms).items():
+            t = self.vocab.get(term)
+            df = 0 if t is None else int(self.indptr[t + 1] - self.indptr[t])
+            total += qtf * float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+        return total
+
     def save(self, path: Path) -> None:
         tmp = path.with_name(path.name + ".tmp.npz")
         np.savez(

@@ -97,8 +97,7 @@ class LocalBackend:
         return files.read_manifest(self.dir)
 
     def _current(self) -> None:
-        """Bring the in-memory state to what the manifest describes (cheap when it did
-        not change: one stat)."""
+        """Bring the in-memory state to the manifest's (unchanged: one stat)."""
         for _ in range(5):
             stamp, manifest = self._read_manifest()
             if stamp == self._stamp and stamp is not None:
@@ -228,11 +227,8 @@ class LocalBackend:
         key = vector.tobytes()
         memo = self._memo.get("dense")
         if memo is None or memo[0] != key or memo[1] != self.version:
-            memo = self._memo["dense"] = (
-                key,
-                self.version,
-                self.vectors.all_scores(vector, self.n),
-            )
+            scores = self.vectors.all_scores(vector, self.n)
+            memo = self._memo["dense"] = (key, self.version, scores)
         return memo[2]
 
     def dense_search(
@@ -298,6 +294,10 @@ class LocalBackend:
         if known.any():
             result[known] = self._keyword_all(query)[rows[known]]
         return result
+
+    def keyword_ideal(self, query: str) -> float | None:
+        self._ready()
+        return self.postings.ideal(tokenize(query), self.alive[: self.n], len(self.row_of))
 
     # ------------------------------------------------------------------ writing
 
@@ -390,8 +390,7 @@ class LocalBackend:
         self.vectors.grow(size, self.n)
 
     def _write(self, record: bytes | None = None) -> None:
-        """Persist the change just applied in memory: a log record, or a new generation
-        when none exists yet or the log grew past MAX_LOG_ROWS."""
+        """Persist the change applied in memory: a log record, or a new generation."""
         limit = min(MAX_LOG_ROWS, max(64, len(self.row_of) // 2))
         if self._needs_base or record is None or self.log_rows > limit:
             self._compact()

@@ -275,6 +275,9 @@ class MilvusBackend:
         top, _ = self._bm25(query, max(KEYWORD_POOL, 10 * len(ids)))
         return np.asarray([top.get(entry_id, 0.0) for entry_id in ids], dtype=np.float32)
 
+    def keyword_ideal(self, query: str) -> float | None:
+        return None  # BM25 statistics live on the server (search: saturated keyword side)
+
     def count(self) -> int:
         if not self._exists():
             return 0

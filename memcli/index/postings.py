@@ -57,34 +57,55 @@ class Postings:
             return result
         dead = live != n
         norm = self._norm(n, alive, live, state)
-        tail = self._tail_index()
         for term, qtf in Counter(terms).items():
-            t = self.vocab.get(term)
-            if t is None:
+            found = self._postings(term, alive, dead)
+            if found is None:
                 continue
-            parts = []
-            for index, offset in ((self.base, 0), (tail, self.nbase)):
-                if index is not None and t < len(index.indptr) - 1:
-                    lo, hi = index.indptr[t], index.indptr[t + 1]
-                    if hi > lo:
-                        docs = index.docs[lo:hi]
-                        parts.append((docs + offset if offset else docs, index.tfs[lo:hi]))
-            if not parts:
-                continue
-            if len(parts) == 1:
-                docs, tfs = parts[0]
-            else:
-                docs = np.concatenate([p[0] for p in parts])
-                tfs = np.concatenate([p[1] for p in parts])
-            if dead:
-                keep = alive[docs]
-                docs, tfs = docs[keep], tfs[keep]
+            docs, tfs = found
             df = np.int64(len(docs))
-            if df == 0:
-                continue
             idf = np.log(1.0 + (live - df + 0.5) / (df + 0.5))
             result[docs] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
+
+    def ideal(self, terms: list[str], alive: np.ndarray, live: int) -> float:
+        """The query's keyword mass: the BM25 score of a row of average length holding
+        each of its terms once, Σ qtf · idf (a term no live row holds at the rarest
+        idf): the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
+        if live == 0:
+            return 0.0
+        dead = live != len(alive)
+        total = 0.0
+        for term, qtf in Counter(terms).items():
+            found = self._postings(term, alive, dead)
+            df = 0 if found is None else len(found[0])
+            total += qtf * float(np.log(1.0 + (live - df + 0.5) / (df + 0.5)))
+        return total
+
+    def _postings(
+        self, term: str, alive: np.ndarray, dead: bool
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The live rows holding `term` and its frequency in each (None: none)."""
+        t = self.vocab.get(term)
+        if t is None:
+            return None
+        parts = []
+        for index, offset in ((self.base, 0), (self._tail_index(), self.nbase)):
+            if index is not None and t < len(index.indptr) - 1:
+                lo, hi = index.indptr[t], index.indptr[t + 1]
+                if hi > lo:
+                    docs = index.docs[lo:hi]
+                    parts.append((docs + offset if offset else docs, index.tfs[lo:hi]))
+        if not parts:
+            return None
+        if len(parts) == 1:
+            docs, tfs = parts[0]
+        else:
+            docs = np.concatenate([p[0] for p in parts])
+            tfs = np.concatenate([p[1] for p in parts])
+        if dead:
+            keep = alive[docs]
+            docs, tfs = docs[keep], tfs[keep]
+        return (docs, tfs) if len(docs) else None
 
     def _norm(self, n: int, alive: np.ndarray, live: int, state: object) -> np.ndarray:
         """k1 · (1 - b + b · length / average length) of rows [0, n), the average over

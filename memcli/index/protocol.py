@@ -96,6 +96,11 @@ class IndexBackend(Protocol):
         """BM25 score of `query` for each entry of `ids` (0 for an unknown id)."""
         ...
 
+    def keyword_ideal(self, query: str) -> float | None:
+        """The query's keyword mass (Σ qtf · idf over its terms): the BM25 score the
+        keyword side counts as 1.0; None where the backend does not know it."""
+        ...
+
     def count(self) -> int:
         """How many entries are indexed."""
         ...

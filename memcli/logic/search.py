@@ -1,38 +1,44 @@
-"""Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, fused, then
-combined with recency, importance, confidence and the period a query names.
+"""Hybrid ranking: semantic (FAISS cosine) and keyword (BM25) relevance, blended, then
+combined with recency, importance, confidence and the period a query names into one
+score between 0 and 1, the number every hit shows and the list is sorted by.
 
-    relevance = max(cosine, (semantic_weight · max(cosine, 0)
-                             + keyword_weight · bm25 / (bm25 + keyword_saturation))
-                            / (semantic_weight + keyword_weight))
-              [+ neighbour_weight · the best relevance of the adjacent entries,
-                 in ordered logs only]
-    score     = relevance_weight · relevance
-              + recency_weight · 0.5^(age_days / half_life_days)
-              + importance_weight · importance
-              + confidence_weight · confidence
-              + date_weight · [created within a period the query names]
+    cosine    = the query's cosine to the entry, below 0 counted as 0; 0 where the
+                embedding model does not read the query or the entry (the semantic side
+                does not vote: memcli.index.coverage)
+    share     = bm25 / the query's keyword mass (Σ qtf · idf over its words: what an
+                entry of average length holding each of them once scores), at most 1
+    relevance = max(balanced, led): balanced weighs cosine and share by semantic_weight
+                and keyword_weight; led gives the cosine `semantic_lead` of the weight.
+                A clear semantic match needs no shared word, and an entry holding the
+                query's rare words rises.
+              [in ordered logs only: 1 - (1 - relevance)(1 - neighbour_weight · the
+                best relevance of the adjacent entries)]
+    score     = (relevance_weight · relevance + recency_weight · 0.5^(age/half_life)
+                 + importance_weight · importance + confidence_weight · confidence
+                 + date_weight · [created within a period the query names])
+                / the sum of those weights
 
-Relevance and score are absolute (docs/search.md): each side is in [0, 1] on a scale that
-does not depend on what else the query found, so they mean the same in every query.
-Hits whose relevance is below `relevance_floor` are left out (semantic and hybrid modes:
-a query about something the memory never mentions returns nothing; in keyword mode a
-shared word is the evidence, as in inject), and `min_score` compares scores.
+Every part is in [0, 1] on a scale that does not depend on what else the query found, so
+a score means the same in every query and every workspace: the weighted share of a
+perfect match (docs/search.md). The blend and its weights were chosen on LoCoMo's tune
+half and three personas' notes (bench/README.md, "One score").
 
-The order of the hits is the ranking tuned on LoCoMo (bench/README.md): the same
-formula with each side min-max scaled over the candidate set instead (the `in_query`
-component of --explain), which weighs the two sides against each other better than the
-absolute scale does (R@5 3.7 points lower on the tune half when ordered by the absolute
-score). So the scores shown need not decrease down the list.
+Hits are kept when relevant enough: where the model reads the pair, relevance at least
+`relevance_floor`; where it does not, a keyword share at least `keyword_floor` (a query
+about something the memory never mentions returns nothing; in keyword mode a shared
+word is the evidence, as in inject); `min_score` compares scores. Where the backend does
+not know the query's keyword mass (Milvus keeps its BM25 statistics on the server), the
+share is bm25 / (bm25 + keyword_saturation).
 
 age_days counts from the entry's `updated`, else `created`: never from the
 last time a search returned it, so the same query on the same files ranks the same way
 every time; access statistics only show as a component. Entries a reflection cites rank
 as they would without it (no penalty). Neighbours: in an ordered log (an episode file,
-an imported conversation: memcli.core.models.is_sequence_file) an entry borrows
-`neighbour_weight` of the relevance of the entry just before or after it (a short reply
-means something only next to the turn it answers); in memory.md and learnings.md
-adjacency means nothing and nothing is borrowed. Periods: "in August 2023", "last May",
-"yesterday" (memcli.core.dates.named_periods, relative to now).
+an imported conversation: memcli.core.models.is_sequence_file) an entry borrows from the
+relevance of the entry just before or after it (a short reply means something only next
+to the turn it answers); in memory.md and learnings.md adjacency means nothing and
+nothing is borrowed. Periods: "in August 2023", "last May", "yesterday"
+(memcli.core.dates.named_periods, relative to now).
 """
 
 from __future__ import annotations
@@ -68,9 +74,17 @@ class Hit:
     entry: Entry
     score: float
     components: dict[str, float] = field(default_factory=dict)
+    #: the query found no strong match: this is one of its closest (never injected)
+    weak: bool = False
 
     def to_dict(self, explain: bool = False) -> dict[str, object]:
-        data = {"id": self.entry.id, "score": round(self.score, 6), "entry": self.entry.to_dict()}
+        data: dict[str, object] = {
+            "id": self.entry.id,
+            "score": round(self.score, 6),
+            "entry": self.entry.to_dict(),
+        }
+        if self.weak:
+            data["weak"] = True
         if explain:
             data["components"] = {k: round(v, 6) for k, v in self.components.items()}
         return data
@@ -83,6 +97,17 @@ class Signals:
     positions: np.ndarray  # int positions into the entry list
     semantic: np.ndarray  # cosine similarity, same order
     keyword: np.ndarray  # BM25 score, same order
+    #: the query's keyword mass (the BM25 score counted as a full share); None: unknown
+    keyword_ideal: float | None = None
+    #: per candidate, whether the embedding model reads both the query and the entry
+    #: (None: it reads every pair)
+    read: np.ndarray | None = None
+    #: whether the embedding model reads the query
+    query_read: bool = True
+
+
+#: the closest hits a query without a strong match shows, each marked weak
+WEAK_LIMIT = 3
 
 
 def check_mode(mode: str) -> str:
@@ -93,42 +118,51 @@ def check_mode(mode: str) -> str:
     return mode
 
 
-def minmax(values: np.ndarray) -> np.ndarray:
-    """`values` scaled to [0, 1] within this query (all equal: 1 where above 0)."""
-    values = values.astype(np.float64)
-    if len(values) == 0:
-        return values
-    lo, hi = float(values.min()), float(values.max())
-    if hi - lo < 1e-12:
-        return np.where(values > 0, 1.0, 0.0) if hi > 0 else np.zeros_like(values)
-    return (values - lo) / (hi - lo)
-
-
-def fused(sem: np.ndarray, kw: np.ndarray, mode: str, settings: SearchSettings) -> np.ndarray:
-    """The two sides weighted by semantic_weight and keyword_weight (one alone in
-    semantic or keyword mode)."""
-    if mode == "semantic":
-        return sem
-    if mode == "keyword":
-        return kw
-    total = settings.semantic_weight + settings.keyword_weight or 1.0
-    return (settings.semantic_weight * sem + settings.keyword_weight * kw) / total
+def keyword_share(keyword: np.ndarray, ideal: float | None, settings: SearchSettings) -> np.ndarray:
+    """The keyword side in [0, 1]: BM25 over the query's keyword mass `ideal` (at most
+    1), or bm25 / (bm25 + keyword_saturation) where the mass is not known (None)."""
+    raw = np.maximum(keyword.astype(np.float64), 0.0)
+    if ideal is None:
+        return raw / (raw + max(settings.keyword_saturation, 1e-9))
+    if ideal <= 0:
+        return np.zeros_like(raw)
+    return np.minimum(raw / ideal, 1.0)
 
 
 def absolute_relevance(
-    semantic: np.ndarray, keyword: np.ndarray, mode: str, settings: SearchSettings
+    semantic: np.ndarray,
+    share: np.ndarray,
+    mode: str,
+    settings: SearchSettings,
+    read: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Relevance on a scale that means the same for every query: the cosine similarity
-    (below 0 counted as 0) and the BM25 score saturated as bm25 / (bm25 +
-    keyword_saturation), both in [0, 1], weighted by semantic_weight and keyword_weight
-    (one of them alone in semantic or keyword mode); outside keyword mode never below
-    the cosine alone: a clear semantic match is relevant however little the keyword side
-    says (in a small workspace BM25 is small for every entry)."""
+    """Relevance in [0, 1] from the cosine (below 0 counted as 0; 0 where `read` says
+    the model does not read the pair) and the keyword `share`: the better of the
+    balanced blend (semantic_weight, keyword_weight) and the semantic-led one
+    (semantic_lead); one side alone in semantic or keyword mode."""
     sem = np.clip(semantic.astype(np.float64), 0.0, 1.0)
-    raw = np.maximum(keyword.astype(np.float64), 0.0)
-    kw = raw / (raw + max(settings.keyword_saturation, 1e-9))
-    both = fused(sem, kw, mode, settings)
-    return both if mode == "keyword" else np.maximum(both, sem)
+    if read is not None:
+        sem = np.where(read, sem, 0.0)
+    if mode == "semantic":
+        return sem
+    if mode == "keyword":
+        return share
+    total = settings.semantic_weight + settings.keyword_weight or 1.0
+    balanced = (settings.semantic_weight * sem + settings.keyword_weight * share) / total
+    lead = min(max(settings.semantic_lead, 0.0), 1.0)
+    return np.maximum(balanced, lead * sem + (1.0 - lead) * share)
+
+
+def score_weights(settings: SearchSettings) -> float:
+    """The sum of the score's weights: a score is its weighted parts over this."""
+    total = (
+        settings.relevance_weight
+        + settings.recency_weight
+        + settings.importance_weight
+        + settings.confidence_weight
+        + settings.date_weight
+    )
+    return total if total > 0 else 1.0
 
 
 def recency(values: EntryValues, now: dt.datetime, settings: SearchSettings) -> np.ndarray:
@@ -302,7 +336,7 @@ def rank(
     neighbours: bool = False,
     limit: int,
     min_score: float = 0.0,
-    floor: float = 0.0,
+    floor: float | None = None,
     arrays: EntryArrays | None = None,
     periods: Sequence[Period] = (),
 ) -> list[Hit]:
@@ -310,46 +344,52 @@ def rank(
     `neighbours`, relevance borrows from adjacent entries of ordered logs). `arrays` are
     EntryArrays(entries), when the caller keeps them. `access` (statistics per id) only
     fills the `accesses` component: it never moves a score. `periods`: the periods the
-    query names (entries created in one get `date_weight`). Hits whose relevance is
-    below `floor` are left out (in keyword mode a shared word is enough)."""
+    query names (entries created in one get `date_weight`). `floor`: the relevance a hit
+    the model reads needs (default: relevance_floor; a hit it does not read needs a
+    keyword share of keyword_floor; in keyword mode a shared word is enough). A query
+    without a strong match (is_strong) gets hits marked weak, at most WEAK_LIMIT of them
+    unless a `floor` was given (the caller's own threshold: every hit above it)."""
     if len(signals.positions) == 0:
         return []
     if arrays is None:
         arrays = EntryArrays(entries)
     positions = signals.positions.astype(np.int64)
-    # two relevances: within the query (min-max: the order, as tuned on LoCoMo) and
-    # absolute (the score shown, the floor, --min-score)
-    within = fused(minmax(signals.semantic), minmax(signals.keyword), mode, settings)
-    relevance = absolute_relevance(signals.semantic, signals.keyword, mode, settings)
+    share = keyword_share(signals.keyword, signals.keyword_ideal, settings)
+    read = signals.read
+    relevance = absolute_relevance(signals.semantic, share, mode, settings, read)
     if neighbours and settings.neighbour_weight > 0:
-        near = arrays.near
-        within = within + settings.neighbour_weight * _best_neighbour(
-            within, positions, near, len(entries)
+        lent = settings.neighbour_weight * _best_neighbour(
+            relevance, positions, arrays.near, len(entries)
         )
-        relevance = relevance + settings.neighbour_weight * _best_neighbour(
-            relevance, positions, near, len(entries)
-        )
+        relevance = 1.0 - (1.0 - relevance) * (1.0 - np.minimum(lent, 1.0))
     candidates = [entries[p] for p in positions.tolist()]
     values = arrays.values(positions)
     importance, confidence = values.importance, values.confidence
     rec = recency(values, now, settings)
-    rest = (
-        settings.recency_weight * rec
+    dated = in_periods(values.created, periods)
+    scores = (
+        settings.relevance_weight * relevance
+        + settings.recency_weight * rec
         + settings.importance_weight * importance
         + settings.confidence_weight * confidence
-    )
-    dated = in_periods(values.created, periods)
-    if settings.date_weight:
-        rest = rest + settings.date_weight * dated
-    scores = settings.relevance_weight * relevance + rest
-    ranking = settings.relevance_weight * within + rest
+        + settings.date_weight * dated
+    ) / score_weights(settings)
     keep = scores >= min_score
     if mode == "keyword":
         keep &= signals.keyword > 0
     else:  # an entry of a period the query names is relevant by its date
-        keep &= (relevance >= floor) | (dated > 0)
+        level = settings.relevance_floor if floor is None else floor
+        relevant = relevance >= level
+        if read is not None and mode == "hybrid":
+            relevant = np.where(read, relevant, share >= settings.keyword_floor)
+        keep &= relevant | (dated > 0)
     kept = np.flatnonzero(keep)
-    order = kept[np.lexsort((arrays.order[positions][kept], -ranking[kept]))][:limit]
+    weak = not is_strong(
+        relevance[kept], share[kept], dated[kept], signals.query_read, mode, settings
+    )
+    if weak and floor is None:  # the default floor: the closest few, not a list
+        limit = min(limit, WEAK_LIMIT)
+    order = kept[np.lexsort((arrays.order[positions][kept], -scores[kept]))][:limit]
     return [
         Hit(
             candidates[i],
@@ -357,17 +397,39 @@ def rank(
             {
                 "semantic": float(signals.semantic[i]),
                 "keyword": float(signals.keyword[i]),
+                "keyword_share": float(share[i]),
+                "read": float(1.0 if read is None else read[i]),
                 "relevance": float(relevance[i]),
-                "in_query": float(within[i]),
                 "recency": float(rec[i]),
                 "importance": float(importance[i]),
                 "confidence": float(confidence[i]),
                 "date": float(dated[i]),
                 "accesses": float(_accesses(access, candidates[i].id)),
             },
+            weak,
         )
         for i in order.tolist()
     ]
+
+
+def is_strong(
+    relevance: np.ndarray,
+    share: np.ndarray,
+    dated: np.ndarray,
+    query_read: bool,
+    mode: str,
+    settings: SearchSettings,
+) -> bool:
+    """Whether the kept hits of a query (their relevance, keyword share, period match)
+    hold a strong match: one hit at least `strong_relevance` relevant, or, for a query
+    the model does not read, with a keyword share of at least `strong_keyword`; an entry
+    of the period the query names; in keyword mode any shared word. Otherwise every hit
+    is weak: the closest there is, not an answer (docs/search.md, "What a score means")."""
+    if mode == "keyword" or len(relevance) == 0 or bool((dated > 0).any()):
+        return True
+    if query_read or mode == "semantic":
+        return float(relevance.max()) >= settings.strong_relevance
+    return float(share.max()) >= settings.strong_keyword
 
 
 def in_periods(created: np.ndarray, periods: Sequence[Period]) -> np.ndarray:

@@ -91,11 +91,14 @@ def candidates(
             f"the context is {len(context):,} characters long: its last "
             f"{MAX_QUERY_CHARS:,} are used"
         )
+    capped = context is not None and len(context) > MAX_QUERY_CHARS
     context = None if context is None else clean_context(context)
     if context is not None and context.strip():
         mode = check_mode(rt.settings.search.mode)
-        # the whole context, then each thing its prompt names (memcli.logic.prompts)
-        parts = prompt_parts(context, cfg.prompt_parts)
+        # the whole context, then each thing its prompt names (memcli.logic.prompts); a
+        # context cut to the cap is split from its newest end (its start is cut mid-way)
+        said = context[-SPLIT_CHARS:].partition(" ")[2] if capped else context
+        parts = prompt_parts(said, cfg.prompt_parts)
         if parts and mode != "keyword":
             prefetch(rt, [context, *parts] if len(context) <= SPLIT_CHARS else parts)
         searches = [(context, search(context, types=types, limit=10_000, touch=False))]

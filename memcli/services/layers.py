@@ -243,7 +243,7 @@ def search(layers: Sequence[Layer], query: str | SearchQuery, **kwargs: Any) -> 
     hits: list[LayerHit] = []
     for layer in layers:
         for hit in layer.memory.search(query, **kwargs):
-            hits.append(LayerHit(hit.entry, hit.score, hit.components, layer.name))
+            hits.append(LayerHit(hit.entry, hit.score, hit.components, hit.weak, layer.name))
     merged = merge(hits, [layer.name for layer in layers])
     if limit is None:
         limit = layers[0].memory.settings.search.limit

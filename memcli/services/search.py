@@ -213,7 +213,7 @@ class SearchService:
             neighbours=neighbours is not None,
             limit=limit,
             min_score=min_score,
-            floor=cfg.relevance_floor if floor is None else floor,
+            floor=floor,
             arrays=view.arrays,
             periods=periods,
         )
@@ -246,7 +246,12 @@ class SearchService:
                 kw_scores = backend.keyword_scores(
                     keyword_query, [view.ordered[p].id for p in kw_top]
                 )
-            return Signals(kw_top[order], np.zeros(len(kw_top)), kw_scores[order])
+            return Signals(
+                kw_top[order],
+                np.zeros(len(kw_top)),
+                kw_scores[order],
+                backend.keyword_ideal(keyword_query),
+            )
         qvec = self.indexer.query_embedder.embed([query])[0]
         sem_top = view.positions(backend.dense_search(qvec, pool, allowed_ids).ids)
         # unions as a mask over all positions (sorted, unique): np.union1d would import
@@ -267,7 +272,37 @@ class SearchService:
         in_view = view.ids
         ids = [in_view[p] for p in positions.tolist()]
         sem = backend.dense_scores(qvec, ids)
-        return Signals(positions, sem, backend.keyword_scores(keyword_query, ids))
+        return Signals(
+            positions,
+            sem,
+            backend.keyword_scores(keyword_query, ids),
+            backend.keyword_ideal(keyword_query),
+            self.read_mask(query, view, positions),
+            self.reads(query),
+        )
+
+    def reads(self, query: str) -> bool:
+        """Whether the embedding model reads `query` (memcli.index.coverage)."""
+        from memcli.index import coverage
+
+        return coverage.reads(self.settings.index.model, query)
+
+    def read_mask(self, query: str, view: SearchView, positions: np.ndarray) -> np.ndarray | None:
+        """Per candidate, whether the embedding model reads both the query and the entry
+        (memcli.index.coverage); None when it reads every script."""
+        from memcli.index import coverage
+
+        model = self.settings.index.model
+        if coverage.multilingual(model):
+            return None
+        if not coverage.reads(model, query):
+            return np.zeros(len(positions), dtype=bool)
+        ordered = view.ordered
+        return np.fromiter(
+            (coverage.reads(model, ordered[p].text) for p in positions.tolist()),
+            dtype=bool,
+            count=len(positions),
+        )
 
 
 class KeywordOnly:
@@ -307,12 +342,15 @@ class KeywordOnly:
         from memcli.logic.search import Signals, rank, ranking_time
 
         ordered = self._view.ordered
-        scores = self.index.scores(expand_query(query, self.settings.synonyms))
+        expanded = expand_query(query, self.settings.synonyms)
+        scores = self.index.scores(expanded)
         allowed = scores > 0
         if types:
             allowed &= np.array([e.type in set(types) for e in ordered], dtype=bool)
         positions = np.flatnonzero(allowed)
-        signals = Signals(positions, np.zeros(len(positions)), scores[positions])
+        signals = Signals(
+            positions, np.zeros(len(positions)), scores[positions], self.index.ideal(expanded)
+        )
         return rank(
             ordered,
             signals,

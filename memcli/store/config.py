@@ -28,8 +28,11 @@ class SearchSettings:
     mode: str = "hybrid"
     limit: int = 10
     min_score: float = 0.0
-    semantic_weight: float = 0.5
-    keyword_weight: float = 0.5
+    semantic_weight: float = 0.55
+    keyword_weight: float = 0.45
+    #: the cosine's weight in relevance's semantic-led blend (the keyword share has
+    #: the rest); relevance is the better of that blend and the balanced one
+    semantic_lead: float = 0.65
     relevance_weight: float = 1.0
     recency_weight: float = 0.05
     importance_weight: float = 0.05
@@ -40,17 +43,28 @@ class SearchSettings:
     #: memcli.toml that sets it still loads
     reflected_penalty: float = 0.0
     #: share of an adjacent entry's relevance an entry of an ordered log borrows
-    neighbour_weight: float = 0.4
+    #: (combined as 1 - (1 - own)(1 - lent): relevance stays at most 1)
+    neighbour_weight: float = 0.6
     #: added to entries created within a period the query names ("in August 2023")
     date_weight: float = 0.1
     candidate_pool: int = 200
-    #: BM25 score at which the keyword side of relevance reaches 0.5 (bm25 / (bm25 + this))
+    #: where the backend does not know a query's keyword mass (Milvus): the BM25 score at
+    #: which the keyword share reaches 0.5 (bm25 / (bm25 + this))
     keyword_saturation: float = 10.0
-    #: hits whose relevance (absolute, 0..1, see memcli.logic.search) is below this are
-    #: not returned: a query about something the memory never mentions finds nothing.
-    #: Chosen on the tune halves: the highest floor up to bench/offtopic.py's choice at
-    #: which bench/locomo.py's figures do not fall (bench/README.md "Off-topic queries")
-    relevance_floor: float = 0.25
+    #: hits the model reads whose relevance (0..1, see memcli.logic.search) is below this
+    #: are not returned: a query about something the memory never mentions finds
+    #: nothing. About the cosine floor of before (0.25) on this scale (0.65 × 0.25); on
+    #: three personas' notes at most 2 % of answerable queries lose every hit
+    #: (bench/README.md "One score")
+    relevance_floor: float = 0.15
+    #: the same for hits the model does not read (a Chinese query or entry with the
+    #: bundled model): the keyword share they need
+    keyword_floor: float = 0.06
+    #: a query whose best hit is less relevant than this has no strong match: its three
+    #: closest hits are shown, marked weak, and inject and the hooks take none
+    strong_relevance: float = 0.2
+    #: the same for a query the model does not read, on the keyword share
+    strong_keyword: float = 0.1
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
 
@@ -82,7 +96,10 @@ class InjectSettings:
 
     max_tokens: int = 2000
     encoding: str = "cl100k_base"
-    similarity_weight: float = 0.6
+    #: weight of a hit's search score; 0.6 until the score became the weighted share of
+    #: its parts (÷ 1.22 with the default search weights): 0.73 keeps the balance with
+    #: confidence that bench/inject_agent.py was tuned with
+    similarity_weight: float = 0.73
     confidence_weight: float = 0.4
     reserved_share: float = 0.3
     #: with a context, an entry is relevant when its cosine similarity to the context is

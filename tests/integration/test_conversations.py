@@ -12,6 +12,7 @@ import pytest
 
 from memcli.core.errors import ValidationError
 from memcli.index.embedder import SentenceTransformerEmbedder
+from memcli.logic.search import score_weights
 from memcli.services.memory import Memory
 
 pytestmark = pytest.mark.slow
@@ -68,11 +69,12 @@ def test_a_short_reply_borrows_from_the_turn_it_answers(
         empty_workspace, model, search_neighbour_weight="0", search_relevance_floor="0"
     ).search(question, limit=6, touch=False)
     assert turn_ids(hits)[:2] == ["D1:1", "D1:2"]  # the answer right after the question
-    boosted = {h.entry.meta["turn"]: h.score for h in hits}
-    unboosted = {h.entry.meta["turn"]: h.score for h in plain}
-    # neighbour_weight (0.4) × the relevance of the turn it answers, borrowed whole
-    lent = 0.4 * next(h.components["relevance"] for h in plain if h.entry.meta["turn"] == "D1:1")
-    assert boosted["D1:2"] - unboosted["D1:2"] == pytest.approx(lent, abs=1e-6)
+    boosted = {h.entry.meta["turn"]: h.components["relevance"] for h in hits}
+    unboosted = {h.entry.meta["turn"]: h.components["relevance"] for h in plain}
+    # neighbour_weight × the relevance of the turn it answers, lent as 1 - (1-own)(1-lent)
+    lent = mem.settings.search.neighbour_weight * unboosted["D1:1"]
+    expected = 1 - (1 - unboosted["D1:2"]) * (1 - lent)
+    assert boosted["D1:2"] == pytest.approx(expected, abs=1e-6) and lent > 0.1
     # the same lines in memory.md: curated, nothing borrowed
     lines = [e.text for e in mem.entries()]
     (empty_workspace / "memory.md").write_text(
@@ -101,7 +103,10 @@ def test_a_named_period_finds_turns_by_their_date(
     assert all(h.components["date"] in (0.0, 1.0) for h in off)
     with_date = {h.entry.id: h.score for h in hits}
     without = {h.entry.id: h.score for h in off}
-    assert all(with_date[i] - without[i] == pytest.approx(0.1) for i in with_date)
+    # the score is the weighted parts over the weights' sum: date_weight (0.1) added
+    total = score_weights(mem.settings.search)
+    added = {i: with_date[i] * total - without[i] * (total - 0.1) for i in with_date}
+    assert all(v == pytest.approx(0.1) for v in added.values())
     keyword = mem.search("8 May 2023", mode="keyword", limit=10, touch=False)
     assert set(turn_ids(keyword)[:4]) == {"D1:1", "D1:2", "D1:3", "D1:4"}  # then "2023"
 

@@ -14,6 +14,7 @@ import pytest
 
 from memcli.index.embedder import SentenceTransformerEmbedder
 from memcli.services.memory import Memory
+from memcli.store.config import SearchSettings
 
 pytestmark = pytest.mark.slow
 
@@ -148,12 +149,12 @@ def test_neighbour_boost_lifts_the_continuation_in_an_ordered_log(
     assert [h.entry.id for h in plain][:1] == ["efalcon1"]
     assert [h.entry.id for h in plain].index("efalcon2") > 1  # without it: behind Heron
     assert [h.entry.id for h in boosted][:2] == ["efalcon1", "efalcon2"]
-    score = {h.entry.id: h.score for h in boosted}
-    unboosted = {h.entry.id: h.score for h in plain}
+    lifted = {h.entry.id: h.components["relevance"] for h in boosted}
     relevance = {h.entry.id: h.components["relevance"] for h in plain}
-    # neighbour_weight (0.4) × its neighbour's relevance, borrowed whole
-    lent = 0.4 * relevance["efalcon1"]
-    assert score["efalcon2"] - unboosted["efalcon2"] == pytest.approx(lent, abs=1e-6)
+    # neighbour_weight × its neighbour's relevance, lent as 1 - (1 - own)(1 - lent)
+    lent = SearchSettings().neighbour_weight * relevance["efalcon1"]
+    expected = 1 - (1 - relevance["efalcon2"]) * (1 - lent)
+    assert lifted["efalcon2"] == pytest.approx(expected, abs=1e-6)
     assert lent > 0.1
 
 

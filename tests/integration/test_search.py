@@ -70,9 +70,10 @@ def test_explain_and_access_statistics(workspace: Path, model) -> None:
     hits = mem.search("docker image size", limit=2)
     assert set(hits[0].components) == {
         "semantic",
-        "keyword",
-        "relevance",  # absolute: the score's scale
-        "in_query",  # scaled within the query: the order's
+        "keyword",  # BM25
+        "keyword_share",  # BM25 over the query's keyword mass
+        "read",  # 1: the model reads the query and the entry (its cosine votes)
+        "relevance",
         "recency",
         "importance",
         "confidence",

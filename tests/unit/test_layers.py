@@ -34,7 +34,7 @@ def _entry(text: str, entry_id: str) -> Entry:
 
 
 def _hit(text: str, score: float, layer: str, entry_id: str = "") -> LayerHit:
-    return LayerHit(_entry(text, entry_id or f"m{len(text)}{layer}"), score, {}, layer)
+    return LayerHit(_entry(text, entry_id or f"m{len(text)}{layer}"), score, {}, layer=layer)
 
 
 # ------------------------------------------------------------------ merge, dedupe (pure)

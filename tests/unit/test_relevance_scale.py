@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from memcli.core.models import Entry
-from memcli.logic.search import Signals, absolute_relevance, rank
+from memcli.logic.search import Signals, absolute_relevance, keyword_share, rank
 from memcli.store.config import SearchSettings
 
 SETTINGS = SearchSettings()
@@ -23,23 +23,50 @@ def saturated(bm25: float) -> float:
 
 
 @pytest.mark.parametrize(
-    "cosine, bm25, mode, expected",
+    "bm25, ideal, expected",
     [
-        (0.6, 0.0, "semantic", 0.6),
-        (-0.2, 0.0, "semantic", 0.0),  # below 0 counts as 0
-        (1.2, 0.0, "semantic", 1.0),  # never above 1
-        (0.0, 0.0, "keyword", 0.0),
-        (0.9, SETTINGS.keyword_saturation, "keyword", 0.5),  # the saturation point
-        (0.0, 1e9, "keyword", 1.0),
-        (0.4, 0.0, "hybrid", 0.4),  # never below the cosine alone (a clear semantic match)
-        (0.4, 5.0, "hybrid", 0.4),  # 0.2 + 0.5 · 0.33 = 0.367 < the cosine
-        (0.4, 30.0, "hybrid", 0.5 * 0.4 + 0.5 * saturated(30.0)),  # both sides say more
-        (-0.2, 30.0, "hybrid", 0.5 * saturated(30.0)),
-        (1.0, 1e9, "hybrid", 1.0),
+        (0.0, 8.0, 0.0),
+        (4.0, 8.0, 0.5),  # half the query's keyword mass
+        (8.0, 8.0, 1.0),  # every query word once, at average length
+        (20.0, 8.0, 1.0),  # more (repeated words, a short entry): still 1
+        (5.0, 0.0, 0.0),  # a query without keywords (only stop words)
+        (SETTINGS.keyword_saturation, None, 0.5),  # mass unknown (Milvus): saturated
+        (1e9, None, 1.0),
     ],
 )
-def test_relevance_of_one_candidate(cosine: float, bm25: float, mode: str, expected: float) -> None:
-    got = absolute_relevance(np.array([cosine]), np.array([bm25]), mode, SETTINGS)
+def test_keyword_share(bm25: float, ideal: float | None, expected: float) -> None:
+    got = keyword_share(np.array([bm25]), ideal, SETTINGS)
+    assert got[0] == pytest.approx(expected, abs=1e-6)
+
+
+LEAD = SETTINGS.semantic_lead
+SW, KW = SETTINGS.semantic_weight, SETTINGS.keyword_weight  # (they sum to 1)
+
+
+@pytest.mark.parametrize(
+    "cosine, share, mode, read, expected",
+    [
+        (0.6, 0.0, "semantic", True, 0.6),
+        (-0.2, 0.0, "semantic", True, 0.0),  # below 0 counts as 0
+        (1.2, 0.0, "semantic", True, 1.0),  # never above 1
+        (0.6, 0.0, "semantic", False, 0.0),  # the model does not read it: no vote
+        (0.9, 0.0, "keyword", True, 0.0),
+        (0.9, 0.5, "keyword", True, 0.5),
+        (0.4, 0.0, "hybrid", True, LEAD * 0.4),  # a semantic match needs no shared word
+        (0.4, 0.4, "hybrid", True, 0.4),  # both blends agree
+        (0.2, 0.8, "hybrid", True, SW * 0.2 + KW * 0.8),  # rare words shared: balanced
+        (0.8, 0.2, "hybrid", True, LEAD * 0.8 + (1 - LEAD) * 0.2),  # the semantic-led one
+        (0.9, 0.3, "hybrid", False, KW * 0.3),  # not read: the keyword side alone votes
+        (-0.2, 0.6, "hybrid", True, KW * 0.6),
+        (1.0, 1.0, "hybrid", True, 1.0),
+    ],
+)
+def test_relevance_of_one_candidate(
+    cosine: float, share: float, mode: str, read: bool, expected: float
+) -> None:
+    got = absolute_relevance(
+        np.array([cosine]), np.array([share]), mode, SETTINGS, np.array([read])
+    )
     assert got[0] == pytest.approx(expected, abs=1e-6)
 
 
@@ -105,31 +132,67 @@ def test_min_score_filters_on_the_same_scale_in_every_query() -> None:
     assert weak == [] and len(strong) == 1
 
 
-def test_the_order_is_the_tuned_one_and_the_score_the_absolute_one() -> None:
-    """Hits come in the order of the ranking tuned on LoCoMo (relevance scaled within
-    the query: `in_query`); the score each one shows is on the absolute scale."""
-    settings = dataclasses.replace(SETTINGS, recency_weight=0.0, importance_weight=0.0,
-                                   confidence_weight=0.0)  # fmt: skip
-    cosines, bm25s = np.array([0.55, 0.50, 0.20]), np.array([5.0, 3.0, 150.0])
+def test_the_order_is_the_score_and_it_falls_within_0_and_1() -> None:
+    """One score: hits come in the order of the score they show, every score between 0
+    and 1, and it is the weighted share of a perfect match (relevance 1, new, important,
+    confident, of a period the query names)."""
+    cosines, bm25s = np.array([0.55, 0.50, 0.20, 0.95]), np.array([5.0, 3.0, 150.0, 9.0])
     found = rank(
-        entries(3), Signals(np.array([0, 1, 2]), cosines, bm25s),
-        settings=settings, mode="hybrid", now=NOW, limit=10,
+        entries(4), Signals(np.array([0, 1, 2, 3]), cosines, bm25s, keyword_ideal=10.0),
+        settings=SETTINGS, mode="hybrid", now=NOW, limit=10, floor=0.0,
     )  # fmt: skip
-
-    def minmax(x: np.ndarray) -> np.ndarray:
-        return (x - x.min()) / (x.max() - x.min())
-
-    within = {f"e{i}": v for i, v in enumerate(0.5 * minmax(cosines) + 0.5 * minmax(bm25s))}
-    assert [h.entry.id for h in found] == sorted(within, key=lambda k: -within[k])
-    assert [h.components["in_query"] for h in found] == pytest.approx(
-        [within[h.entry.id] for h in found]
-    )
+    scores = [h.score for h in found]
+    assert scores == sorted(scores, reverse=True)
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    # a little less relevant but far more important: the score, not relevance, orders
+    pair = [Entry("a", "x", "fact", "memory.md", 1, {"imp": "0.0"}),
+            Entry("b", "y", "fact", "memory.md", 2, {"imp": "1.0"})]  # fmt: skip
+    close = rank(
+        pair, Signals(np.array([0, 1]), np.array([0.50, 0.49]), np.zeros(2), 10.0),
+        settings=SETTINGS, mode="hybrid", now=NOW, limit=10,
+    )  # fmt: skip
+    assert [h.entry.id for h in close] == ["b", "a"]
+    assert close[0].components["relevance"] < close[1].components["relevance"]
+    parts = ("relevance", "recency", "importance", "confidence", "date")
+    weights = [getattr(SETTINGS, f"{p}_weight") for p in parts]
     for h in found:
-        assert h.score == pytest.approx(h.components["relevance"])
-    # here the absolute scale would order them otherwise: the order is not the score's
-    assert [h.entry.id for h in found] != sorted(
-        (h.entry.id for h in found), key=lambda k: -next(x.score for x in found if x.entry.id == k)
-    )
+        weighted = sum(w * h.components[p] for w, p in zip(weights, parts, strict=True))
+        assert h.score == pytest.approx(weighted / sum(weights))
+    perfect = rank(
+        [Entry("p", "x", "fact", "memory.md", 1, {"imp": "1", "conf": "1",
+                                                   "created": NOW.isoformat()})],
+        Signals(np.array([0]), np.array([1.0]), np.array([50.0]), keyword_ideal=10.0),
+        settings=SETTINGS, mode="hybrid", now=NOW, limit=10,
+        periods=[_today()],
+    )  # fmt: skip
+    assert perfect[0].score == pytest.approx(1.0)
+
+
+def _today():  # noqa: ANN202 - a Period of NOW's day
+    from memcli.core.dates import Period
+
+    return Period(start=NOW.date(), end=NOW.date())
+
+
+@pytest.mark.parametrize(
+    "read, share, kept",
+    [
+        (True, 0.0, False),  # read: the cosine 0.1 is under the relevance floor
+        (False, SETTINGS.keyword_floor - 0.01, False),  # not read: the keyword floor
+        (False, SETTINGS.keyword_floor, True),
+        (True, 0.5, True),
+    ],
+)
+def test_a_hit_the_model_does_not_read_needs_the_keyword_floor(
+    read: bool, share: float, kept: bool
+) -> None:
+    found = rank(
+        entries(1),
+        Signals(np.array([0]), np.array([0.1]), np.array([share * 10.0]), 10.0,
+                np.array([read])),
+        settings=SETTINGS, mode="hybrid", now=NOW, limit=10,
+    )  # fmt: skip
+    assert bool(found) is kept
 
 
 def test_an_entry_of_the_period_a_query_names_passes_the_floor() -> None:

@@ -427,6 +427,8 @@ def hit_row(hit: Any) -> dict[str, Any]:
     """A search hit as the renderers take it (and the daemon sends it): the entry's
     dict, the exact score and its components."""
     row = {"entry": hit.entry.to_dict(), "score": hit.score, "components": hit.components}
+    if getattr(hit, "weak", False):
+        row["weak"] = True
     layer = getattr(hit, "layer", None)  # several layers were read (services.layers)
     return row if layer is None else {**row, "layer": layer}
 
@@ -436,6 +438,8 @@ def hits_json(rows: Sequence[dict[str, Any]], explain: bool = False) -> list[dic
     data = []
     for row in rows:
         item = {"id": row["entry"]["id"], "score": round(row["score"], 6), "entry": row["entry"]}
+        if row.get("weak"):
+            item["weak"] = True
         if "layer" in row:
             item["layer"] = row["layer"]
         if explain:
@@ -449,6 +453,8 @@ def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
     if not rows:
         note("no matches")
         return
+    if all(row.get("weak") for row in rows):
+        note("no strong match; closest:")
     terminal = is_terminal()
     for rank, row in enumerate(rows, 1):
         e, score = row["entry"], row["score"]
@@ -456,13 +462,15 @@ def hits_table(rows: Sequence[dict[str, Any]], explain: bool = False) -> None:
         if terminal:
             from rich.text import Text
 
-            line = Text(f"{rank:>2}. ", style="bold") + Text(f"{score:.3f} ", style="green")
+            weak = " (weak)" if row.get("weak") else ""
+            line = Text(f"{rank:>2}. ", style="bold") + Text(f"{score:.3f}{weak} ", style="green")
             line += _text(f"{e['id']} ", "cyan") + _text(f"[{e['type']}] ", "magenta")
             line += _text(where, "green") + _text(_one_line(e["text"]))
             _console().print(line)
         else:  # a pipe: the whole text, further lines of a multi-line entry indented
             first, *more = e["text"].split("\n")
-            _raw(f"{rank}. {score:.3f} {e['id']} [{e['type']}] {where}{first}")
+            weak = " (weak)" if row.get("weak") else ""
+            _raw(f"{rank}. {score:.3f}{weak} {e['id']} [{e['type']}] {where}{first}")
             for text_line in more:
                 _raw(f"      {text_line}")
         if explain:

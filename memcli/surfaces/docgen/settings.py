@@ -31,7 +31,13 @@ MEANINGS: dict[str, str] = {
     "search.date_weight": "added to entries created in a period the query names "
     "(\"in August 2023\", \"last week\")",
     "search.candidate_pool": "candidates each side (semantic, keyword) brings",
-    "search.keyword_saturation": "BM25 score at which the keyword side of relevance is 0.5",
+    "search.keyword_saturation": "where the backend does not know a query's keyword mass "
+    "(Milvus): the BM25 score at which the keyword share is 0.5",
+    "search.keyword_floor": "keyword share a hit the model does not read needs",
+    "search.semantic_lead": "the cosine's weight in relevance's semantic-led blend",
+    "search.strong_relevance": "a query whose best hit is less relevant has no strong match: "
+    "its three closest are shown as weak, and inject takes none",
+    "search.strong_keyword": "the same on the keyword share, for a query the model does not read",
     "search.relevance_floor": "hits less relevant than this (absolute, 0 to 1) are not "
     "returned: an off-topic query finds nothing",
     "search.bm25_k1": "BM25 term saturation",
