@@ -471,6 +471,8 @@ def _result(hit: Any) -> dict[str, Any]:
         "content_preview": text[:200],
         "memory_type": entry.type,
         "relevance_score": round(hit.score, 6),
+        # no strong match: one of the query's closest, not an answer (docs/search.md)
+        **({"weak": True} if getattr(hit, "weak", False) else {}),
         "created_at": entry.meta.get("created"),
         "keywords": entry.keywords,
         "metadata": {**entry.meta, "file": entry.file, "line": entry.line},

@@ -2019,4 +2019,12 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_search_strength.py::test_a_weak_query_shows_its_three_closest",
         why="a query without a strong match lists ten distant hits",
     ),
+    m(
+        "mcp-results-hide-weak",
+        "memcli/surfaces/mcp_server.py",
+        '        **({"weak": True} if getattr(hit, "weak", False) else {}),\n',
+        "",
+        f"{UNIT}test_search_strength.py::test_an_agent_sees_which_results_are_weak",
+        why="an agent takes the closest of nothing for an answer",
+    ),
 ]

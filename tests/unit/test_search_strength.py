@@ -65,3 +65,14 @@ def test_a_weak_query_shows_its_three_closest(
     assert len(found) == count
     assert all(h.weak is weak for h in found)
     assert all(h.to_dict().get("weak", False) is weak for h in found)
+
+
+@pytest.mark.parametrize("weak", [True, False])
+def test_an_agent_sees_which_results_are_weak(weak: bool) -> None:
+    """MCP's search results say `weak` as --json does (an agent must not take the closest
+    of nothing for an answer)."""
+    from memcli.logic.search import Hit
+    from memcli.surfaces.mcp_server import _result
+
+    result = _result(Hit(entries(1)[0], 0.18, {}, weak))
+    assert result.get("weak", False) is weak
