@@ -11,6 +11,8 @@ and the health notices (a fifth of a workspace in a script the model does not re
 - `multilingual(model)`: the `index.model` setting ("" for the bundled model) reads all.
 - `reads(model, text)`: the model reads `text` (most of its letters are in a script the
   model reads; a text without letters is read).
+- `semantic_vote(model, text)`: how much its cosine counts for `text` (1 where it reads
+  it, else in proportion to its Latin share: a mixed note is partly read).
 - `unread_share(model, texts)`: the share of the texts with letters it does not read.
 """
 
@@ -92,6 +94,16 @@ def reads(model: str, text: str) -> bool:
         return True
     share = latin_share(text)
     return share is None or share >= 0.5
+
+
+def semantic_vote(model: str, text: str) -> float:
+    """How much the model's cosine counts for `text`, 0 to 1: 1 where it reads it, else
+    the text's Latin share over one half (a Chinese note naming `kubectl` and `Slack`
+    is partly read; one without Latin letters not at all)."""
+    if multilingual(model):
+        return 1.0
+    share = latin_share(text)
+    return 1.0 if share is None else min(1.0, share / 0.5)
 
 
 def unread_share(model: str, texts: Iterable[str]) -> float:

@@ -4,7 +4,8 @@ score between 0 and 1, the number every hit shows and the list is sorted by.
 
     cosine    = the query's cosine to the entry, below 0 counted as 0; 0 where the
                 embedding model does not read the query or the entry (the semantic side
-                does not vote: memcli.index.coverage)
+                does not vote), in part where it reads part of the entry (a Chinese note
+                naming English terms: memcli.index.coverage.semantic_vote)
     share     = bm25 / the query's keyword mass (Σ qtf · idf over its words: what an
                 entry of average length holding each of them once scores), at most 1
     relevance = max(balanced, led): balanced weighs cosine and share by semantic_weight
@@ -23,8 +24,8 @@ a score means the same in every query and every workspace: the weighted share of
 perfect match (docs/search.md). The blend and its weights were chosen on LoCoMo's tune
 half and three personas' notes (bench/README.md, "One score").
 
-Hits are kept when relevant enough: where the model reads the pair, relevance at least
-`relevance_floor`; where it does not, a keyword share at least `keyword_floor` (a query
+Hits are kept when relevant enough: relevance at least `relevance_floor`, or, where the
+model does not read the pair whole, a keyword share at least `keyword_floor` (a query
 about something the memory never mentions returns nothing; in keyword mode a shared
 word is the evidence, as in inject); `min_score` compares scores. Where the backend does
 not know the query's keyword mass (Milvus keeps its BM25 statistics on the server), the
@@ -99,8 +100,8 @@ class Signals:
     keyword: np.ndarray  # BM25 score, same order
     #: the query's keyword mass (the BM25 score counted as a full share); None: unknown
     keyword_ideal: float | None = None
-    #: per candidate, whether the embedding model reads both the query and the entry
-    #: (None: it reads every pair)
+    #: per candidate, how much the embedding model's cosine counts, 0 to 1 (1: it reads
+    #: the query and the entry; less: it reads part of the entry; None: every pair)
     read: np.ndarray | None = None
     #: whether the embedding model reads the query
     query_read: bool = True
@@ -136,13 +137,13 @@ def absolute_relevance(
     settings: SearchSettings,
     read: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Relevance in [0, 1] from the cosine (below 0 counted as 0; 0 where `read` says
-    the model does not read the pair) and the keyword `share`: the better of the
+    """Relevance in [0, 1] from the cosine (below 0 counted as 0; times `read`, how much
+    the model reads the pair) and the keyword `share`: the better of the
     balanced blend (semantic_weight, keyword_weight) and the semantic-led one
     (semantic_lead); one side alone in semantic or keyword mode."""
     sem = np.clip(semantic.astype(np.float64), 0.0, 1.0)
     if read is not None:
-        sem = np.where(read, sem, 0.0)
+        sem = sem * read
     if mode == "semantic":
         return sem
     if mode == "keyword":
@@ -381,7 +382,7 @@ def rank(
         level = settings.relevance_floor if floor is None else floor
         relevant = relevance >= level
         if read is not None and mode == "hybrid":
-            relevant = np.where(read, relevant, share >= settings.keyword_floor)
+            relevant |= (read < 1.0) & (share >= settings.keyword_floor)
         keep &= relevant | (dated > 0)
     kept = np.flatnonzero(keep)
     weak = not is_strong(
@@ -398,7 +399,7 @@ def rank(
                 "semantic": float(signals.semantic[i]),
                 "keyword": float(signals.keyword[i]),
                 "keyword_share": float(share[i]),
-                "read": float(1.0 if read is None else read[i]),
+                "read": float(1.0 if read is None else read[i]),  # the cosine's vote
                 "relevance": float(relevance[i]),
                 "recency": float(rec[i]),
                 "importance": float(importance[i]),

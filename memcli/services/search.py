@@ -288,19 +288,20 @@ class SearchService:
         return coverage.reads(self.settings.index.model, query)
 
     def read_mask(self, query: str, view: SearchView, positions: np.ndarray) -> np.ndarray | None:
-        """Per candidate, whether the embedding model reads both the query and the entry
-        (memcli.index.coverage); None when it reads every script."""
+        """Per candidate, how much the embedding model's cosine counts (0 to 1: it reads
+        the query and the entry, or part of the entry; memcli.index.coverage); None when
+        it reads every script."""
         from memcli.index import coverage
 
         model = self.settings.index.model
         if coverage.multilingual(model):
             return None
         if not coverage.reads(model, query):
-            return np.zeros(len(positions), dtype=bool)
+            return np.zeros(len(positions), dtype=np.float64)
         ordered = view.ordered
         return np.fromiter(
-            (coverage.reads(model, ordered[p].text) for p in positions.tolist()),
-            dtype=bool,
+            (coverage.semantic_vote(model, ordered[p].text) for p in positions.tolist()),
+            dtype=np.float64,
             count=len(positions),
         )
 

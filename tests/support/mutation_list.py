@@ -1973,7 +1973,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "search-cosine-votes-on-unread-text",
         "memcli/logic/search.py",
-        "        sem = np.where(read, sem, 0.0)\n",
+        "        sem = sem * read\n",
         "        sem = sem\n",
         f"{UNIT}test_relevance_scale.py::test_relevance_of_one_candidate",
         why="the bundled model's cosine of two Chinese texts decides their order",
@@ -1997,8 +1997,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "search-unread-hits-skip-the-keyword-floor",
         "memcli/logic/search.py",
-        "            relevant = np.where(read, relevant, share >= settings.keyword_floor)\n",
-        "            relevant = relevant | ~read\n",
+        "            relevant |= (read < 1.0) & (share >= settings.keyword_floor)\n",
+        "            relevant |= read < 1.0\n",
         f"{UNIT}test_relevance_scale.py::test_a_hit_the_model_does_not_read_needs_the_keyword_floor",
         why="every Chinese entry passes the floor of a Chinese query",
     ),
@@ -2026,5 +2026,13 @@ MUTATIONS: list[Mutation] = [
         "",
         f"{UNIT}test_search_strength.py::test_an_agent_sees_which_results_are_weak",
         why="an agent takes the closest of nothing for an answer",
+    ),
+    m(
+        "search-mixed-notes-get-no-vote",
+        "memcli/index/coverage.py",
+        "    return 1.0 if share is None else min(1.0, share / 0.5)\n",
+        "    return 1.0 if share is None or share >= 0.5 else 0.0\n",
+        f"{UNIT}test_coverage.py::test_semantic_vote",
+        why="an English question never finds the Chinese note that names its English terms",
     ),
 ]

@@ -14,6 +14,7 @@ from memcli.index.coverage import (
     multilingual,
     notice,
     reads,
+    semantic_vote,
     unread_share,
 )
 
@@ -84,3 +85,18 @@ def test_the_notice_from_a_fifth_on_with_the_command() -> None:
     assert said is not None and SWITCH_COMMAND in said and "20%" in said
     assert notice(MULTI, ["数据库迁移"] * 5) is None
     assert NOTICE_SHARE == 0.2
+
+
+@pytest.mark.parametrize(
+    "model, text, vote",
+    [
+        ("", "Uses neovim with lazy.nvim", 1.0),  # read
+        ("", "12345 !!", 1.0),  # no letters: read
+        ("", "喜欢先看结论，再看细节", 0.0),  # no Latin letter
+        # 5 Latin letters against 4 CJK characters (×3 = 12): share 5/17, vote 10/17
+        ("", "Slack 频道通知", (5 / 17) / 0.5),
+        (MULTI, "喜欢先看结论，再看细节", 1.0),  # a multilingual model reads it
+    ],
+)
+def test_semantic_vote(model: str, text: str, vote: float) -> None:
+    assert semantic_vote(model, text) == pytest.approx(vote)

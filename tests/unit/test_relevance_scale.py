@@ -57,12 +57,13 @@ SW, KW = SETTINGS.semantic_weight, SETTINGS.keyword_weight  # (they sum to 1)
         (0.2, 0.8, "hybrid", True, SW * 0.2 + KW * 0.8),  # rare words shared: balanced
         (0.8, 0.2, "hybrid", True, LEAD * 0.8 + (1 - LEAD) * 0.2),  # the semantic-led one
         (0.9, 0.3, "hybrid", False, KW * 0.3),  # not read: the keyword side alone votes
+        (0.6, 0.0, "hybrid", 0.5, LEAD * 0.3),  # read in part (a mixed note): half a vote
         (-0.2, 0.6, "hybrid", True, KW * 0.6),
         (1.0, 1.0, "hybrid", True, 1.0),
     ],
 )
 def test_relevance_of_one_candidate(
-    cosine: float, share: float, mode: str, read: bool, expected: float
+    cosine: float, share: float, mode: str, read: float, expected: float
 ) -> None:
     got = absolute_relevance(
         np.array([cosine]), np.array([share]), mode, SETTINGS, np.array([read])
