@@ -58,7 +58,31 @@ def pack_block(
         rt.index_manager.start_query_embedder()  # its session loads while tiktoken does
     counter = counter_for(rt, request)
     found = candidates(rt, request, search, view, budget)
-    return pack(found, budget, counter, request.fmt, cfg.reserved_share)
+    packed = pack(found, budget, counter, request.fmt, cfg.reserved_share)
+    if not rt.long_lived_process and getattr(counter, "unsaved", False):
+        # a watcher keeps them when requests pause
+        entries = [c.entry for c in found]
+        if request.context:  # the workspace's entries too (without one: they are `found`)
+            entries += view().by_confidence
+        keep_counts(counter, entries, request.fmt)
+    return packed
+
+
+def keep_counts(counter: TokenCounter, entries: list[Entry], fmt: str) -> None:
+    """When tiktoken counted a text whose count was not kept (memcli.adapters.token_memo),
+    count the text of each entry (a block's candidates, the workspace's entries) too and
+    keep the counts, so the next cold inject does not load tiktoken: once per new or
+    changed entry; the block's frame (wrapper, headings) too. No digest of an entry that
+    looks like it holds a credential (memcli.core.credentials) is kept."""
+    from memcli.adapters.tokens import KnownCounter
+    from memcli.core.credentials import withheld
+    from memcli.logic.inject import frame_texts, item_texts
+
+    if isinstance(counter, KnownCounter) and counter.unsaved:
+        kept = {id(e): e for e in entries if not withheld(e.text, e.meta)}
+        texts = item_texts(list(kept.values()), fmt)
+        counter.count_many(texts + frame_texts({e.type for e in entries}, fmt))
+        counter.save()
 
 
 def counter_for(rt: Runtime, request: InjectRequest) -> TokenCounter:

@@ -1447,8 +1447,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "inject-pieces-added-at-any-join",
         "memcli/adapters/tokens.py",
-        " and joins_at_newlines(pieces):",
-        ":",
+        " and joins_at_newlines(pieces)\n",
+        "\n",
         f"{UNIT}test_inject_pack_joins.py::test_count_joined_is_the_count_of_the_joined_text",
         why="pieces' counts are added where BPE merges across the join ('\\n' + '\\n')",
     ),
@@ -1961,5 +1961,39 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_layers.py::test_a_user_layer_leaves_a_workspaces_order_as_it_is",
         why="an empty per-user workspace reorders a workspace's hits by score (on LoCoMo "
         "R@5 66.4 -> 51.0)",
+    ),
+    # -- issue 36, session 15: a cold inject without tiktoken (memcli.adapters.token_memo)
+    m(
+        "token-counts-never-kept",
+        "memcli/services/inject.py",
+        "        keep_counts(counter, entries, request.fmt)\n",
+        "        pass\n",
+        f"{PROC}test_cold_imports.py::test_a_cold_inject_after_a_first_one_loads_no_tiktoken",
+        why="every cold inject and prompt hook loads tiktoken (≈ 150-200 ms of CPU)",
+    ),
+    m(
+        "token-counts-kept-for-one-query-only",
+        "memcli/services/inject.py",
+        "            entries += view().by_confidence\n",
+        "            pass\n",
+        f"{PROC}test_cold_imports.py::test_a_cold_inject_after_a_first_one_loads_no_tiktoken",
+        why="a prompt of other words loads tiktoken again: only the last block's candidates "
+        "were counted",
+    ),
+    m(
+        "token-counts-read-without-looking-up",
+        "memcli/adapters/tokens.py",
+        "            if None not in found:\n",
+        "            if False:\n",
+        f"{UNIT}test_token_memo.py::test_kept_counts_are_read_without_loading_tiktoken",
+        why="the kept counts are never used: tiktoken loads in every process",
+    ),
+    m(
+        "token-counts-file-length-unchecked",
+        "memcli/adapters/token_memo.py",
+        "        if size < 0 or len(counts) != size:\n            return\n",
+        "",
+        f"{UNIT}test_token_memo.py::test_a_damaged_file_is_not_used",
+        why="a cut or padded counts file gives texts the counts of others",
     ),
 ]
