@@ -59,16 +59,15 @@ def pack_block(
     counter = counter_for(rt, request)
     found = candidates(rt, request, search, view, budget)
     packed = pack(found, budget, counter, request.fmt, cfg.reserved_share)
-    if not rt.long_lived_process and getattr(counter, "unsaved", False):
-        # a watcher keeps them when requests pause
+    if getattr(counter, "unsaved", False) and not rt.long_lived_process:
         entries = [c.entry for c in found]
         if request.context:  # the workspace's entries too (without one: they are `found`)
             entries += view().by_confidence
-        keep_counts(counter, entries, request.fmt)
+        keep_counts(rt, counter, entries, request.fmt)
     return packed
 
 
-def keep_counts(counter: TokenCounter, entries: list[Entry], fmt: str) -> None:
+def keep_counts(rt: Runtime, counter: TokenCounter, entries: list[Entry], fmt: str) -> None:
     """When tiktoken counted a text whose count was not kept (memcli.adapters.token_memo),
     count the text of each entry (a block's candidates, the workspace's entries) too and
     keep the counts, so the next cold inject does not load tiktoken: once per new or
@@ -78,6 +77,8 @@ def keep_counts(counter: TokenCounter, entries: list[Entry], fmt: str) -> None:
     from memcli.core.credentials import withheld
     from memcli.logic.inject import frame_texts, item_texts
 
+    if rt.long_lived_process:  # a watcher keeps them when requests pause
+        return
     if isinstance(counter, KnownCounter) and counter.unsaved:
         kept = {id(e): e for e in entries if not withheld(e.text, e.meta)}
         texts = item_texts(list(kept.values()), fmt)
