@@ -1996,4 +1996,20 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_token_memo.py::test_a_damaged_file_is_not_used",
         why="a cut or padded counts file gives texts the counts of others",
     ),
+    m(
+        "inject-asks-the-script-of-every-hit",
+        "memcli/logic/inject_choice.py",
+        "        return False  # neither side can make it relevant: no need to ask `reads`\n",
+        "        pass\n",
+        f"{UNIT}test_prompt_parts.py::test_a_hit_neither_side_can_make_relevant_reads_no_script",
+        why="a cold inject reads the script of each of 10k hits no side can make relevant",
+    ),
+    m(
+        "ranking-values-of-every-entry-on-the-second-query",
+        "memcli/logic/search.py",
+        "        missing = positions[~self._known[positions]]\n",
+        "        missing = np.arange(len(self.entries)) if self._known.any() else positions\n",
+        f"{UNIT}test_incremental_view.py::test_each_entrys_values_are_read_once",
+        why="an inject's part searches read the values of all 10k entries (≈ 40 ms)",
+    ),
 ]
