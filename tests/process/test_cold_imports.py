@@ -57,6 +57,7 @@ BASE = {
     "memcli.store.trust",
     "memcli.store.workspace",
     "memcli.surfaces",
+    "memcli.surfaces.blas",  # one BLAS thread for a one-off read
     "memcli.surfaces.cli",
     "memcli.surfaces.cli.args",
     "memcli.surfaces.cli.env",

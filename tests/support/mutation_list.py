@@ -1966,7 +1966,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "token-counts-never-kept",
         "memcli/services/inject.py",
-        "        keep_counts(counter, entries, request.fmt)\n",
+        "        keep_counts(rt, counter, entries, request.fmt)\n",
         "        pass\n",
         f"{PROC}test_cold_imports.py::test_a_cold_inject_after_a_first_one_loads_no_tiktoken",
         why="every cold inject and prompt hook loads tiktoken (≈ 150-200 ms of CPU)",
@@ -2011,5 +2011,21 @@ MUTATIONS: list[Mutation] = [
         "        missing = np.arange(len(self.entries)) if self._known.any() else positions\n",
         f"{UNIT}test_incremental_view.py::test_each_entrys_values_are_read_once",
         why="an inject's part searches read the values of all 10k entries (≈ 40 ms)",
+    ),
+    m(
+        "cold-read-starts-every-blas-thread",
+        "memcli/surfaces/cli/fastpath.py",
+        "        one_thread_for(env.command)  # before numpy loads\n",
+        "",
+        f"{UNIT}test_blas_threads.py::test_the_entry_point_sets_it_before_a_read_in_process",
+        why="a cold search starts a BLAS thread per core for one product (≈ 60-70 ms CPU)",
+    ),
+    m(
+        "autostarted-watcher-gets-one-blas-thread",
+        "memcli/surfaces/daemon/autostart.py",
+        "            env=for_children(env),",
+        "            env=dict(env),",
+        f"{UNIT}test_blas_threads.py::test_the_watcher_a_read_starts_has_its_threads",
+        why="the watcher a hook starts inherits the hook's single BLAS thread",
     ),
 ]

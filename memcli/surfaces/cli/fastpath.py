@@ -153,7 +153,9 @@ def answered(env: Env) -> int | None:
     served command the daemon answered, a read in-process), else None."""
     if env.command == "hook" and env.plain and "--help" not in env.rest:
         from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
+        from memcli.surfaces.blas import one_thread_for
 
+        one_thread_for(env.command)  # before numpy loads, if the hook reads in-process
         return hooks.run(env.workspace, env.rest)
     if env.command == "mcp" and not env.rest:  # stdio: answers `initialize` at once
         from memcli.surfaces import mcp_stdio
@@ -164,8 +166,10 @@ def answered(env: Env) -> int | None:
         return None
     code = try_daemon(env, call=call)
     if code is None:
+        from memcli.surfaces.blas import one_thread_for
         from memcli.surfaces.cli import quick  # a read without a daemon: skips Typer
 
+        one_thread_for(env.command)  # before numpy loads
         code = quick.run(env, call)
     return code
 
