@@ -105,3 +105,13 @@ def test_a_key_is_not_the_text() -> None:
     """What is kept is a digest: a line of the workspace is not written to the cache."""
     assert b"neovim" not in token_memo.key("- Uses neovim\n")
     assert len(token_memo.key("x")) == token_memo.KEY_BYTES
+
+
+def test_save_counts_keeps_what_every_counter_counted(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a watcher calls once requests pause (memcli.surfaces.daemon.service)."""
+    new_process().count_many(TEXTS)
+    tokens.save_counts()
+    no_tiktoken(monkeypatch)
+    assert new_process().count_many(TEXTS) == exact(TEXTS)
