@@ -192,14 +192,19 @@ def run(argv: list[str], env: Env | None = None) -> int:
     return typer_main(env) if code is None else code
 
 
+PROMPT = ["user-prompt-submit"]
+
+
 def main() -> None:
     import gc
 
     env = Env(sys.argv[1:])
-    if env.command not in ("hook", "mcp"):
-        # a served command or an in-process read answers once and ends: its few cycles
-        # die with it, while one collection of the start-up's objects costs ≈ 0.7 ms
-        # (the first full collection falls during a served command's imports)
+    if env.command not in ("hook", "mcp") or env.rest[:1] in (["session-start"], PROMPT):
+        # a served command or an in-process read (a prompt hook's too: ≈ 45 ms of
+        # collections at 10k entries) answers once and ends: its few cycles die with it,
+        # while one collection of the start-up's objects costs ≈ 0.7 ms (the first full
+        # collection falls during a served command's imports); the hooks that extract
+        # may run for long
         gc.disable()
     code = answered(env)
     if code is not None:
