@@ -138,6 +138,10 @@ class KnownCounter:
             self._inner = _tiktoken_counter(self.name)
         return self._inner
 
+    def knows(self, text: str) -> bool:
+        """Whether the kept counts hold `text`'s."""
+        return self._known.get(_key(text)) is not None
+
     def count(self, text: str) -> int:
         found = self._known.get(_key(text)) if self._inner is None else None
         return self._counter().count(text) if found is None else found

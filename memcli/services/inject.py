@@ -80,9 +80,11 @@ def keep_counts(rt: Runtime, counter: TokenCounter, entries: list[Entry], fmt: s
     if rt.long_lived_process:  # a watcher keeps them when requests pause
         return
     if isinstance(counter, KnownCounter) and counter.unsaved:
-        kept = {id(e): e for e in entries if not withheld(e.text, e.meta)}
-        texts = item_texts(list(kept.values()), fmt)
-        counter.count_many(texts + frame_texts({e.type for e in entries}, fmt))
+        unique = list({id(e): e for e in entries}.values())
+        texts = item_texts(unique, fmt) + frame_texts({e.type for e in unique}, fmt)
+        new = [i for i, text in enumerate(texts) if not counter.knows(text)]
+        secret = {i for i in new if i < len(unique) and withheld(unique[i].text, unique[i].meta)}
+        counter.count_many([texts[i] for i in new if i not in secret])  # the others were
         counter.save()
 
 
