@@ -1,7 +1,7 @@
 """One BLAS thread for a one-off read: numpy's OpenBLAS starts a thread for each core
-when it is imported (on the 2-core machine of docs/benchmarks.md ≈ 70 ms of CPU and
-≈ 100 ms of wall time of a cold search), and a read then computes one matrix-vector
-product with them. The entry point sets OPENBLAS_NUM_THREADS=1 for the reads it
+when it is imported, and a read then computes one matrix-vector product with them (on
+the 2-core machine of docs/benchmarks.md, one thread took a cold search from 444 to 386
+ms of CPU). The entry point sets OPENBLAS_NUM_THREADS=1 for the reads it
 answers in-process (search, inject, get, the hooks: memcli.surfaces.cli.fastpath), only
 when it is not set already; the processes those start (a watcher, an indexing) get the
 environment without it. A served command (a watcher answers) never imports this."""
