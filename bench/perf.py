@@ -17,7 +17,8 @@ process of its own: a bare interpreter start, importing numpy and onnxruntime, o
 embedding (those imports, the tokenizer, the ONNX session, one query; an ASCII query is
 tokenized in Python, memcli.index.wordpiece, so `tokenizers` is not part of it) and one
 vector search (that, and loading the index's vectors and searching them once: NumPy
-below the ANN threshold, FAISS above). The cold paths (no watcher) are `search`,
+below the ANN threshold, FAISS above), each with one BLAS thread as memcli's cold reads
+start (memcli.surfaces.blas). The cold paths (no watcher) are `search`,
 `inject --max-tokens 2000` and the prompt hook (`hook user-prompt-submit`).
 
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
@@ -128,7 +129,10 @@ FLOORS = {
 
 
 def floors(ws: Path, runs: int, env: dict[str, str]) -> dict[str, dict[str, float]]:
-    """What the machine cannot go below, each a process (module docstring)."""
+    """What the machine cannot go below, each a process (module docstring), with one
+    BLAS thread as memcli's cold reads have (memcli.surfaces.blas) unless the
+    environment sets OPENBLAS_NUM_THREADS."""
+    env = {"OPENBLAS_NUM_THREADS": "1", **env}
     return {
         name: timed_runs([sys.executable, "-c", code, str(ws)], runs, env)
         for name, code in FLOORS.items()

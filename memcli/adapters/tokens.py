@@ -42,6 +42,12 @@ def joins_at_newlines(pieces: Sequence[str]) -> bool:
     )
 
 
+def adds_up(encoding: str, pieces: Sequence[str]) -> bool:
+    """Whether `"".join(pieces)` counts as the sum of the pieces' counts in `encoding`
+    (SPLIT_AFTER_NEWLINE, joins_at_newlines)."""
+    return len(pieces) > 1 and encoding in SPLIT_AFTER_NEWLINE and joins_at_newlines(pieces)
+
+
 class TiktokenCounter:
     """Counts with a tiktoken encoding loaded from a bundled file."""
 
@@ -72,7 +78,7 @@ class TiktokenCounter:
         """Count of `"".join(pieces)`: the sum of the pieces' memoized counts when the
         encoding splits at every join (SPLIT_AFTER_NEWLINE, joins_at_newlines), else the
         joined text counted whole."""
-        if len(pieces) > 1 and self.name in SPLIT_AFTER_NEWLINE and joins_at_newlines(pieces):
+        if adds_up(self.name, pieces):
             return sum(self.count_many(pieces))
         return self.count("".join(pieces))
 
@@ -96,9 +102,127 @@ class EstimateCounter:
         return self.count("".join(pieces))
 
 
+class KnownCounter:
+    """A tiktoken counter that looks texts up among the counts tiktoken gave before
+    (memcli.adapters.token_memo) and loads tiktoken only when one is not known: a cold
+    inject whose lines were all counted before never loads it. Once loaded, tiktoken
+    counts everything (no lookups), and `save()` keeps what it counted for the next
+    processes."""
+
+    #: texts remembered for `save()` at most (a long-lived process drops them beyond)
+    PENDING_MAX = 200_000
+
+    def __init__(self, name: str, path: Path, loaded: TokenCounter | None = None) -> None:
+        from memcli.adapters import token_memo
+
+        self.name = name
+        self._path = path
+        self._known = token_memo.Known(path)
+        self._inner = loaded
+        self._pending: set[str] = set()  # counted by tiktoken, for save()
+        self._saved: set[str] = set()  # of those, kept already
+        _made.append(self)
+
+    @property
+    def exact(self) -> bool:  # type: ignore[override]
+        return self._inner is None or self._inner.exact
+
+    @property
+    def unsaved(self) -> bool:
+        """Whether tiktoken counted texts that `save()` did not keep yet (a text was
+        not known)."""
+        return bool(self._pending - self._saved)
+
+    def _counter(self) -> TokenCounter:
+        if self._inner is None:
+            self._inner = _tiktoken_counter(self.name)
+        return self._inner
+
+    def knows(self, text: str) -> bool:
+        """Whether the kept counts hold `text`'s."""
+        return self._known.get(_key(text)) is not None
+
+    def count(self, text: str) -> int:
+        found = self._known.get(_key(text)) if self._inner is None else None
+        return self._counter().count(text) if found is None else found
+
+    def count_many(self, texts: Sequence[str]) -> list[int]:
+        if self._inner is None:
+            known = self._known
+            found = [known.get(_key(t)) for t in texts]
+            if None not in found:
+                return found  # type: ignore[return-value] - no None in it
+        counts = self._counter().count_many(texts)
+        if len(self._pending) + len(self._saved) > self.PENDING_MAX:
+            self._pending.clear()
+            self._saved.clear()
+        self._pending.update(texts)
+        return counts
+
+    def count_joined(self, pieces: Sequence[str]) -> int:
+        """As TiktokenCounter.count_joined (a text not cut at its joins is counted whole
+        by tiktoken)."""
+        if adds_up(self.name, pieces):
+            return sum(self.count_many(pieces))
+        return self._counter().count("".join(pieces))
+
+    def save(self) -> None:
+        """Keep the counts of the texts this process counted with tiktoken and the file
+        did not hold (a write only when there are such)."""
+        if not self._pending or self._inner is None or not self._inner.exact:
+            return
+        if self._pending <= self._saved:
+            self._pending = set()
+            return
+        from memcli.adapters import token_memo
+
+        texts = list(self._pending - self._saved)
+        self._saved |= self._pending
+        self._pending = set()
+        new = {}
+        for text, count in zip(texts, self._inner.count_many(texts), strict=True):
+            key = _key(text)
+            if self._known.get(key) != count:
+                new[key] = count
+        if new:
+            token_memo.save(self._path, new)
+            self._known = token_memo.Known(self._path)
+
+
+def _key(text: str) -> bytes:
+    from memcli.adapters.token_memo import key
+
+    return key(text)
+
+
+#: the KnownCounters this process made (save_counts)
+_made: list[KnownCounter] = []
+
+
+def save_counts() -> None:
+    """Keep the counts every counter of this process made (KnownCounter.save)."""
+    for counter in list(_made):
+        counter.save()
+
+
 @lru_cache(maxsize=8)
 def get_counter(encoding: str = "cl100k_base") -> TokenCounter:
-    """A counter for `encoding`, never downloading anything."""
+    """A counter for `encoding`, never downloading anything; tiktoken is loaded only
+    when a text's count is not known already (KnownCounter)."""
+    from memcli.adapters import token_memo
+
+    name = encoding.removesuffix("_offline")
+    path = token_memo.path_for(f"{name}_offline")
+    if path is not None and path.is_file():  # written only once tiktoken loaded `name`
+        return KnownCounter(name, path)
+    counter = _tiktoken_counter(encoding)
+    if path is None or not counter.exact:
+        return counter
+    return KnownCounter(name, path, counter)
+
+
+def _tiktoken_counter(encoding: str) -> TokenCounter:
+    """tiktoken's counter for `encoding` (an estimate without tiktoken)."""
     try:
         import tiktoken
     except ImportError:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -181,6 +181,13 @@ def block_pieces(chosen: Sequence[Candidate], fmt: str) -> list[str]:
     return parts
 
 
+def item_texts(entries: Sequence[Entry], fmt: str) -> list[str]:
+    """What each entry adds to a block of format `fmt` (the text of its cost)."""
+    if fmt == "json":
+        return [json.dumps(escape_controls(e.text), ensure_ascii=False) + "," for e in entries]
+    return [render_item(e, fmt) for e in entries]
+
+
 def _leading_costs(
     ranked: list[Candidate], counter: TokenCounter, fmt: str, scan_tokens: float
 ) -> list[int]:
@@ -200,13 +207,7 @@ def _leading_costs(
         start += len(chunk)
         if not chunk:
             continue
-        if fmt == "json":
-            texts = [
-                json.dumps(escape_controls(c.entry.text), ensure_ascii=False) + "," for c in chunk
-            ]
-        else:
-            texts = [render_item(c.entry, fmt) for c in chunk]
-        counted = counter.count_many(texts)
+        counted = counter.count_many(item_texts([c.entry for c in chunk], fmt))
         costs.extend(counted)
         total += sum(counted)
         if total > scan_tokens and len(costs) >= SCAN_AT_LEAST:
@@ -323,12 +324,23 @@ def pack(
 
 def _header_costs(types: set[str], counter: TokenCounter, fmt: str) -> dict[str, int]:
     """Estimated tokens a section adds besides its entries (heading, closing tag)."""
-    if fmt == "json":
-        texts = [json.dumps(heading(t), ensure_ascii=False) + ":[]," for t in types]
-    else:
-        texts = [render_header(t, fmt) for t in types]
+    texts = _header_texts(types, fmt)
     closing = 1 if fmt == "xml" else 0  # count_many: memoized; a set iterates the same twice
     return {t: n + closing for t, n in zip(types, counter.count_many(texts), strict=True)}
+
+
+def _header_texts(types: Iterable[str], fmt: str) -> list[str]:
+    if fmt == "json":
+        return [json.dumps(heading(t), ensure_ascii=False) + ":[]," for t in types]
+    return [render_header(t, fmt) for t in types]
+
+
+def frame_texts(types: Iterable[str], fmt: str) -> list[str]:
+    """The texts besides entries whose counts `pack` asks for: the empty block, its
+    pieces, and each section's heading (and closing tag) of `types`."""
+    types = list(types)
+    closing = ["</section>\n"] if fmt == "xml" else []
+    return [render_block([], fmt), *block_pieces([], fmt), *_header_texts(types, fmt), *closing]
 
 
 def _fits_alone(

@@ -67,6 +67,8 @@ def relevant_hit(
     if getattr(hit, "weak", False):
         return False
     keyword = hit.components["keyword"]
+    if keyword <= 0 and (mode == "keyword" or hit.components["semantic"] < cfg.relevance_floor):
+        return False  # neither side can make it relevant: no need to ask `reads`
     read = reads is None or (reads(query) and reads(hit.entry.text))
     if mode != "keyword" and not read:
         return keyword > 0 and shared_word(query, hit.entry.text)

@@ -254,14 +254,15 @@ class EntryArrays:
         #: rank of (file, line): the tie-break between equal scores
         self.order = np.empty(n, dtype=np.int64)
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
-        self._all: EntryValues | None = None  # of every entry, from the second query on
-        self._queries = 0
+        #: the values of every entry, read as queries first ask for them (`_known`)
+        self._all: EntryValues | None = None
+        self._known: np.ndarray | None = None
 
     @cached_property
     def created(self) -> np.ndarray:
         """POSIX seconds of every entry's `created` (NaN: none), for the entries of a
         period a query names (computed once per generation, only when one is named)."""
-        if self._all is not None:
+        if self._all is not None and self._known is not None and self._known.all():
             return self._all.created
         return _converted([e.meta.get("created") for e in self.entries], _moment, float("nan"))
 
@@ -276,19 +277,32 @@ class EntryArrays:
         for name in list(vars(arrays)):
             if isinstance(getattr(type(self), name, None), cached_property):
                 del arrays.__dict__[name]
-        if self._all is not None:
+        if self._all is not None and self._known is not None:
             fresh = EntryValues.of([entries[p] for p in positions.tolist()])
             arrays._all = self._all.replaced(positions, fresh)
+            arrays._known = self._known.copy()
+            arrays._known[positions] = True
         return arrays
 
     def values(self, positions: np.ndarray) -> EntryValues:
-        """The values of the entries at `positions`."""
-        self._queries += 1
-        if self._all is None and self._queries > 1:
-            self._all = EntryValues.of(self.entries)
-        if self._all is not None:
-            return self._all.at(positions)
-        return EntryValues.of([self.entries[p] for p in positions.tolist()])
+        """The values of the entries at `positions` (each entry's read once: an inject's
+        several searches in a one-off process read the candidates of each, not every
+        entry; a long-lived one ends up holding them all)."""
+        if self._all is None or self._known is None:
+            n = len(self.entries)
+            self._all = EntryValues(*(np.zeros(n, dtype=t) for t in _VALUE_TYPES))
+            self._known = np.zeros(n, dtype=bool)
+        missing = positions[~self._known[positions]]
+        if missing.size:
+            fresh = EntryValues.of([self.entries[p] for p in missing.tolist()])
+            for f in fields(EntryValues):  # in place: its arrays are this generation's own
+                getattr(self._all, f.name)[missing] = getattr(fresh, f.name)
+            self._known[missing] = True
+        return self._all.at(positions)
+
+
+#: the dtype of each EntryValues field, in order
+_VALUE_TYPES = (np.float64, np.float64, np.float64, bool, np.float64)
 
 
 def _converted(

@@ -58,7 +58,34 @@ def pack_block(
         rt.index_manager.start_query_embedder()  # its session loads while tiktoken does
     counter = counter_for(rt, request)
     found = candidates(rt, request, search, view, budget)
-    return pack(found, budget, counter, request.fmt, cfg.reserved_share)
+    packed = pack(found, budget, counter, request.fmt, cfg.reserved_share)
+    if getattr(counter, "unsaved", False) and not rt.long_lived_process:
+        entries = [c.entry for c in found]
+        if request.context:  # the workspace's entries too (without one: they are `found`)
+            entries += view().by_confidence
+        keep_counts(rt, counter, entries, request.fmt)
+    return packed
+
+
+def keep_counts(rt: Runtime, counter: TokenCounter, entries: list[Entry], fmt: str) -> None:
+    """When tiktoken counted a text whose count was not kept (memcli.adapters.token_memo),
+    count the text of each entry (a block's candidates, the workspace's entries) too and
+    keep the counts, so the next cold inject does not load tiktoken: once per new or
+    changed entry; the block's frame (wrapper, headings) too. No digest of an entry that
+    looks like it holds a credential (memcli.core.credentials) is kept."""
+    from memcli.adapters.tokens import KnownCounter
+    from memcli.core.credentials import withheld
+    from memcli.logic.inject import frame_texts, item_texts
+
+    if rt.long_lived_process:  # a watcher keeps them when requests pause
+        return
+    if isinstance(counter, KnownCounter) and counter.unsaved:
+        unique = list({id(e): e for e in entries}.values())
+        texts = item_texts(unique, fmt) + frame_texts({e.type for e in unique}, fmt)
+        new = [i for i, text in enumerate(texts) if not counter.knows(text)]
+        secret = {i for i in new if i < len(unique) and withheld(unique[i].text, unique[i].meta)}
+        counter.count_many([texts[i] for i in new if i not in secret])  # the others were
+        counter.save()
 
 
 def counter_for(rt: Runtime, request: InjectRequest) -> TokenCounter:

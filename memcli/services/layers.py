@@ -301,6 +301,7 @@ def inject(layers: Sequence[Layer], request: InjectRequest, keyword_only: bool =
             found.append(LayerCandidate(c.entry, c.score, c.priority, layer.name))
     kept = dedupe(found, [layer.name for layer in layers])
     packed = pack(kept, budget, counter, request.fmt, cfg.reserved_share)
+    one.keep_counts(rt, counter, [c.entry for c in kept], request.fmt)
     if request.touch and packed.chosen:
         for layer in layers:
             ids = [c.entry.id for c in packed.chosen if getattr(c, "layer", None) == layer.name]

@@ -59,6 +59,8 @@ class Runtime:
         self.notify: Callable[[str], None] = notify or notice_stderr
         self._settings = settings
         self._index: IndexManager | None = None
+        #: serves many requests (long_lived): what it keeps is written when they pause
+        self.long_lived_process = False
 
     @property
     def settings(self) -> Settings:
@@ -163,6 +165,7 @@ class Runtime:
         access counts stay in memory until `flush()` instead of being written each time."""
         self.index_manager.keep_cache_in_memory = True
         self.access.defer = True
+        self.long_lived_process = True
 
     def flush(self) -> None:
         """Write what `long_lived` kept in memory."""

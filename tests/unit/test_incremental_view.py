@@ -108,3 +108,33 @@ def test_edited_arrays_derive_cached_properties_again() -> None:
     changed = list(before)
     changed[5] = Entry(before[5].id, "fact five", "fact", "memory.md", before[5].line, {})
     assert arrays.edited(changed, np.array([5])).texts[5] == "fact five"
+
+
+def test_each_entrys_values_are_read_once(monkeypatch) -> None:  # noqa: ANN001
+    """Queries read the values of their candidates, each entry's once per generation:
+    an inject's searches in a one-off process (the prompt's, then each part's) do not
+    read every entry's (10k: ≈ 40 ms), and the values are those of the entries."""
+    from memcli.logic.search import EntryValues
+
+    _, before = _entries(TEXT)
+    read: list[str] = []
+    real = EntryValues.of.__func__
+
+    def counted(cls, entries):  # noqa: ANN001, ANN202
+        read.extend(e.id for e in entries)
+        return real(cls, entries)
+
+    monkeypatch.setattr(EntryValues, "of", classmethod(counted))
+    arrays = SearchView(before).arrays
+    first, second = np.arange(0, 10), np.arange(5, 15)
+    arrays.values(first)
+    got = arrays.values(second)
+    assert sorted(read) == sorted(e.id for e in before[:15])
+    want = real(EntryValues, before[5:15])
+    for name in ("importance", "confidence", "moment", "episode", "created"):
+        assert np.array_equal(getattr(got, name), getattr(want, name), equal_nan=True), name
+    changed = list(before)  # an edit of an entry no query read yet
+    old = before[30]
+    changed[30] = Entry(old.id, old.text, "fact", "memory.md", old.line, {"imp": "0.05"})
+    after = SearchView.after(SearchView(before), changed)
+    assert after.arrays.values(np.array([30, 31])).importance.tolist() == [0.05, 0.5]

@@ -153,7 +153,9 @@ def answered(env: Env) -> int | None:
     served command the daemon answered, a read in-process), else None."""
     if env.command == "hook" and env.plain and "--help" not in env.rest:
         from memcli.surfaces import hooks  # agent hosts' hooks: never blocking
+        from memcli.surfaces.blas import one_thread_for
 
+        one_thread_for(env.command)  # before numpy loads, if the hook reads in-process
         return hooks.run(env.workspace, env.rest)
     if env.command == "mcp" and not env.rest:  # stdio: answers `initialize` at once
         from memcli.surfaces import mcp_stdio
@@ -164,8 +166,10 @@ def answered(env: Env) -> int | None:
         return None
     code = try_daemon(env, call=call)
     if code is None:
+        from memcli.surfaces.blas import one_thread_for
         from memcli.surfaces.cli import quick  # a read without a daemon: skips Typer
 
+        one_thread_for(env.command)  # before numpy loads
         code = quick.run(env, call)
     return code
 
@@ -188,14 +192,19 @@ def run(argv: list[str], env: Env | None = None) -> int:
     return typer_main(env) if code is None else code
 
 
+PROMPT = ["user-prompt-submit"]
+
+
 def main() -> None:
     import gc
 
     env = Env(sys.argv[1:])
-    if env.command not in ("hook", "mcp"):
-        # a served command or an in-process read answers once and ends: its few cycles
-        # die with it, while one collection of the start-up's objects costs ≈ 0.7 ms
-        # (the first full collection falls during a served command's imports)
+    if env.command not in ("hook", "mcp") or env.rest[:1] in (["session-start"], PROMPT):
+        # a served command or an in-process read (a prompt hook's too: ≈ 45 ms of
+        # collections at 10k entries) answers once and ends: its few cycles die with it,
+        # while one collection of the start-up's objects costs ≈ 0.7 ms (the first full
+        # collection falls during a served command's imports); the hooks that extract
+        # may run for long
         gc.disable()
     code = answered(env)
     if code is not None:

@@ -130,6 +130,8 @@ def spawn(root: str, idle_minutes: float, env: Mapping[str, str]) -> int:
     import sys
     import time
 
+    from memcli.surfaces.blas import for_children
+
     log = os.path.join(root, ".memcli", LOG)
     with open(log, "ab") as handle:
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
@@ -141,7 +143,7 @@ def spawn(root: str, idle_minutes: float, env: Mapping[str, str]) -> int:
             stdin=subprocess.DEVNULL,
             stdout=handle,
             stderr=subprocess.STDOUT,
-            env=dict(env),
+            env=for_children(env),  # its own BLAS threads (memcli.surfaces.blas)
             start_new_session=True,  # outlives the hook; the host's signals do not reach it
             close_fds=True,
         )

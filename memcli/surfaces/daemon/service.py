@@ -164,6 +164,8 @@ class WatchService:
                 self._catch_up()
                 self.layers.tick()
                 self._leave_when_idle()
+                if time.monotonic() - self._last_answer >= ACCESS_IDLE_S:
+                    self._keep_token_counts()
             since = self.memory.access.pending_since
             if since is None:
                 continue
@@ -171,6 +173,16 @@ class WatchService:
             if now - self._last_answer >= ACCESS_IDLE_S or now - since >= ACCESS_MAX_DELAY_S:
                 with self.lock:
                     self.memory.access.flush()
+
+    def _keep_token_counts(self) -> None:
+        """Keep the token counts served injects made, for cold processes
+        (memcli.adapters.token_memo): once requests pause, at most once a second."""
+        import sys
+
+        tokens = sys.modules.get("memcli.adapters.tokens")
+        if tokens is not None:
+            with self.lock:
+                tokens.save_counts()
 
     def start(self) -> None:
         self.memory.ready()
