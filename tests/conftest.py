@@ -134,19 +134,23 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def session_export(session_cache: Path) -> None:
+def session_export(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder or None
     """The ONNX export of the bundled model in the session's cache, made once for all
     workers (by the first that needs it; the others wait for it): the memcli processes a
     test starts load the export, instead of each loading torch to make it alongside the
-    others (≈ 9 s of CPU each). A worker that finds it made loads nothing."""
+    others (≈ 9 s of CPU each). A worker that finds it made loads nothing; the one that
+    made it returns its loaded model (exported takes it)."""
     from filelock import FileLock
 
     from memcli.index import onnx_embedder
     from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
 
     with FileLock(str(session_cache / "export.lock")):
-        if not onnx_embedder.is_exported(model_id_for("")):
-            assert onnx_embedder.export("", SentenceTransformerEmbedder())
+        if onnx_embedder.is_exported(model_id_for("")):
+            return None
+        reference = SentenceTransformerEmbedder()
+        assert onnx_embedder.export("", reference)
+        return reference
 
 
 @pytest.fixture(autouse=True)
@@ -158,14 +162,14 @@ def _export_before_slow_tests(request: pytest.FixtureRequest) -> None:
 
 
 @pytest.fixture(scope="session")
-def exported(session_cache: Path, session_export: None):  # noqa: ANN201 - SentenceTransformerEmbedder, lazily imported
+def exported(session_export):  # noqa: ANN001, ANN201 - SentenceTransformerEmbedder, lazily imported
     """The bundled model (sentence-transformers, torch; loaded when first used) and its
     ONNX export in the session's cache (session_export): watchers and cold searches
     load the export."""
     from memcli.index import onnx_embedder
     from memcli.index.embedder import SentenceTransformerEmbedder
 
-    reference = SentenceTransformerEmbedder()
+    reference = session_export or SentenceTransformerEmbedder()
     assert onnx_embedder.is_exported(reference.model_id)
     return reference
 
