@@ -55,11 +55,41 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return max(1, min((cores or 1) + 1, MAX_WORKERS))
 
 
+#: the longest tests of the suite (seconds of wall time on 2 cores, `--durations`,
+#: December 7), started before the other slow tests so none of them is left running alone
+#: at the end; a test not named here keeps its place
+LONGEST = (
+    "tests/process/test_first_run.py::test_init_prepares_the_model_and_a_first_hook_answers",
+    "tests/process/test_reliability.py::test_editors_racing_memcli_lose_nothing[inplace]",
+    "tests/process/test_mutations.py::test_a_few_mutations_are_caught_in_a_copy",
+    "tests/process/test_milvus_server.py::test_two_clones_watchers_cli_and_mcp_on_one_server",
+    "tests/integration/test_agent_forget.py::test_an_agent_forgets_its_own_at_once",
+    "tests/integration/test_watch.py::test_watcher_updates_incrementally_like_a_full_read",
+    "tests/integration/test_compress.py::test_compress_twice_changes_nothing_on_a_generated",
+    "tests/process/test_milvus_lease.py::test_commands_in_a_row_on_a_milvus_lite_workspace",
+    "tests/process/test_reliability.py::test_damaged_derived_state_is_rebuilt",
+    "tests/process/test_reliability.py::test_issue_14_attacks_do_no_harm",
+    "tests/process/test_files_registry.py::test_a_curated_file_by_configuration_alone",
+    "tests/process/test_gitmerge.py::test_a_confirm_on_one_machine_and_an_agents_rewrite",
+    "tests/integration/test_watch.py::test_served_and_in_process_outputs_are_byte_identical",
+    "tests/process/test_gitmerge.py::test_concurrent_forgets_restores_and_edits_of_the_same",
+    "tests/process/test_install.py::test_installed_claude_code_hooks_end_to_end",
+    "tests/process/test_no_network.py::test_no_command_opens_a_network_connection",
+    "tests/process/test_discovery.py::test_the_round3_scenarios_find_no_harm",
+)
+
+
+def _longest_first(item: pytest.Item) -> tuple[bool, int]:
+    """Slow tests first, the LONGEST of them in its order, then the others as collected."""
+    rank = next((i for i, name in enumerate(LONGEST) if item.nodeid.startswith(name)), None)
+    return item.get_closest_marker("slow") is None, len(LONGEST) if rank is None else rank
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Slow tests first, each kind in its own order: with xdist workers the long tests
-    start at once and the quick ones fill in at the end, instead of one long test
-    running alone after everything else."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """Slow tests first, the longest of them first, each kind in its own order: with
+    xdist workers the long tests start at once and the quick ones fill in at the end,
+    instead of one long test running alone after everything else."""
+    items.sort(key=_longest_first)
 
 
 @pytest.fixture
@@ -104,18 +134,43 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 
 @pytest.fixture(scope="session")
-def exported(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder, lazily imported
-    """The bundled model (sentence-transformers, torch; loaded when first used) and its
-    ONNX export in the session's cache, made once for all workers: watchers and cold
-    searches then load the export."""
+def session_export(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder or None
+    """The ONNX export of the bundled model in the session's cache, made once for all
+    workers (by the first that needs it; the others wait for it): the memcli processes a
+    test starts load the export, instead of each loading torch to make it alongside the
+    others (≈ 9 s of CPU each). A worker that finds it made loads nothing; the one that
+    made it returns its loaded model (exported takes it)."""
     from filelock import FileLock
 
     from memcli.index import onnx_embedder
+    from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
+
+    with FileLock(str(session_cache / "export.lock")):
+        if onnx_embedder.is_exported(model_id_for("")):
+            return None
+        reference = SentenceTransformerEmbedder()
+        assert onnx_embedder.export("", reference)
+        return reference
+
+
+@pytest.fixture(autouse=True)
+def _export_before_slow_tests(request: pytest.FixtureRequest) -> None:
+    """A slow test outside tests/unit (the real model, real processes) starts with the
+    session's export made (session_export), whichever test of the run comes first."""
+    if request.node.get_closest_marker("slow") and "unit" not in request.node.path.parts:
+        request.getfixturevalue("session_export")
+
+
+@pytest.fixture(scope="session")
+def exported(session_export):  # noqa: ANN001, ANN201 - SentenceTransformerEmbedder, lazily imported
+    """The bundled model (sentence-transformers, torch; loaded when first used) and its
+    ONNX export in the session's cache (session_export): watchers and cold searches
+    load the export."""
+    from memcli.index import onnx_embedder
     from memcli.index.embedder import SentenceTransformerEmbedder
 
-    reference = SentenceTransformerEmbedder()
-    with FileLock(str(session_cache / "export.lock")):  # the first worker exports
-        assert onnx_embedder.export("", reference)
+    reference = session_export or SentenceTransformerEmbedder()
+    assert onnx_embedder.is_exported(reference.model_id)
     return reference
 
 

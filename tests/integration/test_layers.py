@@ -364,6 +364,7 @@ def test_git_works_per_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert {(e["text"], e["layer"]) for e in listed} >= {("Prefers a dark terminal theme", "user")}
 
 
+@pytest.mark.slow  # the real model (exported)
 @pytest.mark.parametrize("query", ["How should I write Python tests?", "docker"])
 def test_a_user_layer_leaves_a_workspaces_order_as_it_is(
     workspace: Path, query: str, exported  # noqa: ANN001

@@ -13,7 +13,10 @@ from tests.support.cli import envelope
 from tests.support.samples import CLAUDE_MD
 
 
-def test_export_then_import_round_trips(workspace: Path, tmp_path: Path, runner: CliRunner) -> None:
+def test_export_then_import_round_trips(
+    workspace: Path, tmp_path: Path, runner: CliRunner, session_export  # noqa: ANN001 - the model
+) -> None:
+    """(The import embeds with the model: its export made once for the run, session_export.)"""
     exported = runner.invoke(app, ["-w", str(workspace), "export", "--format", "jsonl"])
     assert exported.exit_code == 0, exported.output
     dump = tmp_path / "memory.jsonl"

@@ -53,7 +53,9 @@ def write_json(path: Path, data: dict) -> str:
     return text
 
 
-def test_claude_code_project_merges_and_uninstall_restores(tmp_path: Path) -> None:
+def test_claude_code_project_merges_and_uninstall_restores(
+    tmp_path: Path, session_export  # noqa: ANN001 - install prepares the model: exported once
+) -> None:
     project, home = tmp_path / "proj", tmp_path / "home"
     project.mkdir()
     home.mkdir()

@@ -92,7 +92,7 @@ def test_initialize_and_tools_list_at_once_with_both_cores_busy(workspace: Path,
         assert host.close() == 0
 
 
-def test_a_call_that_waited_for_the_model_says_so(workspace: Path) -> None:
+def test_a_call_that_waited_for_the_model_says_so(workspace: Path, session_export) -> None:  # noqa: ANN001 - the model it searches with, exported once
     import anyio
 
     def call(waited: float) -> dict:

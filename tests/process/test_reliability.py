@@ -35,10 +35,26 @@ def test_damaged_derived_state_is_rebuilt(tmp_path: Path) -> None:
     assert result.access_kept_after_rebuild
 
 
+#: bad-input cases run as real `memcli` processes (the rest through the CLI's entry point in
+#: the test's process): a refused write, a read that warns, a usage error, the model's
+#: paths (search, compress, inject), and those that need a process of their own
+AS_PROCESSES = {
+    "malformed metadata: add",
+    "binary memory.md: search",
+    "importance abc",
+    "transcript not JSON",
+    "read-only workspace",
+    "full disk (file size limit)",
+    "compress in a pipe without --yes",
+    "</memory> inside an entry",
+}
+
+
 @pytest.mark.slow
 def test_bad_input_gets_clear_errors_and_changes_nothing(tmp_path: Path) -> None:
-    result = reliability.bad_input(tmp_path)
+    result = reliability.bad_input(tmp_path, processes=AS_PROCESSES)
     assert result.cases >= 25
+    assert result.in_process == result.cases - len(AS_PROCESSES)  # the names are cases'
     assert result.crashed == 0
     assert result.passed == result.cases, result.details
 

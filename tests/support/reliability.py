@@ -32,7 +32,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -554,12 +554,20 @@ class BadInputResult:
     cases: int = 0
     passed: int = 0
     crashed: int = 0
+    in_process: int = 0  # the cases run through the entry point in this process
     details: list[str] = field(default_factory=list)
+
+
+#: bad_input runs a case through the CLI's entry point in this process while this is set
+#: (a case that needs a process of its own, `prefix` or `kw`, still gets one)
+_IN_PROCESS = False
 
 
 def _cli(
     root: Path, *args: str, stdin: str | None = None, prefix: tuple[str, ...] = (), **kw
 ) -> subprocess.CompletedProcess:
+    if _IN_PROCESS and not prefix and not kw:
+        return _here(root, *args, stdin=stdin)
     return subprocess.run(
         [*prefix, sys.executable, "-m", "memcli", "-w", str(root), *args],
         env=ENV,
@@ -568,6 +576,28 @@ def _cli(
         input=stdin,
         **kw,
     )
+
+
+def _here(root: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    """`memcli -w ROOT ARGS` through the console script's entry point in this process
+    (memcli.surfaces.cli.fastpath.run, output captured as a process's would be): its exit
+    code and output, and a crash as a process shows it, a traceback on stderr, exit 1."""
+    import traceback
+
+    from typer.testing import CliRunner
+
+    from tests.support.cli import invoke
+
+    argv = [sys.executable, "-m", "memcli", "-w", str(root), *args]
+    try:
+        done = invoke(CliRunner(), root, *args, input=stdin)
+    except Exception:  # noqa: BLE001 - a crash is what the case looks for
+        return _RanHere(argv, 1, "", traceback.format_exc())
+    return _RanHere(argv, done.exit_code, done.stdout, done.stderr)
+
+
+class _RanHere(subprocess.CompletedProcess):
+    """What a case run in this process (_here) returned."""
 
 
 def _append(name: str, text: str) -> Callable[[Path], None]:
@@ -767,14 +797,26 @@ def _read_only(root: Path) -> None:
         path.chmod(0o555 if path.is_dir() else 0o444)
 
 
-def bad_input(work: Path) -> BadInputResult:
+def bad_input(work: Path, processes: Collection[str] | None = None) -> BadInputResult:
+    """Each bad input of bad_input_cases on its own copy of the sample workspace: a
+    clear error naming it, the exit code, no traceback, no file changed. Each case is a
+    real `memcli` process, or with `processes` only the cases named there (and those
+    that need a process: a dropped privilege, a file size limit); the others run through
+    the CLI's entry point in this process (tests/process/test_reliability.py: the same
+    code, without a process start for each case)."""
+    global _IN_PROCESS
     result = BadInputResult()
     for index, (case, setup) in enumerate(bad_input_cases(work)):
         root = fresh_workspace(work / f"case{index}")
         if setup:
             setup(root)
         before = snapshot(root) if root.is_dir() else {}
-        done = case.run(root)
+        _IN_PROCESS = processes is not None and case.name not in processes
+        try:
+            done = case.run(root)
+        finally:
+            _IN_PROCESS = False
+        result.in_process += isinstance(done, _RanHere)
         output = done.stdout + done.stderr
         after = snapshot(root) if root.is_dir() else {}
         result.cases += 1
