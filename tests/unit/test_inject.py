@@ -230,7 +230,7 @@ def test_context_candidates_choose_what_earns_its_place() -> None:
         ("pro", False),
         ("pin", True),  # the correction the search did not return stays out
     ]
-    assert chosen[0].score == pytest.approx(0.6 * 0.8 + 0.4 * 1.0)
+    assert chosen[0].score == pytest.approx(cfg.similarity_weight * 0.8 + 0.4 * 1.0)
     assert chosen[1].score == pytest.approx(0.4 * 1.0)
     only = context_candidates(
         hits,
