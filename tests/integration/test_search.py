@@ -199,9 +199,16 @@ def test_same_search_twice_same_order(runner: CliRunner, workspace: Path) -> Non
         assert result.exit_code == 0, result.output
         return [(hit["id"], hit["score"]) for hit in envelope(result.stdout)["hits"]]
 
+    def same(a: list[tuple[str, float]], b: list[tuple[str, float]]) -> bool:
+        # the same order and scores; the scores within 1e-5: recency is read to the
+        # minute, and a minute turning between two searches moves one by ~1e-7
+        return [i for i, _ in a] == [i for i, _ in b] and [s for _, s in a] == pytest.approx(
+            [s for _, s in b], abs=1e-5
+        )
+
     first = ranked()
     second = ranked()
-    assert second == first and first[0][0] == "m8f3a2c1"
+    assert same(second, first) and first[0][0] == "m8f3a2c1"
     explained = runner.invoke(app, [*args, "-n", "1", "--explain"])
     assert envelope(explained.stdout)["hits"][0]["components"]["accesses"] == 2
-    assert ranked() == first
+    assert same(ranked(), first)

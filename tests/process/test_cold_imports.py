@@ -95,6 +95,7 @@ SEARCH = BASE | {
     "memcli.services.lastsync",
     "memcli.services.search",
     "memcli.services.seen",
+    "memcli.index.coverage",  # which texts the model reads: how much the cosine votes
 }
 #: and an inject: the packer, its token counts and the entries it reads
 INJECT = SEARCH | {
@@ -103,7 +104,6 @@ INJECT = SEARCH | {
     "memcli.adapters.token_memo",  # token counts kept: tiktoken loads only for a new text
     "memcli.core.credentials",
     "memcli.core.review",
-    "memcli.index.coverage",  # which texts the model reads: whether the cosine votes
     "memcli.logic.inject",
     "memcli.logic.inject_choice",
     "memcli.logic.keywords",
