@@ -78,6 +78,8 @@ def multilingual(model: str) -> bool:
 def latin_share(text: str) -> float | None:
     """The share of `text`'s letters in the Latin script, a CJK character counting as
     CJK_WEIGHT letters; None when it has no letters."""
+    if text.isascii():  # every ASCII letter is Latin: no pattern to run
+        return 1.0 if any(c.isalpha() for c in text) else None
     letters = len(_LETTER.findall(text))
     if not letters:
         return None
