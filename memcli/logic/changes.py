@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.logic.cues import AFTER, Make, Rule, rule, third_person
+from memcli.logic.cues import AFTER, SMALL_TALK_VALUES, Make, Rule, rule, third_person
 from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
@@ -26,14 +26,16 @@ _S = (
 )
 #: a present state, said as one that replaces an older one
 _NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more|again)"
+#: an emoji: never part of a value, where a clause ends ("sold the subaru 😢 driving a Kia")
+_EMOJI = r"\u2600-\u27bf\U0001f000-\U0001faff"
 #: where a value ends (Rule.short cuts it there too)
 _END = (
-    r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
+    r"(?=\s*(?:$|[,;，；。.!?" + _EMOJI + r"]|\s(?:and|but|so|which)\s)"
     r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$"
     r"|\s+(?:" + AFTER + r"|since)\b)"
 )
 #: what a value may be: no clause punctuation
-_V = r"(?P<x>[^,;.，；。]+?)"
+_V = r"(?P<x>[^,;.，；。" + _EMOJI + r"]+?)"
 #: a value alone: a few words, no clause punctuation
 _FEW = r"(?P<x>(?:[^\s,;.:，；。：]+\s+){0,3}?[^\s,;.:，；。：]+?)"
 #: values that are places one is at, not employers ("I'm at home now")
@@ -65,8 +67,8 @@ def _uses(m: re.Match[str], x: str) -> str | None:
         return None
     if not category(x) and re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
-    if not category(x) and _lower_name(m, x):
-        return None
+    if not category(x) and (_lower_name(m, x) or re.fullmatch(r"[a-z]+ \d+", x)):
+        return None  # "I moved to platform", "switched to tab 3": no name
     return f"Uses {x}"
 
 
@@ -87,6 +89,8 @@ def _known(m: re.Match[str], x: str) -> str | None:
     only a name ("zsh was fine" is a clause, not a value)."""
     if _CLAUSE_WORDS.search(x) or re.search(r">|→", x):  # "tea > coffee": two values
         return None
+    if re.match(r"\S+\s+(?:a|an|the|my|our|his|her|their)\s", x, re.I):  # "got Pixel a new
+        return None  # bed": a thing given to someone, not a name
     return f"Uses {x}" if category(x) else None
 
 
@@ -191,7 +195,7 @@ def _named_slot(plural: str, x: str) -> str | None:
 
 
 def _database_of(m: re.Match[str], x: str) -> str | None:
-    """"staging is on postgres 17 now": the subject's database, when `x` is one."""
+    """ "staging is on postgres 17 now": the subject's database, when `x` is one."""
     return f"The {m.group('s')} is {x}" if category(x) == "database" else None
 
 
@@ -199,12 +203,16 @@ def _of_noun(m: re.Match[str], x: str) -> str | None:
     """A value of the slot a noun names ("new phone: Pixel 9", "desktop is on Arch now"):
     "User's phone is Pixel 9" (memcli.logic.slots puts it in the entry's wording)."""
     noun = m.group("k").strip()
-    if not noun_slot(noun):
+    value = re.sub(r"^(?:on|using|running) +", "", x, flags=re.I)
+    if not noun_slot(noun) or SMALL_TALK_VALUES.search(value):  # "the staging db is down"
         return None
+    if re.search(r"\b(?:is|are|was|were)\b", value, re.I):  # "my manager's manager is Priya":
+        return None  # the 's was a possessive, not "is"
     words = noun.casefold().split()
     if words[-1] == "team" and len(words) > 1:  # "the payments team is hiring": a team, not
         return None  # the one the person is on
-    return f"User's {noun} is {re.sub(r'^(?:on|using|running) +', '', x, flags=re.I)}"
+    owner = "The" if re.match(r"the\s", m.group(0), re.I) else "User's"  # "the prod db is …"
+    return f"{owner} {noun} is {value}"
 
 
 def _writes(m: re.Match[str], x: str) -> str | None:
@@ -316,7 +324,9 @@ CHANGES: list[Rule] = [
         _S
         + r"(?:sold|got rid of|traded in|scrapped|returned)\s+"
         + _V
-        + r"(?=\s+for\s+|\s*$|\s*[,;.]|\s(?:and|but|so)\s)",
+        + r"(?=\s+for\s+|\s*$|\s*[,;."
+        + _EMOJI
+        + r"]|\s(?:and|but|so)\s)",
         "correction",
         0.85,
         _drop("Sold"),

@@ -118,6 +118,9 @@ def conflicting(new: str, old: str) -> bool:
         return False
     if _jaccard(a[0], b[0]) < SAME_SUBJECT or not a[1] or not b[1]:
         return False
+    mine = parse(new)  # "User's manager's manager is …" is not of "User's manager is …"
+    if mine is not None and any(not names(old, w) for w in mine.of):
+        return False
     return a[1] not in b[1] and b[1] not in a[1]  # "berlin" in "berlin, near x": a detail
 
 
@@ -199,6 +202,12 @@ def _slot_target(
 
 
 _Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+#: a statement of a thing given up, not a habit ("Quit the table")
+_A_THING = re.compile(r"\w+ (?:the|a|an|this|that|these|those|his|her|their)\s", re.I)
+#: words of an entry's frame, not of its subject: a correction shares more than these
+_FRAME_WORDS = frozenset(
+    tokenize("uses use works work lives live drives drive prefers is are user's no longer now")
+)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
@@ -232,10 +241,31 @@ def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Can
 _GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
 
 
+def _names_its_value(known: _Slotted, said: str) -> bool:
+    """The entry names `said` as its value, not as its subject: "Works on the payments
+    team" names "the payments team", "The team deploys with Jenkins" names "Jenkins" (its
+    "team" is who deploys: "I left the team" is not of it). An entry of no slot: anywhere."""
+    entry, theirs, _ = known
+    if not names(entry.text, said):
+        return False
+    return theirs is None or names(said, theirs.value) or names(theirs.value, said)
+
+
+def _same_thing(candidate: Candidate, mine: Slot | None, known: _Slotted) -> bool:
+    """A statement of a slot is of an entry of that slot only when it is the same one: the
+    words that say which ("work" phone, "home" laptop, "prod" database) are the entry's too,
+    and an entry whose subject is a thing ("The staging database is …") is named ("I use SQL
+    Server now" is not of the staging database)."""
+    entry, theirs, _ = known
+    if mine is not None and any(not names(entry.text, w) for w in mine.of):
+        return False
+    return theirs is None or not theirs.thing or all(names(candidate.said, w) for w in theirs.of)
+
+
 def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
     """A value given up named by its slot's noun ("sold my car", "车卖了"): the one value of
     that slot remembered in its language, given up as named; else as it was."""
-    if any(names(e.text, c.replaces) for e, _, _ in slotted):
+    if any(_names_its_value(t, c.replaces) for t in slotted):
         return c
     bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
     noun = noun_slot(bare) if len(bare.split()) <= 2 else ""  # not "a member of the … team"
@@ -256,7 +286,9 @@ def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> lis
     entry that names it, of the new value's slot; a new value of no known slot takes it)."""
     out = list(found)
     for gone in [c for c in found if c.drop in GIVEN_UP and c.replaces]:
-        slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
+        slots = {
+            t[1].name for t in slotted if t[1] is not None and _names_its_value(t, gone.replaces)
+        }
         if not slots:
             continue
         for i, c in enumerate(out):
@@ -294,7 +326,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         return Decision("NOOP", candidate, best[2], "still holds")
     target = None
     if candidate.replaces:
-        named = [t for t in slotted if names(t[0].text, candidate.replaces)]
+        named = [t for t in slotted if _names_its_value(t, candidate.replaces)]
         fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
         said = _words(candidate.text)  # none of its slot: the one it shares most words with
         target = max(
@@ -305,12 +337,18 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
         if candidate.drop in ("named", "swap") or (
-            candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
-        ):  # "quit the app and reopen it": an instruction, not the person's own change
+            candidate.drop == "frame"
+            and (not _FIRST_PERSON.search(candidate.said) or _A_THING.match(candidate.text))
+        ):  # "quit the app and reopen it": an instruction, not the person's own change;
+            # "dropped the table": a thing, not a habit given up ("quit smoking")
             return Decision("NONE", candidate, None, "gives up something not remembered")
         return None
     if target is None and slot and not candidate.drop:
-        same = [t for t in slotted if t[1] is not None and t[1].name == slot]
+        same = [
+            t
+            for t in slotted
+            if t[1] is not None and t[1].name == slot and _same_thing(candidate, mine, t)
+        ]
         held = next((t for t in same if mine and _holds(t[1].value, mine.value)), None)
         if held is not None:
             return Decision("NOOP", candidate, held[0].id, f"already its {slot}")
@@ -437,7 +475,12 @@ def plan(
             continue
         correction = candidate.type == "correction"
         for sim, known in scored if target is None else ():
-            if correction and sim >= CORRECT_AT and _names_enough(candidate, known):
+            if (
+                correction
+                and sim >= CORRECT_AT
+                and _names_enough(candidate, known)
+                and (words & known.words) - _FRAME_WORDS
+            ):  # "switched to tab 3" shares "uses" alone with "Uses Firefox as the browser"
                 target, why = known, f"corrects ({sim:.2f} similar)"
             elif sim >= DETAIL_AT and (known.words <= words or _same_opening(candidate, known)):
                 target, why = known, f"adds a detail ({sim:.2f} similar)"

@@ -171,6 +171,12 @@ class Slot:
     name: str  # employer, home, car, editor, … ; "" when only the wording says
     value: str
     frame: str  # the text with "{}" for the value; "" when the text says more than one fact
+    #: the words that say which one of the slot it is ("work" of "work phone", "staging" of
+    #: "the staging database"): a statement is of an entry only when the entry says them too
+    of: tuple[str, ...] = ()
+    #: the subject is a thing, not the person ("The staging database is …"): a statement is
+    #: of it only when it names the thing (`of`)
+    thing: bool = False
 
 
 def _first_words(value: str) -> str:
@@ -196,6 +202,58 @@ def fits(value: str, name: str) -> bool:
     ("bikes" is no car, "Tesla" is), else any value of no other slot ("Initech", "Berlin")."""
     known = category(value)
     return known == name if known or name in _LEXICON else True
+
+
+#: words before a slot's noun that say which one of it ("work phone", "home laptop",
+#: "prod database", "工作手机"): a statement with one is of another entry than one without
+_WHICH = frozenset(
+    _words(
+        "work, home, personal, private, office, school, side, hobby, gaming, travel, family, "
+        "company, old, previous, former, second, spare, backup, other, prod, production, "
+        "staging, dev, test, testing, qa, local, remote, 工作, 私人, 家里, 家用, 备用, 旧, 公司, "
+        "生产, 测试"
+    )
+)
+#: people a noun may be of ("my partner is vegan now" is the partner's diet, not the person's)
+_PEOPLE = frozenset(
+    _words(
+        "partner, wife, husband, spouse, girlfriend, boyfriend, sister, brother, sibling, mom, "
+        "mum, mother, dad, father, parents, son, daughter, kid, kids, child, friend, colleague, "
+        "coworker, co-worker, neighbour, neighbor, roommate, flatmate, cousin, uncle, aunt"
+    )
+)
+
+
+def _which(key: str, name: str) -> tuple[str, ...]:
+    """The words of a slot's noun phrase that say which one of the slot it is ("work" of
+    "work phone", "staging" of "staging database", a possessive: "manager's"), none for the
+    noun alone ("phone", "work laptop" when that is the slot's noun, "main editor")."""
+    n = _first_words(key).replace("’", "'")
+    for word in sorted(_NOUNS.get(name, ()), key=len, reverse=True):
+        if n == word or n.endswith(" " + word) or (CJK.search(word) and n.endswith(word)):
+            n = n[: len(n) - len(word)]
+            break
+    if CJK.search(n):
+        return tuple(w for w in sorted(_WHICH) if CJK.search(w) and w in n)
+    return tuple(w for w in n.split() if w in _WHICH or w.endswith("'s"))
+
+
+def _of_another(key: str) -> bool:
+    """A noun of something else's ("editor font", "manager's manager", "partner", "编辑器字
+    体": the head noun is the last, and is of no slot): no slot of the person's, whatever its
+    value is."""
+    n = _first_words(key).replace("’", "'")
+    words = n.split()
+    if not words:
+        return False
+    if CJK.search(n):
+        nouns = [w for ws in _NOUNS.values() for w in ws if CJK.search(w)]
+        return any(w in n for w in nouns) and not any(n.endswith(w) for w in nouns)
+    return (
+        any("'" in w for w in words)
+        or words[-1] in _PEOPLE
+        or any(noun_slot(w) for w in words[:-1])
+    )
 
 
 def noun_slot(noun: str) -> str:
@@ -261,11 +319,14 @@ def parse(text: str) -> Slot | None:
         if not value:
             continue
         name = fixed
+        key = (groups.get("k") or "").strip()
         if not name or name in ("prefers for", "prefers", "weekly"):
-            key = (groups.get("k") or "").strip()
             by_noun = noun_slot(key) if key else ""
             if fixed:  # "Prefers dark themes" / "Prefers light mode": one slot
                 name = f"{fixed} {_SAME_KEY.get(key.casefold(), key.casefold())}"
+            elif key and (not by_noun or first.startswith("用户的")) and _of_another(key):
+                # "editor font", "用户的编辑器字体": not the editor
+                name = f"of {key.casefold()}"
             else:
                 name = by_noun or category(value) or (f"of {key.casefold()}" if key else "")
         if not name:
@@ -273,7 +334,9 @@ def parse(text: str) -> Slot | None:
         start = m.start("v") + len(groups["v"]) - len(groups["v"].lstrip())
         end = m.end("v") - len(groups["v"]) + len(groups["v"].rstrip())
         frame = "" if several else first[:start] + "{}" + first[end:]
-        return Slot(name, value, frame)
+        which = _which(key, name) if key and not fixed and not name.startswith("of ") else ()
+        thing = bool(re.match(r"(?:the|our) ", first, re.I)) and not groups.get("s")
+        return Slot(name, value, frame, which, thing)
     return None
 
 
