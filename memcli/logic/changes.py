@@ -658,7 +658,8 @@ CHANGES: list[Rule] = [
     ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
-        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
+        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+"
+        r"(?:got\s+|was\s+|has been\s+|has\s+|is\s+)?"
         r"(?:upgraded|moved|migrated|switched|changed)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
         + _V
         + _END,

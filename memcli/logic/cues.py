@@ -54,7 +54,8 @@ _FILLER = re.compile(
     r"one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
     r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
-    r"personally|for the record|kindly|heads up|now(?!\s+that\b)|these days|nowadays|lately|"
+    r"personally|for the record|kindly|(?:please\s+)?note(?=\s+(?:my|our)\b)|heads up|"
+    r"now(?!\s+that\b)|these days|nowadays|lately|"
     r"since|because|(?:i\s+(?:hereby\s+)?(?:(?:wish|want|would like|'d like)\s+to\s+)?)?"
     r"(?:inform you|let you know|advise(?:\s+you)?)(?:\s+that)?|"
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
@@ -129,8 +130,10 @@ _TRAILING = re.compile(
 END_PUNCT = " \t.!?。！？,，;；:：~…"
 #: where a short value (a name, a place, a tool) ends: its clause does
 _SHORT = re.compile(
-    r"\s*(?:[,;，；。\u2600-\u27bf\U0001f000-\U0001faff]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)"
-    r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
+    r"\s*(?:[,;，；。\u2600-\u27bf\U0001f000-\U0001faff]|\s[—–-]\s"
+    r"|\s(?:and|but|so|then|which|who|since|as|because)\s)"
+    r"|\s(?<!\ba\s)(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|"
+    r"over the|"
     r"in favou?r of|now|these days|nowadays|going forward)\b)"
     r"|\s(?=(?:for|at|with)\s+(?:the|a|an|my|our|work|home)\b)"  # "Zurich for the new role"
     r"|\s(?=" + AFTER + r")|\s*\(",
