@@ -136,6 +136,24 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
     return f"用户的{key}是{x}" if key else f"用{x}"
 
 
+def _zh_of_noun(m: re.Match[str], x: str) -> str | None:
+    """ "手机换成 iPhone 15 了", "新经理是张伟": the value of the slot the noun names; not of a
+    thing pointed at ("这台电脑是公司的", "那个手机…"), nor a value that says whose or how it
+    is made ("…是我同事的", "…是 Java 写的")."""
+    key = m.group("k")
+    if not noun_slot(key) or re.match(r"[这那该此]", key) or m.group("x").rstrip().endswith("的"):
+        return None
+    return f"用户的{key}是{x}"
+
+
+def _zh_no_more(m: re.Match[str], x: str) -> str | None:
+    """ "不再用 Vim", "已经不喝咖啡了": a value given up; "不用 Java" alone (no 了, 再, 已经) is
+    "no need to", said of a task ("这个脚本用 Python 写就行，不用 Java")."""
+    if m.group("no") == "不" and m.group("v") == "用" and not (m.group("le") or m.group("when")):
+        return None
+    return f"不再{m.group('v')}{x}"
+
+
 def _zh_car(m: re.Match[str], x: str) -> str | None:
     """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
     return f"开{x}" if category(x) == "car" else None
@@ -885,8 +903,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:i(?:'m|\s+am)?\s+)?(?:now\s+)?(?:report|reporting)\s+(?:directly\s+)?to\s+"
-        + _V
-        + _END,
+        r"(?!(?:her|him|them|you|it|me|us)\b)" + _V + _END,
         "fact",
         0.8,
         "User's manager is {x}",
@@ -1064,12 +1081,12 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写|住)"
-        r"(?P<x>[^，。,]+?)了?"
+        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?P<when>已经|现在|已)?(?P<no>不再|不|没再)"
+        r"(?P<v>用|使用|去|喝|开|吃|写|住)(?P<x>[^，。,]+?)(?P<le>了?)"
         r"(?=$|[，。,])",
         "correction",
         0.9,
-        "不再{v}{x}",
+        _zh_no_more,
         drop="own",
     ),
     # no longer where one works: "不在阿里干了", "已经不在阿里巴巴了"
@@ -1082,7 +1099,7 @@ CHANGES: list[Rule] = [
     ),
     # the team one is on: "现在在数据团队"
     _short(
-        r"(?:我|本人)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?(?:团队|组))了?(?=$|[，。,])",
+        r"(?:我|本人)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?(?:团队|(?<![小])组))了?(?=$|[，。,])",
         "fact",
         0.8,
         "在{x}",
@@ -1153,7 +1170,7 @@ CHANGES: list[Rule] = [
     *_each(
         "fact",
         0.8,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         [
             r"我(?:现在|目前)的(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
             r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)"
@@ -1200,7 +1217,7 @@ CHANGES: list[Rule] = [
         r"(?=$|[，。,])",
         "fact",
         0.85,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(
@@ -1209,7 +1226,7 @@ CHANGES: list[Rule] = [
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(
@@ -1237,7 +1254,7 @@ CHANGES: list[Rule] = [
         slot_name="car",
     ),
     _short(
-        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?!了)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "喝{x}",
@@ -1288,7 +1305,7 @@ CHANGES: list[Rule] = [
         r"(?P<k>[^，。,是的我]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(

@@ -313,8 +313,13 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     ("I left my keys")."""
     mine = parse(candidate.text)
     slot = candidate.slot or (mine.name if mine else "")
-    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
-    chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
+    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's),
+    # said in the words around the value ("Lives in 上海" is English)
+    said = candidate.text if candidate.drop != "named" else candidate.replaces
+    around = said.replace(candidate.value.strip(), " ") if candidate.value.strip() else said
+    if candidate.drop != "named" and re.search(r"\w", around):  # a value alone: its own
+        said = around
+    chinese = bool(CJK.search(said))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
     if candidate.drop in ("bare", "passing"):  # "现在在拼多多", "I relocated" alone: no value
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
@@ -507,6 +512,14 @@ def plan(
         target.words = words
         target.decision = len(decisions) - 1
         target.age = (math.inf, n)
+    # one entry updated twice in a plan: a value given up and a new one beside it are one
+    # change, the new value ("I no longer have a manager; I report to the CTO")
+    news = {d.entry_id for d in decisions if d.action == "UPDATE" and d.candidate.drop == ""}
+    decisions = [
+        d
+        for d in decisions
+        if not (d.action == "UPDATE" and d.candidate.drop in GIVEN_UP and d.entry_id in news)
+    ]
     # an entry this plan updates is not also "already remembered" ("在阿里干了五年，…辞职了，
     # 现在在深度求索上班": the first clause restates what the turn then changes)
     updated = {d.entry_id for d in decisions if d.action == "UPDATE"}

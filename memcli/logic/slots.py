@@ -96,7 +96,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "os": _words("desktop, os, operating system, distro, 系统"),
     "car": _words("car, vehicle, 车, 座驾"),
     "phone": _words("phone, 手机"),
-    "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑"),
+    "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑, 笔记本办公"),
     "language": _words("language, programming language, 语言, 开发"),
     "packages": _words("dependencies, python dependencies, 依赖, 包管理"),
     "ci": _words("ci, deploys, deploy, deployment, 持续集成, 部署"),
@@ -184,8 +184,28 @@ def _first_words(value: str) -> str:
     return " ".join(plain.casefold().replace("-", " ").split())
 
 
+#: what may follow a known name in a value: a name's own words ("Pixel 9 Pro", "Model 3"),
+#: where or how much ("green tea in the mornings", "Go every day"), the slot's noun ("fish
+#: shell"); not a clause ("the Subaru finally died")
+_NAME_TAIL = re.compile(
+    r"^(?:[A-Z0-9]\S*|\d\S*|[^\w\s]\S*|[a-z]+-\w+|(?:pro|max|air|plus|mini|ultra|lite|se|xl|"
+    r"hybrid|ev|gt|gti|sport|touring|wagon|estate|nightly|insiders|beta|stable)\b|"
+    r"(?:in|on|at|for|with|from|by|to|of|as|via|and|or|every|"
+    r"each|all|only|mostly|mainly|exclusively|too|again|daily|full|now|these|nowadays|"
+    r"btw|tbh|lol|ftw|fwiw|honestly|please|though|still|already)\b)"
+)
+
+
+def _name_tail(value: str, size: int) -> bool:
+    """What follows the lexicon's name in `value` is a name's tail, not a clause."""
+    bare = _BARE.sub("", value.strip())
+    rest = bare[size:].strip() if len(bare) >= size else ""
+    return not rest or bool(_NAME_TAIL.match(rest)) or bool(noun_slot(rest.split()[0]))
+
+
 def category(value: str) -> str:
-    """The slot a value is of by the lexicon ("Helix" → editor, "特斯拉" → car), or ""."""
+    """The slot a value is of by the lexicon ("Helix" → editor, "特斯拉" → car), or "": its
+    first words are a name the lexicon knows and what follows is no clause of its own."""
     v = _first_words(_BARE.sub("", value.strip()))
     best, size = "", 0
     for name, words in _LEXICON.items():
@@ -194,6 +214,8 @@ def category(value: str) -> str:
             hit = v.startswith(word) if cjk else v == word or v.startswith(word + " ")
             if hit and len(word) > size:
                 best, size = name, len(word)
+    if best and not CJK.search(value) and not _name_tail(value, size):
+        return ""  # "the Subaru finally died": a clause about the Subaru, not a value
     return best
 
 
@@ -261,8 +283,8 @@ def noun_slot(noun: str) -> str:
     n = _first_words(noun)
     for name, nouns in _NOUNS.items():
         for word in nouns:
-            if n == word or n.endswith(" " + word) or (CJK.search(word) and word in n):
-                return name
+            if n == word or n.endswith(" " + word) or (CJK.search(word) and n.endswith(word)):
+                return name  # the noun is the head, the last: "手机号" is no phone
     return ""
 
 
@@ -363,6 +385,8 @@ def fill(frame: str, value: str) -> str:
 
 def negate(text: str) -> str:
     """A one-fact text said no longer true: "No longer works at Globex", "不再在阿里巴巴工作"."""
+    if text.startswith("用户的") and "是" in text:  # "用户的手机不再是华为 Mate 40"
+        return text.replace("是", "不再是", 1)
     if CJK.match(text):
         return "不再" + text
     said = re.match(r"(?P<s>(?:the|our|user's) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)

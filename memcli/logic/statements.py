@@ -46,7 +46,7 @@ _TRANSIENT = re.compile(
     r"for lunch|for dinner|for (?:this|that|the) (?:screenshot|demo|presentation|call|meeting|"
     r"recording)|(?:in|for|to edit|on) this (?:file|pr|branch|ticket|task|function|script)|"
     r"for (?:a|an|the) (?:[\w-]+\s+)?(?:conference|trip|meetup|workshop|offsite|wedding|visit|"
-    r"event|summit|hackathon|talk|session|interview|course|training|festival))\b"
+    r"event|summit|hackathon|talk|session|interview|course|training|festival)|until)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -273,8 +273,8 @@ def _answer(asked: str, said: str, turn: int, found: list[Candidate]) -> list[Ca
     if not slot:
         return found
     mine = [c for c in found if c.turn == turn]
-    if any(not c.drop or c.drop in GIVEN_UP for c in mine):
-        return found  # a statement of its own, or a change: not a bare answer
+    if any(not c.drop or c.drop in GIVEN_UP or c.drop == "held" for c in mine):
+        return found  # a statement of its own, a change, "还在杭州": not a bare answer
     value = " ".join(strip_controls(said).strip().rstrip(" .!。！~").split())
     if not value or len(value.split()) > 4 or _NOT_AN_ANSWER.search(value):
         return found
