@@ -26,16 +26,14 @@ _S = (
 )
 #: a present state, said as one that replaces an older one
 _NOW = r"(?:now|these days|nowadays|at this point|for good|any\s?more|again)"
-#: an emoji: never part of a value, where a clause ends ("sold the subaru 😢 driving a Kia")
-_EMOJI = r"\u2600-\u27bf\U0001f000-\U0001faff"
 #: where a value ends (Rule.short cuts it there too)
 _END = (
-    r"(?=\s*(?:$|[,;，；。.!?" + _EMOJI + r"]|\s(?:and|but|so|which)\s)"
+    r"(?=\s*(?:$|[,;，；。.!?]|\s(?:and|but|so|which)\s)"
     r"|\s+(?:tbh|lol|haha|fwiw|btw|honestly|ftw|imo|for real)\s*$"
     r"|\s+(?:" + AFTER + r"|since)\b)"
 )
 #: what a value may be: no clause punctuation
-_V = r"(?P<x>[^,;.，；。" + _EMOJI + r"]+?)"
+_V = r"(?P<x>[^,;.，；。]+?)"
 #: a value alone: a few words, no clause punctuation
 _FEW = r"(?P<x>(?:[^\s,;.:，；。：]+\s+){0,3}?[^\s,;.:，；。：]+?)"
 #: values that are places one is at, not employers ("I'm at home now")
@@ -89,8 +87,6 @@ def _known(m: re.Match[str], x: str) -> str | None:
     only a name ("zsh was fine" is a clause, not a value)."""
     if _CLAUSE_WORDS.search(x) or re.search(r">|→", x):  # "tea > coffee": two values
         return None
-    if re.match(r"\S+\s+(?:a|an|the|my|our|his|her|their)\s", x, re.I):  # "got Pixel a new
-        return None  # bed": a thing given to someone, not a name
     return f"Uses {x}" if category(x) else None
 
 
@@ -342,9 +338,7 @@ CHANGES: list[Rule] = [
         _S
         + r"(?:sold|got rid of|traded in|scrapped|returned)\s+"
         + _V
-        + r"(?=\s+for\s+|\s*$|\s*[,;."
-        + _EMOJI
-        + r"]|\s(?:and|but|so)\s)",
+        + r"(?=\s+for\s+|\s*$|\s*[,;.]|\s(?:and|but|so)\s)",
         "correction",
         0.85,
         _drop("Sold"),

@@ -157,6 +157,12 @@ _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?:remember|no
 
 #: said so as to mean the opposite ("I love Jenkins, said no one ever")
 _SARCASM = re.compile(r"\bsaid no ?(?:one|body)(?: ever)?\b|\byeah,? right\b", re.I)
+#: made-up data, an example: of no one ("Note: the user in the test fixtures works at …")
+_MADE_UP = re.compile(
+    r"\b(?:fake|dummy|made[- ]up|placeholder)\b|\b(?:mock|sample|test|example) (?:data|users?)\b"
+    r"|\btest fixtures?\b|示例|假数据|测试数据",
+    re.I,
+)
 
 
 def _is_question(sentence: str) -> bool:
@@ -179,7 +185,7 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     """The statements of one sentence (memcli.logic.cues.Hit: with the old value it names
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
-    if _SARCASM.search(sentence):
+    if _SARCASM.search(sentence) or _MADE_UP.search(sentence):
         return []
     question = _is_question(sentence)
     instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
