@@ -270,7 +270,7 @@ def _of_another(key: str) -> bool:
         return False
     if CJK.search(n):
         nouns = [w for ws in _NOUNS.values() for w in ws if CJK.search(w)]
-        return any(w in n for w in nouns) and not any(n.endswith(w) for w in nouns)
+        return any(w in n for w in nouns) and not noun_slot(n)
     return (
         any("'" in w for w in words)
         or words[-1] in _PEOPLE
