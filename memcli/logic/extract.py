@@ -27,8 +27,9 @@ from memcli.core.models import Entry, normalize_text
 from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
+from memcli.logic.drops import Slotted, denied, merge_drops, names, names_its_value
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, fits, negate, noun_slot, parse
+from memcli.logic.slots import Slot, fill, negate, parse
 from memcli.logic.statements import GIVEN_UP, Candidate
 
 
@@ -96,18 +97,6 @@ def same_slot(new: str, old: str) -> bool:
     """Both texts give a value of one subject ("Lives in Leipzig" / "Lives in Munich")."""
     a, b = _subject(new), _subject(old)
     return a is not None and b is not None and _jaccard(a[0], b[0]) >= SAME_SUBJECT
-
-
-def names(text: str, value: str) -> bool:
-    """`text` holds `value`, a whole word of it ("Munich" in "Lives in Munich", not in
-    "Munichner"); a Chinese value anywhere in it."""
-    if not value.strip():
-        return False
-    if CJK.search(value):
-        return normalize_text(value) in normalize_text(text)
-    edge = "A-Za-z0-9_" if value.isascii() else r"\w"  # "是Java": 是 is a \w
-    pattern = rf"(?<![{edge}]){re.escape(value.strip())}(?![{edge}])"
-    return re.search(pattern, text, re.I) is not None
 
 
 def conflicting(new: str, old: str) -> bool:
@@ -201,7 +190,6 @@ def _slot_target(
     return newest, f"new value for its subject ({sim:.2f} similar{more})"
 
 
-_Slotted = tuple[Entry, Slot | None, tuple[float, int]]
 #: a statement of a thing given up, not a habit ("Quit the table")
 _A_THING = re.compile(r"\w+ (?:the|a|an|this|that|these|those|his|her|their)\s", re.I)
 #: words of an entry's frame, not of its subject: a correction shares more than these
@@ -211,47 +199,7 @@ _FRAME_WORDS = frozenset(
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
-def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
-    """A no to the assistant's words ("Are you still at Globex?" "nope, …") gives up the one
-    value of an entry they name (its `replaces`); a slot said to change ("经理换人了") the
-    one value of its entries: said as the entry's own negation, or merged with the new value
-    said beside it (`_merge_drops`); none or several: no statement."""
-    out = []
-    for c in found:
-        if c.drop in GIVEN_UP and c.replaces:  # "sold my car": the one car remembered
-            out.append(_of_slot_noun(c, slotted))
-            continue
-        if c.drop not in ("denied", "slot", "moved"):
-            out.append(c)
-            continue
-        if c.drop in ("slot", "moved"):  # "经理换人了": the value of the slot the noun names
-            noun = noun_slot(c.replaces)
-            values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
-        else:
-            values = {
-                t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
-            }
-        if len(values) == 1:  # "we moved" says no more than where one lives changed
-            drop = "passing" if c.drop == "moved" else "named"
-            out.append(replace(c, replaces=values.pop(), drop=drop))
-    return out
-
-
-#: slots a thing given up may be named by ("sold my car"): not "left home", "left town"
-_GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
-
-
-def _names_its_value(known: _Slotted, said: str) -> bool:
-    """The entry names `said` as its value, not as its subject: "Works on the payments
-    team" names "the payments team", "The team deploys with Jenkins" names "Jenkins" (its
-    "team" is who deploys: "I left the team" is not of it). An entry of no slot: anywhere."""
-    entry, theirs, _ = known
-    if not names(entry.text, said):
-        return False
-    return theirs is None or names(said, theirs.value) or names(theirs.value, said)
-
-
-def _same_thing(candidate: Candidate, mine: Slot | None, known: _Slotted) -> bool:
+def _same_thing(candidate: Candidate, mine: Slot | None, known: Slotted) -> bool:
     """A statement of a slot is of an entry of that slot only when it is the same one: the
     words that say which ("work" phone, "home" laptop, "prod" database) are the entry's too,
     and an entry whose subject is a thing ("The staging database is …") is named ("I use SQL
@@ -262,49 +210,7 @@ def _same_thing(candidate: Candidate, mine: Slot | None, known: _Slotted) -> boo
     return theirs is None or not theirs.thing or all(names(candidate.said, w) for w in theirs.of)
 
 
-def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
-    """A value given up named by its slot's noun ("sold my car", "车卖了"): the one value of
-    that slot remembered in its language, given up as named; else as it was."""
-    if any(_names_its_value(t, c.replaces) for t in slotted):
-        return c
-    bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
-    noun = noun_slot(bare) if len(bare.split()) <= 2 else ""  # not "a member of the … team"
-    if noun not in _GIVEN_UP_NOUNS:
-        return c
-    chinese = bool(CJK.search(c.replaces))
-    values = {
-        s.value
-        for e, s, _ in slotted
-        if s is not None and s.name == noun and bool(CJK.search(e.text)) == chinese
-    }
-    return replace(c, replaces=values.pop(), drop="named") if len(values) == 1 else c
-
-
-def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
-    """A value given up and a new value of the same slot in one turn are one change: "I
-    left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
-    entry that names it, of the new value's slot; a new value of no known slot takes it)."""
-    out = list(found)
-    for gone in [c for c in found if c.drop in GIVEN_UP and c.replaces]:
-        slots = {
-            t[1].name for t in slotted if t[1] is not None and _names_its_value(t, gone.replaces)
-        }
-        if not slots:
-            continue
-        for i, c in enumerate(out):
-            if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
-                continue
-            mine = None if c.drop else parse(c.text)
-            if (mine is not None and mine.name in slots) or (
-                mine is None and c.value and any(fits(c.value, name) for name in slots)
-            ):
-                out[i] = replace(c, replaces=gone.replaces, drop="")
-                out.remove(gone)
-                break
-    return out
-
-
-def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | None:
+def _by_slot(candidate: Candidate, slotted: Sequence[Slotted]) -> Decision | None:
     """The decision for a statement of a slot (memcli.logic.slots), or None to leave it to
     similarity: the entry it names as replaced, else the newest of its slot; NOOP for the
     value it holds; the new value in the entry's wording ("Uses Helix as the main editor"),
@@ -331,7 +237,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         return Decision("NOOP", candidate, best[2], "still holds")
     target = None
     if candidate.replaces:
-        named = [t for t in slotted if _names_its_value(t, candidate.replaces)]
+        named = [t for t in slotted if names_its_value(t, candidate.replaces)]
         fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
         said = _words(candidate.text)  # none of its slot: the one it shares most words with
         target = max(
@@ -375,7 +281,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     return Decision("UPDATE", candidate, entry.id, why, text)
 
 
-def _still(value: str, known: _Slotted) -> int:
+def _still(value: str, known: Slotted) -> int:
     """How well `value`, said to hold still, is what the entry says (0: not): its slot's
     value is in it ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in
     "在阿里巴巴工作"), or its first words are ("ThinkPad for work"; more words, better)."""
@@ -435,7 +341,7 @@ def plan(
     ]
     place = {id(e): n for n, e in enumerate(existing)}
     slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
-    found = _merge_drops(_denied(found, slotted), slotted)
+    found = merge_drops(denied(found, slotted), slotted)
     mine = [_words(c.text) for c in found]
     every = frozenset().union(*mine) if mine else frozenset()
     sharing = [(e, _words(e.text)) for e in eligible]

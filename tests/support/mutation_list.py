@@ -212,7 +212,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "extract-change-of-one-turn-not-joined",
-        "memcli/logic/extract.py",
+        "memcli/logic/drops.py",
         'if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:',
         "if True:",
         f"{UNIT}test_extract_changes.py::test_the_entry_a_change_concerns",
@@ -252,7 +252,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "extract-subject-word-taken-for-a-value",
-        "memcli/logic/extract.py",
+        "memcli/logic/drops.py",
         "return theirs is None or names(said, theirs.value) or names(theirs.value, said)",
         "return True",
         f"{UNIT}test_extract_changes.py::test_a_statement_hits_the_entry_it_is_of_or_none",
@@ -476,7 +476,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "extract-slot-noun-not-resolved",
-        "memcli/logic/extract.py",
+        "memcli/logic/drops.py",
         'return replace(c, replaces=values.pop(), drop="named") if len(values) == 1 else c',
         "return c",
         f"{UNIT}test_extract_changes.py::test_the_entry_a_change_concerns",
@@ -484,7 +484,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "extract-moved-alone-gives-up-home",
-        "memcli/logic/extract.py",
+        "memcli/logic/drops.py",
         'drop = "passing" if c.drop == "moved" else "named"',
         'drop = "named"',
         f"{UNIT}test_extract_changes.py::test_the_entry_a_change_concerns",
@@ -508,7 +508,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "extract-bare-value-of-another-slot-merged",
-        "memcli/logic/extract.py",
+        "memcli/logic/drops.py",
         "mine is None and c.value and any(fits(c.value, name) for name in slots)",
         "mine is None and c.value",
         f"{UNIT}test_extract_changes.py::test_the_entry_a_change_concerns",
