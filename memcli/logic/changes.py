@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from memcli.logic.cues import AFTER, Make, Rule, rule, third_person
+from memcli.logic.cues import AFTER, SMALL_TALK_VALUES, Make, Rule, rule, third_person
 from memcli.logic.slots import category, noun_slot
 
 #: who says it, or nobody ("sold the Subaru", "moved to Lisbon in May": chat drops the "I")
@@ -65,8 +65,8 @@ def _uses(m: re.Match[str], x: str) -> str | None:
         return None
     if not category(x) and re.search(r"\bteam\b", x, re.I):
         return f"Works on {x}"
-    if not category(x) and _lower_name(m, x):
-        return None
+    if not category(x) and (_lower_name(m, x) or re.fullmatch(r"[a-z]+ \d+", x)):
+        return None  # "I moved to platform", "switched to tab 3": no name
     return f"Uses {x}"
 
 
@@ -132,6 +132,24 @@ def _zh_switched(m: re.Match[str], x: str) -> str | None:
     return f"用户的{key}是{x}" if key else f"用{x}"
 
 
+def _zh_of_noun(m: re.Match[str], x: str) -> str | None:
+    """ "手机换成 iPhone 15 了", "新经理是张伟": the value of the slot the noun names; not of a
+    thing pointed at ("这台电脑是公司的", "那个手机…"), nor a value that says whose or how it
+    is made ("…是我同事的", "…是 Java 写的")."""
+    key = m.group("k")
+    if not noun_slot(key) or re.match(r"[这那该此]", key) or m.group("x").rstrip().endswith("的"):
+        return None
+    return f"用户的{key}是{x}"
+
+
+def _zh_no_more(m: re.Match[str], x: str) -> str | None:
+    """ "不再用 Vim", "已经不喝咖啡了": a value given up; "不用 Java" alone (no 了, 再, 已经) is
+    "no need to", said of a task ("这个脚本用 Python 写就行，不用 Java")."""
+    if m.group("no") == "不" and m.group("v") == "用" and not (m.group("le") or m.group("when")):
+        return None
+    return f"不再{m.group('v')}{x}"
+
+
 def _zh_car(m: re.Match[str], x: str) -> str | None:
     """ "开{x}" for a car the lexicon knows ("换了辆蔚来", "开上特斯拉了")."""
     return f"开{x}" if category(x) == "car" else None
@@ -191,7 +209,7 @@ def _named_slot(plural: str, x: str) -> str | None:
 
 
 def _database_of(m: re.Match[str], x: str) -> str | None:
-    """"staging is on postgres 17 now": the subject's database, when `x` is one."""
+    """ "staging is on postgres 17 now": the subject's database, when `x` is one."""
     return f"The {m.group('s')} is {x}" if category(x) == "database" else None
 
 
@@ -199,12 +217,16 @@ def _of_noun(m: re.Match[str], x: str) -> str | None:
     """A value of the slot a noun names ("new phone: Pixel 9", "desktop is on Arch now"):
     "User's phone is Pixel 9" (memcli.logic.slots puts it in the entry's wording)."""
     noun = m.group("k").strip()
-    if not noun_slot(noun):
+    value = re.sub(r"^(?:on|using|running) +", "", x, flags=re.I)
+    if not noun_slot(noun) or SMALL_TALK_VALUES.search(value):  # "the staging db is down"
         return None
+    if re.search(r"\b(?:is|are|was|were)\b", value, re.I):  # "my manager's manager is Priya":
+        return None  # the 's was a possessive, not "is"
     words = noun.casefold().split()
     if words[-1] == "team" and len(words) > 1:  # "the payments team is hiring": a team, not
         return None  # the one the person is on
-    return f"User's {noun} is {re.sub(r'^(?:on|using|running) +', '', x, flags=re.I)}"
+    owner = "The" if re.match(r"the\s", m.group(0), re.I) else "User's"  # "the prod db is …"
+    return f"{owner} {noun} is {value}"
 
 
 def _writes(m: re.Match[str], x: str) -> str | None:
@@ -648,7 +670,8 @@ CHANGES: list[Rule] = [
     ),
     # a subject of one's own that changed: "staging db got upgraded to postgres 17"
     _short(
-        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+(?:got\s+|was\s+|has been\s+|is\s+)?"
+        r"(?:the\s+|our\s+|my\s+)?(?P<s>[a-z][\w -]{1,30}?)\s+"
+        r"(?:got\s+|was\s+|has been\s+|has\s+|is\s+)?"
         r"(?:upgraded|moved|migrated|switched|changed)\s+(?:from\s+(?P<old>[^,;]+?)\s+)?to\s+"
         + _V
         + _END,
@@ -874,8 +897,7 @@ CHANGES: list[Rule] = [
     ),
     _short(
         r"(?:i(?:'m|\s+am)?\s+)?(?:now\s+)?(?:report|reporting)\s+(?:directly\s+)?to\s+"
-        + _V
-        + _END,
+        r"(?!(?:her|him|them|you|it|me|us)\b)" + _V + _END,
         "fact",
         0.8,
         "User's manager is {x}",
@@ -1053,12 +1075,12 @@ CHANGES: list[Rule] = [
         drop="named",
     ),
     _short(
-        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?:已经|现在|已)?(?:不再|不|没再)(?P<v>用|使用|去|喝|开|吃|写|住)"
-        r"(?P<x>[^，。,]+?)了?"
+        r"(?:我|团队|我们)?(?:周末|每天|早上)?(?P<when>已经|现在|已)?(?P<no>不再|不|没再)"
+        r"(?P<v>用|使用|去|喝|开|吃|写|住)(?P<x>[^，。,]+?)(?P<le>了?)"
         r"(?=$|[，。,])",
         "correction",
         0.9,
-        "不再{v}{x}",
+        _zh_no_more,
         drop="own",
     ),
     # no longer where one works: "不在阿里干了", "已经不在阿里巴巴了"
@@ -1071,7 +1093,7 @@ CHANGES: list[Rule] = [
     ),
     # the team one is on: "现在在数据团队"
     _short(
-        r"(?:我|本人)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?(?:团队|组))了?(?=$|[，。,])",
+        r"(?:我|本人)?(?:现在|目前|已经)?在(?P<x>[^，。,]+?(?:团队|(?<![小])组))了?(?=$|[，。,])",
         "fact",
         0.8,
         "在{x}",
@@ -1142,7 +1164,7 @@ CHANGES: list[Rule] = [
     *_each(
         "fact",
         0.8,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         [
             r"我(?:现在|目前)的(?P<k>[^，。,是的]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
             r"(?:我的|本人的?)?(?:现在|目前)?(?P<k>[^，。,是的]{1,6}?)"
@@ -1189,7 +1211,7 @@ CHANGES: list[Rule] = [
         r"(?=$|[，。,])",
         "fact",
         0.85,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(
@@ -1198,7 +1220,7 @@ CHANGES: list[Rule] = [
         r"(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "correction",
         0.85,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(
@@ -1226,7 +1248,7 @@ CHANGES: list[Rule] = [
         slot_name="car",
     ),
     _short(
-        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
+        r"(?:我)?(?:现在)?(?:每天)?(?:早上|上午)?(?:都)?(?:改喝|喝)(?!了)(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
         "喝{x}",
@@ -1277,7 +1299,7 @@ CHANGES: list[Rule] = [
         r"(?P<k>[^，。,是的我]{1,6}?)是(?P<x>[^，。,]+?)了?(?=$|[，。,])",
         "fact",
         0.8,
-        lambda m, x: f"用户的{m.group('k')}是{x}" if noun_slot(m.group("k")) else None,
+        _zh_of_noun,
         slot=True,
     ),
     _short(

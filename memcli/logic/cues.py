@@ -54,7 +54,8 @@ _FILLER = re.compile(
     r"one more thing|well|"
     r"hey|but|then|ps|i think|i guess|i suppose|i believe|honestly|to be honest|tbh|yeah|yep|yup|"
     r"yes|right|sure|confirming|confirmed|update|memory update|profile update|fwiw|"
-    r"personally|for the record|kindly|heads up|now(?!\s+that\b)|these days|nowadays|lately|"
+    r"personally|for the record|kindly|(?:please\s+)?note(?=\s+(?:my|our)\b)|heads up|"
+    r"now(?!\s+that\b)|these days|nowadays|lately|"
     r"since|because|(?:i\s+(?:hereby\s+)?(?:(?:wish|want|would like|'d like)\s+to\s+)?)?"
     r"(?:inform you|let you know|advise(?:\s+you)?)(?:\s+that)?|"
     r"(?:please\s+)?be advised(?:\s+that)?|just so you know|as of (?:this|last)\s+\w+|"
@@ -96,7 +97,8 @@ _SMALL_TALK_KEYS = frozenset(
         "看法 建议 错"
     )
 )
-_SMALL_TALK_VALUES = re.compile(
+#: values that say how a thing is doing, not what it is ("the staging db is down")
+SMALL_TALK_VALUES = re.compile(
     r"^(?:fine|good|great|ok|okay|done|broken|down|slow|failing|working|dead|busy|full|"
     r"tired|bad|better|worse|almost|still|so|too|pretty|really|very|kinda|a bit|not|"
     r"over|here|there|gone|cold|hot|warm|empty|late|ready|stuck|missing|lost|loud|quiet|"
@@ -128,8 +130,10 @@ _TRAILING = re.compile(
 END_PUNCT = " \t.!?。！？,，;；:：~…"
 #: where a short value (a name, a place, a tool) ends: its clause does
 _SHORT = re.compile(
-    r"\s*(?:[,;，；。]|\s[—–-]\s|\s(?:and|but|so|then|which|who|since|as|because)\s)"
-    r"|\s(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|over the|"
+    r"\s*(?:[,;，；。\u2600-\u27bf\U0001f000-\U0001faff]|\s[—–-]\s"
+    r"|\s(?:and|but|so|then|which|who|since|as|because)\s)"
+    r"|\s(?<!\ba\s)(?=(?:i|i'm|i've|i'd|we|we're|we've|when|while|after|during|across|until|"
+    r"over the|"
     r"in favou?r of|now|these days|nowadays|going forward)\b)"
     r"|\s(?=(?:for|at|with)\s+(?:the|a|an|my|our|work|home)\b)"  # "Zurich for the new role"
     r"|\s(?=" + AFTER + r")|\s*\(",
@@ -292,7 +296,7 @@ def _not_any_more(m: re.Match[str], x: str) -> str | None:
 def _my(m: re.Match[str], x: str) -> str | None:
     key = m.group("k").strip()
     first = key.split()[0].casefold().replace("'s", "").replace("’s", "")
-    if first in _SMALL_TALK_KEYS or _SMALL_TALK_VALUES.search(x):
+    if first in _SMALL_TALK_KEYS or SMALL_TALK_VALUES.search(x):
         return None
     return f"User's {key} {m.group('be').lower()} {x}"
 
@@ -319,6 +323,17 @@ def _zh_unless_pronoun(template: str) -> Make:
         return None if _PRONOUN_OBJECT.search(x) else template.format(x=x)
 
     return make
+
+
+def _habit(m: re.Match[str], x: str) -> str | None:
+    """ "I always run the tests first" -> "Always runs the tests first"; none from a verb in
+    the past ("I never worked at Initech": what was, not a habit)."""
+    verb = x.split()[0].casefold() if x.split() else ""
+    if verb.endswith("ed") and not verb.endswith("eed"):
+        return None
+    if m.group("a").lower() == "tend to":
+        return f"{third_person(m.group('a').lower()).capitalize()} {third_person(x)}"
+    return f"{m.group('a').capitalize()} {third_person(x)}"
 
 
 def _as_said(m: re.Match[str], x: str) -> str | None:
@@ -401,11 +416,7 @@ STATEMENTS: list[Rule] = [
         r"i\s+(?P<a>always|usually|normally|typically|generally|never|often|tend to)\s+(?P<x>.+)",
         "pattern",
         0.75,
-        lambda m, x: (
-            f"{third_person(m.group('a').lower()).capitalize()} {third_person(x)}"
-            if m.group("a").lower() == "tend to"
-            else f"{m.group('a').capitalize()} {third_person(x)}"
-        ),
+        _habit,
     ),
     rule(
         r"(?:lesson learned|lesson|note to self|next time|in future|in the future)[:,]?"
@@ -456,6 +467,13 @@ STATEMENTS: list[Rule] = [
         slot=True,
     ),
     rule(r"i(?:'m| am)\s+an?\s+(?P<x>.+)", "fact", 0.7, _unless(_NOT_A_ROLE, "Is a {x}")),
+    # what one is learning: of no slot ("I'm learning Rust" is not one's main language)
+    rule(
+        r"i(?:'m| am)\s+(?:(?:now|currently|also)\s+)?learning\s+(?P<x>.+)",
+        "skill",
+        0.75,
+        _unless(_PRONOUN_OBJECT, "Is learning {x}"),
+    ),
     # Chinese
     rule(
         r"我(?:已经|现在)?不再(?P<v>用|使用|去|喝|吃|开|住在|在)?(?P<x>.+)",
@@ -601,8 +619,8 @@ def match(rules: Sequence[Rule], clause: str, inner: Sequence[Rule] = ()) -> Hit
         if not x:
             continue
         text = rule.make(m, x)
-        if not text:
-            continue
+        if not text or (CJK.search(text) and not CJK.search(clause)):
+            continue  # a Chinese rule's statement from an English clause ("joining Initech")
         if rule.cue:
             said = match(inner or STATEMENTS, strip_filler(text))
             if said is not None and said.drop == "bare":  # a value alone: its clause's own

@@ -27,8 +27,9 @@ from memcli.core.models import Entry, normalize_text
 from memcli.core.validate import text_problem
 from memcli.index.tokenize import tokenize
 from memcli.logic.cues import CJK
+from memcli.logic.drops import Slotted, denied, merge_drops, names, names_its_value
 from memcli.logic.forgetting import written_at
-from memcli.logic.slots import Slot, fill, fits, negate, noun_slot, parse
+from memcli.logic.slots import Slot, fill, negate, parse
 from memcli.logic.statements import GIVEN_UP, Candidate
 
 
@@ -98,18 +99,6 @@ def same_slot(new: str, old: str) -> bool:
     return a is not None and b is not None and _jaccard(a[0], b[0]) >= SAME_SUBJECT
 
 
-def names(text: str, value: str) -> bool:
-    """`text` holds `value`, a whole word of it ("Munich" in "Lives in Munich", not in
-    "Munichner"); a Chinese value anywhere in it."""
-    if not value.strip():
-        return False
-    if CJK.search(value):
-        return normalize_text(value) in normalize_text(text)
-    edge = "A-Za-z0-9_" if value.isascii() else r"\w"  # "是Java": 是 is a \w
-    pattern = rf"(?<![{edge}]){re.escape(value.strip())}(?![{edge}])"
-    return re.search(pattern, text, re.I) is not None
-
-
 def conflicting(new: str, old: str) -> bool:
     """Same subject, another value: "The staging database is Postgres 17" / "… 16",
     "Lives in Lisbon" / "Lives in Berlin", "用户的编辑器是Helix" / "用户的编辑器是Vim"."""
@@ -117,6 +106,9 @@ def conflicting(new: str, old: str) -> bool:
     if a is None or b is None:
         return False
     if _jaccard(a[0], b[0]) < SAME_SUBJECT or not a[1] or not b[1]:
+        return False
+    mine = parse(new)  # "User's manager's manager is …" is not of "User's manager is …"
+    if mine is not None and any(not names(old, w) for w in mine.of):
         return False
     return a[1] not in b[1] and b[1] not in a[1]  # "berlin" in "berlin, near x": a detail
 
@@ -198,81 +190,27 @@ def _slot_target(
     return newest, f"new value for its subject ({sim:.2f} similar{more})"
 
 
-_Slotted = tuple[Entry, Slot | None, tuple[float, int]]
+#: a statement of a thing given up, not a habit ("Quit the table")
+_A_THING = re.compile(r"\w+ (?:the|a|an|this|that|these|those|his|her|their)\s", re.I)
+#: words of an entry's frame, not of its subject: a correction shares more than these
+_FRAME_WORDS = frozenset(
+    tokenize("uses use works work lives live drives drive prefers is are user's no longer now")
+)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|me|my|we|we're|we've|our)\b|我|本人", re.I)
 
 
-def _denied(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
-    """A no to the assistant's words ("Are you still at Globex?" "nope, …") gives up the one
-    value of an entry they name (its `replaces`); a slot said to change ("经理换人了") the
-    one value of its entries: said as the entry's own negation, or merged with the new value
-    said beside it (`_merge_drops`); none or several: no statement."""
-    out = []
-    for c in found:
-        if c.drop in GIVEN_UP and c.replaces:  # "sold my car": the one car remembered
-            out.append(_of_slot_noun(c, slotted))
-            continue
-        if c.drop not in ("denied", "slot", "moved"):
-            out.append(c)
-            continue
-        if c.drop in ("slot", "moved"):  # "经理换人了": the value of the slot the noun names
-            noun = noun_slot(c.replaces)
-            values = {t[1].value for t in slotted if t[1] is not None and t[1].name == noun}
-        else:
-            values = {
-                t[1].value for t in slotted if t[1] is not None and names(c.replaces, t[1].value)
-            }
-        if len(values) == 1:  # "we moved" says no more than where one lives changed
-            drop = "passing" if c.drop == "moved" else "named"
-            out.append(replace(c, replaces=values.pop(), drop=drop))
-    return out
+def _same_thing(candidate: Candidate, mine: Slot | None, known: Slotted) -> bool:
+    """A statement of a slot is of an entry of that slot only when it is the same one: the
+    words that say which ("work" phone, "home" laptop, "prod" database) are the entry's too,
+    and an entry whose subject is a thing ("The staging database is …") is named ("I use SQL
+    Server now" is not of the staging database)."""
+    entry, theirs, _ = known
+    if mine is not None and any(not names(entry.text, w) for w in mine.of):
+        return False
+    return theirs is None or not theirs.thing or all(names(candidate.said, w) for w in theirs.of)
 
 
-#: slots a thing given up may be named by ("sold my car"): not "left home", "left town"
-_GIVEN_UP_NOUNS = ("car", "phone", "laptop", "team", "editor", "shell", "browser", "employer")
-
-
-def _of_slot_noun(c: Candidate, slotted: Sequence[_Slotted]) -> Candidate:
-    """A value given up named by its slot's noun ("sold my car", "车卖了"): the one value of
-    that slot remembered in its language, given up as named; else as it was."""
-    if any(names(e.text, c.replaces) for e, _, _ in slotted):
-        return c
-    bare = re.sub(r"^(?:my|our|the|a|an)\s+", "", c.replaces.strip(), flags=re.I)
-    noun = noun_slot(bare) if len(bare.split()) <= 2 else ""  # not "a member of the … team"
-    if noun not in _GIVEN_UP_NOUNS:
-        return c
-    chinese = bool(CJK.search(c.replaces))
-    values = {
-        s.value
-        for e, s, _ in slotted
-        if s is not None and s.name == noun and bool(CJK.search(e.text)) == chinese
-    }
-    return replace(c, replaces=values.pop(), drop="named") if len(values) == 1 else c
-
-
-def _merge_drops(found: Sequence[Candidate], slotted: Sequence[_Slotted]) -> list[Candidate]:
-    """A value given up and a new value of the same slot in one turn are one change: "I
-    left Globex, I'm working at Initech now" is "Works at Initech", replacing Globex (the
-    entry that names it, of the new value's slot; a new value of no known slot takes it)."""
-    out = list(found)
-    for gone in [c for c in found if c.drop in GIVEN_UP and c.replaces]:
-        slots = {s.name for e, s, _ in slotted if s is not None and names(e.text, gone.replaces)}
-        if not slots:
-            continue
-        for i, c in enumerate(out):
-            if c.drop not in ("", "bare") or c.replaces or c.turn != gone.turn:
-                continue
-            mine = None if c.drop else parse(c.text)
-            if (mine is not None and mine.name in slots) or (
-                mine is None and c.value and any(fits(c.value, name) for name in slots)
-            ):
-                out[i] = replace(c, replaces=gone.replaces, drop="")
-                out.remove(gone)
-                break
-    return out
-
-
-def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | None:
+def _by_slot(candidate: Candidate, slotted: Sequence[Slotted]) -> Decision | None:
     """The decision for a statement of a slot (memcli.logic.slots), or None to leave it to
     similarity: the entry it names as replaced, else the newest of its slot; NOOP for the
     value it holds; the new value in the entry's wording ("Uses Helix as the main editor"),
@@ -281,8 +219,13 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     ("I left my keys")."""
     mine = parse(candidate.text)
     slot = candidate.slot or (mine.name if mine else "")
-    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's)
-    chinese = bool(CJK.search(candidate.text if candidate.drop != "named" else candidate.replaces))
+    # a slot is one language's: 住在 is not Lives in ("不开了" to "你还开比亚迪吗？": 比亚迪's),
+    # said in the words around the value ("Lives in 上海" is English)
+    said = candidate.text if candidate.drop != "named" else candidate.replaces
+    around = said.replace(candidate.value.strip(), " ") if candidate.value.strip() else said
+    if candidate.drop != "named" and re.search(r"\w", around):  # a value alone: its own
+        said = around
+    chinese = bool(CJK.search(said))
     slotted = [t for t in slotted if bool(CJK.search(t[0].text)) == chinese]
     if candidate.drop in ("bare", "passing"):  # "现在在拼多多", "I relocated" alone: no value
         return Decision("NONE", candidate, None, "a value alone, of no entry it replaces")
@@ -294,7 +237,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         return Decision("NOOP", candidate, best[2], "still holds")
     target = None
     if candidate.replaces:
-        named = [t for t in slotted if names(t[0].text, candidate.replaces)]
+        named = [t for t in slotted if names_its_value(t, candidate.replaces)]
         fits = [t for t in named if t[1] is not None and (not slot or t[1].name == slot)]
         said = _words(candidate.text)  # none of its slot: the one it shares most words with
         target = max(
@@ -305,12 +248,18 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
         why = f"replaces {candidate.replaces!r}, which it names"
     if target is None and candidate.drop:
         if candidate.drop in ("named", "swap") or (
-            candidate.drop == "frame" and not _FIRST_PERSON.search(candidate.said)
-        ):  # "quit the app and reopen it": an instruction, not the person's own change
+            candidate.drop == "frame"
+            and (not _FIRST_PERSON.search(candidate.said) or _A_THING.match(candidate.text))
+        ):  # "quit the app and reopen it": an instruction, not the person's own change;
+            # "dropped the table": a thing, not a habit given up ("quit smoking")
             return Decision("NONE", candidate, None, "gives up something not remembered")
         return None
     if target is None and slot and not candidate.drop:
-        same = [t for t in slotted if t[1] is not None and t[1].name == slot]
+        same = [
+            t
+            for t in slotted
+            if t[1] is not None and t[1].name == slot and _same_thing(candidate, mine, t)
+        ]
         held = next((t for t in same if mine and _holds(t[1].value, mine.value)), None)
         if held is not None:
             return Decision("NOOP", candidate, held[0].id, f"already its {slot}")
@@ -332,7 +281,7 @@ def _by_slot(candidate: Candidate, slotted: Sequence[_Slotted]) -> Decision | No
     return Decision("UPDATE", candidate, entry.id, why, text)
 
 
-def _still(value: str, known: _Slotted) -> int:
+def _still(value: str, known: Slotted) -> int:
     """How well `value`, said to hold still, is what the entry says (0: not): its slot's
     value is in it ("Go every day" holds "Go"), or it is in the entry's text ("阿里" in
     "在阿里巴巴工作"), or its first words are ("ThinkPad for work"; more words, better)."""
@@ -392,7 +341,7 @@ def plan(
     ]
     place = {id(e): n for n, e in enumerate(existing)}
     slotted = [(e, parse(e.text), _age(e, place)) for e in eligible]
-    found = _merge_drops(_denied(found, slotted), slotted)
+    found = merge_drops(denied(found, slotted), slotted)
     mine = [_words(c.text) for c in found]
     every = frozenset().union(*mine) if mine else frozenset()
     sharing = [(e, _words(e.text)) for e in eligible]
@@ -437,7 +386,12 @@ def plan(
             continue
         correction = candidate.type == "correction"
         for sim, known in scored if target is None else ():
-            if correction and sim >= CORRECT_AT and _names_enough(candidate, known):
+            if (
+                correction
+                and sim >= CORRECT_AT
+                and _names_enough(candidate, known)
+                and (words & known.words) - _FRAME_WORDS
+            ):  # "switched to tab 3" shares "uses" alone with "Uses Firefox as the browser"
                 target, why = known, f"corrects ({sim:.2f} similar)"
             elif sim >= DETAIL_AT and (known.words <= words or _same_opening(candidate, known)):
                 target, why = known, f"adds a detail ({sim:.2f} similar)"
@@ -464,6 +418,14 @@ def plan(
         target.words = words
         target.decision = len(decisions) - 1
         target.age = (math.inf, n)
+    # one entry updated twice in a plan: a value given up and a new one beside it are one
+    # change, the new value ("I no longer have a manager; I report to the CTO")
+    news = {d.entry_id for d in decisions if d.action == "UPDATE" and d.candidate.drop == ""}
+    decisions = [
+        d
+        for d in decisions
+        if not (d.action == "UPDATE" and d.candidate.drop in GIVEN_UP and d.entry_id in news)
+    ]
     # an entry this plan updates is not also "already remembered" ("在阿里干了五年，…辞职了，
     # 现在在深度求索上班": the first clause restates what the turn then changes)
     updated = {d.entry_id for d in decisions if d.action == "UPDATE"}

@@ -96,7 +96,7 @@ _NOUNS: dict[str, tuple[str, ...]] = {
     "os": _words("desktop, os, operating system, distro, 系统"),
     "car": _words("car, vehicle, 车, 座驾"),
     "phone": _words("phone, 手机"),
-    "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑"),
+    "laptop": _words("laptop, work laptop, notebook, 笔记本, 电脑, 笔记本办公"),
     "language": _words("language, programming language, 语言, 开发"),
     "packages": _words("dependencies, python dependencies, 依赖, 包管理"),
     "ci": _words("ci, deploys, deploy, deployment, 持续集成, 部署"),
@@ -171,6 +171,12 @@ class Slot:
     name: str  # employer, home, car, editor, … ; "" when only the wording says
     value: str
     frame: str  # the text with "{}" for the value; "" when the text says more than one fact
+    #: the words that say which one of the slot it is ("work" of "work phone", "staging" of
+    #: "the staging database"): a statement is of an entry only when the entry says them too
+    of: tuple[str, ...] = ()
+    #: the subject is a thing, not the person ("The staging database is …"): a statement is
+    #: of it only when it names the thing (`of`)
+    thing: bool = False
 
 
 def _first_words(value: str) -> str:
@@ -178,8 +184,28 @@ def _first_words(value: str) -> str:
     return " ".join(plain.casefold().replace("-", " ").split())
 
 
+#: what may follow a known name in a value: a name's own words ("Pixel 9 Pro", "Model 3"),
+#: where or how much ("green tea in the mornings", "Go every day"), the slot's noun ("fish
+#: shell"); not a clause ("the Subaru finally died")
+_NAME_TAIL = re.compile(
+    r"^(?:[A-Z0-9]\S*|\d\S*|[^\w\s]\S*|[a-z]+-\w+|(?:pro|max|air|plus|mini|ultra|lite|se|xl|"
+    r"hybrid|ev|gt|gti|sport|touring|wagon|estate|nightly|insiders|beta|stable)\b|"
+    r"(?:in|on|at|for|with|from|by|to|of|as|via|and|or|every|"
+    r"each|all|only|mostly|mainly|exclusively|too|again|daily|full|now|these|nowadays|"
+    r"btw|tbh|lol|ftw|fwiw|honestly|please|though|still|already)\b)"
+)
+
+
+def _name_tail(value: str, size: int) -> bool:
+    """What follows the lexicon's name in `value` is a name's tail, not a clause."""
+    bare = _BARE.sub("", value.strip())
+    rest = bare[size:].strip() if len(bare) >= size else ""
+    return not rest or bool(_NAME_TAIL.match(rest)) or bool(noun_slot(rest.split()[0]))
+
+
 def category(value: str) -> str:
-    """The slot a value is of by the lexicon ("Helix" → editor, "特斯拉" → car), or ""."""
+    """The slot a value is of by the lexicon ("Helix" → editor, "特斯拉" → car), or "": its
+    first words are a name the lexicon knows and what follows is no clause of its own."""
     v = _first_words(_BARE.sub("", value.strip()))
     best, size = "", 0
     for name, words in _LEXICON.items():
@@ -188,6 +214,8 @@ def category(value: str) -> str:
             hit = v.startswith(word) if cjk else v == word or v.startswith(word + " ")
             if hit and len(word) > size:
                 best, size = name, len(word)
+    if best and not CJK.search(value) and not _name_tail(value, size):
+        return ""  # "the Subaru finally died": a clause about the Subaru, not a value
     return best
 
 
@@ -198,13 +226,65 @@ def fits(value: str, name: str) -> bool:
     return known == name if known or name in _LEXICON else True
 
 
+#: words before a slot's noun that say which one of it ("work phone", "home laptop",
+#: "prod database", "工作手机"): a statement with one is of another entry than one without
+_WHICH = frozenset(
+    _words(
+        "work, home, personal, private, office, school, side, hobby, gaming, travel, family, "
+        "company, old, previous, former, second, spare, backup, other, prod, production, "
+        "staging, dev, test, testing, qa, local, remote, 工作, 私人, 家里, 家用, 备用, 旧, 公司, "
+        "生产, 测试"
+    )
+)
+#: people a noun may be of ("my partner is vegan now" is the partner's diet, not the person's)
+_PEOPLE = frozenset(
+    _words(
+        "partner, wife, husband, spouse, girlfriend, boyfriend, sister, brother, sibling, mom, "
+        "mum, mother, dad, father, parents, son, daughter, kid, kids, child, friend, colleague, "
+        "coworker, co-worker, neighbour, neighbor, roommate, flatmate, cousin, uncle, aunt"
+    )
+)
+
+
+def _which(key: str, name: str) -> tuple[str, ...]:
+    """The words of a slot's noun phrase that say which one of the slot it is ("work" of
+    "work phone", "staging" of "staging database", a possessive: "manager's"), none for the
+    noun alone ("phone", "work laptop" when that is the slot's noun, "main editor")."""
+    n = _first_words(key).replace("’", "'")
+    for word in sorted(_NOUNS.get(name, ()), key=len, reverse=True):
+        if n == word or n.endswith(" " + word) or (CJK.search(word) and n.endswith(word)):
+            n = n[: len(n) - len(word)]
+            break
+    if CJK.search(n):
+        return tuple(w for w in sorted(_WHICH) if CJK.search(w) and w in n)
+    return tuple(w for w in n.split() if w in _WHICH or w.endswith("'s"))
+
+
+def _of_another(key: str) -> bool:
+    """A noun of something else's ("editor font", "manager's manager", "partner", "编辑器字
+    体": the head noun is the last, and is of no slot): no slot of the person's, whatever its
+    value is."""
+    n = _first_words(key).replace("’", "'")
+    words = n.split()
+    if not words:
+        return False
+    if CJK.search(n):
+        nouns = [w for ws in _NOUNS.values() for w in ws if CJK.search(w)]
+        return any(w in n for w in nouns) and not noun_slot(n)
+    return (
+        any("'" in w for w in words)
+        or words[-1] in _PEOPLE
+        or any(noun_slot(w) for w in words[:-1])
+    )
+
+
 def noun_slot(noun: str) -> str:
     """The slot a noun names ("main editor" → editor, "手机" → phone), or ""."""
     n = _first_words(noun)
     for name, nouns in _NOUNS.items():
         for word in nouns:
-            if n == word or n.endswith(" " + word) or (CJK.search(word) and word in n):
-                return name
+            if n == word or n.endswith(" " + word) or (CJK.search(word) and n.endswith(word)):
+                return name  # the noun is the head, the last: "手机号" is no phone
     return ""
 
 
@@ -261,11 +341,14 @@ def parse(text: str) -> Slot | None:
         if not value:
             continue
         name = fixed
+        key = (groups.get("k") or "").strip()
         if not name or name in ("prefers for", "prefers", "weekly"):
-            key = (groups.get("k") or "").strip()
             by_noun = noun_slot(key) if key else ""
             if fixed:  # "Prefers dark themes" / "Prefers light mode": one slot
                 name = f"{fixed} {_SAME_KEY.get(key.casefold(), key.casefold())}"
+            elif key and (not by_noun or first.startswith("用户的")) and _of_another(key):
+                # "editor font", "用户的编辑器字体": not the editor
+                name = f"of {key.casefold()}"
             else:
                 name = by_noun or category(value) or (f"of {key.casefold()}" if key else "")
         if not name:
@@ -273,7 +356,9 @@ def parse(text: str) -> Slot | None:
         start = m.start("v") + len(groups["v"]) - len(groups["v"].lstrip())
         end = m.end("v") - len(groups["v"]) + len(groups["v"].rstrip())
         frame = "" if several else first[:start] + "{}" + first[end:]
-        return Slot(name, value, frame)
+        which = _which(key, name) if key and not fixed and not name.startswith("of ") else ()
+        thing = bool(re.match(r"(?:the|our) ", first, re.I)) and not groups.get("s")
+        return Slot(name, value, frame, which, thing)
     return None
 
 
@@ -300,6 +385,8 @@ def fill(frame: str, value: str) -> str:
 
 def negate(text: str) -> str:
     """A one-fact text said no longer true: "No longer works at Globex", "不再在阿里巴巴工作"."""
+    if text.startswith("用户的") and "是" in text:  # "用户的手机不再是华为 Mate 40"
+        return text.replace("是", "不再是", 1)
     if CJK.match(text):
         return "不再" + text
     said = re.match(r"(?P<s>(?:the|our|user's) [\w' -]+?) (?P<v>is|are|\w+s) ", text, re.I)

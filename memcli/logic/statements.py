@@ -30,7 +30,8 @@ HEDGE_PENALTY = 0.2
 
 #: where a clause may start inside a sentence
 _CLAUSE = re.compile(
-    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus|since|because)\s)",
+    r"[,;:，；：、]\s*|\s+[—–]+\s*|\s+-\s+|\s(?=(?:and|but|also|btw|oh|so|plus|since|because)\s)"
+    r"|\s*[\u2600-\u27bf\U0001f000-\U0001faff][\ufe0f\u200d\u2600-\u27bf\U0001f000-\U0001faff]*\s+",
     re.I,
 )
 _HEDGES = re.compile(
@@ -43,7 +44,9 @@ _TRANSIENT = re.compile(
     r"for a conference|on holiday|on vacation|(?<!a )while|"
     r"for the (?:weekend|day|night|holidays?)|for a (?:few|couple of) days|over the weekend|"
     r"for lunch|for dinner|for (?:this|that|the) (?:screenshot|demo|presentation|call|meeting|"
-    r"recording)|(?:in|for|to edit|on) this (?:file|pr|branch|ticket|task|function|script))\b"
+    r"recording)|(?:in|for|to edit|on) this (?:file|pr|branch|ticket|task|function|script)|"
+    r"for (?:a|an|the) (?:[\w-]+\s+)?(?:conference|trip|meetup|workshop|offsite|wedding|visit|"
+    r"event|summit|hackathon|talk|session|interview|course|training|festival)|until)\b"
     r"|今天|刚才|这会儿|暂时",
     re.I,
 )
@@ -55,7 +58,9 @@ _HYPOTHETICAL = re.compile(
 #: a change planned, wished or weighed, not made ("thinking about selling …", "打算…")
 _PLANNED = re.compile(
     r"\b(?:going to|gonna|planning|plan to|thinking (?:about|of)|considering|want to|wanna|"
-    r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure)\b"
+    r"would like to|might|should|hope to|about to|wonder(?:ing)? if|not sure|"
+    r"(?:trying to |can't |cannot )?decid(?:e|ing) (?:between|whether|if)|torn between|"
+    r"debating (?:whether|between|if))\b"
     r"|打算|计划|准备|想要|我想|想换|想改|想搬|想试|考虑|要不要|会不会|可能会|也许",
     re.I,
 )
@@ -66,6 +71,28 @@ _AHEAD = re.compile(
     r"|下周|下个月|明年|明天|过几天",
     re.I,
 )
+#: the past told as history ("back in 2019 …", "Prior to Globex, I was employed by …", "I
+#: was at Initech for two years"): what was, not what is (a change said as one, "used to …,
+#: … now", is a change rule's)
+_HISTORY = re.compile(
+    r"\b(?:back (?:in|then|when)|prior to|before (?:that|joining|moving)|in my (?:first|last|"
+    r"previous|old|former) (?:job|role|company|team)|when i was|as a (?:kid|student|teenager)|"
+    r"(?:at|in) (?:uni|university|college|grad school|high school))\b"
+    r"|那会儿|那时候|的时候|当年",
+    re.I,
+)
+#: a state said to have lasted, in the past ("I was employed by Initech for two years")
+_LASTED = re.compile(
+    r"\b(?:was|were)\b[^,;.]*\bfor\s+(?:\w+\s+){0,2}(?:years?|months?|decades?)\b", re.I
+)
+_NOW_SAID = re.compile(
+    r"\b(?:now|these days|nowadays|currently|since|again)\b|现在|如今|目前", re.I
+)
+#: a thing done for one occasion ("using Chrome for this debugging session"): no state,
+#: though a state said to hold still may be ("for this project I'm using Poetry as usual")
+_FOR_THIS = re.compile(r"\bfor (?:this|that) [\w-]+", re.I)
+#: a thing done once (Chinese: a verb, 了 and a measure word: "去看了场电影", "喝了杯奶茶")
+_ONCE = re.compile(r"了[一两几]?[场杯次趟顿首篇段]")
 #: what someone else said: hearsay ("Dana said …", "听说…", "我同事说…")
 _HEARSAY = re.compile(
     r"\b(?:said(?! goodbye)|says|told me|tells me|heard|hears|claims|reckons)\b|听说|据说|"
@@ -130,6 +157,12 @@ _REQUEST = re.compile(r"^(?:can|could|would|will) you (?:please )?(?:remember|no
 
 #: said so as to mean the opposite ("I love Jenkins, said no one ever")
 _SARCASM = re.compile(r"\bsaid no ?(?:one|body)(?: ever)?\b|\byeah,? right\b", re.I)
+#: made-up data, an example: of no one ("Note: the user in the test fixtures works at …")
+_MADE_UP = re.compile(
+    r"\b(?:fake|dummy|made[- ]up|placeholder)\b|\b(?:mock|sample|test|example) (?:data|users?)\b"
+    r"|\btest fixtures?\b|示例|假数据|测试数据",
+    re.I,
+)
 
 
 def _is_question(sentence: str) -> bool:
@@ -152,7 +185,7 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
     """The statements of one sentence (memcli.logic.cues.Hit: with the old value it names
     as replaced, "I live in Leipzig now, not Munich" -> "Munich", its slot and value when
     its rule knows them), each with its importance once hedges are counted."""
-    if _SARCASM.search(sentence):
+    if _SARCASM.search(sentence) or _MADE_UP.search(sentence):
         return []
     question = _is_question(sentence)
     instruction = bool(_IMPERATIVE.match(strip_filler(sentence)))
@@ -183,12 +216,20 @@ def said_in(sentence: str) -> list[tuple[Hit, float]]:
             continue
         if _EXPERIENCED.search(sentence[start : consumed + 2]):  # "…工作过": past the match
             continue
+        if _ONCE.search(said) or (
+            not hit.drop
+            and (_HISTORY.search(sentence[:upto]) or _LASTED.search(sentence[start:upto]))
+            and not _NOW_SAID.search(sentence[start:upto])
+        ):  # what was, or was done once: no state of the person's now
+            continue
         if instruction and not _FIRST_PERSON.search(said):
             continue
         # a hedge counts up to where the next clause starts ("… any more I guess")
         hedged = sentence[start:upto]
         doubts = {m.group().casefold() for m in _HEDGES.finditer(hedged)}
         doubts |= {m.group().casefold() for m in _TRANSIENT.finditer(hedged)}
+        if hit.drop != "held":
+            doubts |= {m.group().casefold() for m in _FOR_THIS.finditer(hedged)}
         penalty = HEDGE_PENALTY * min(len(doubts), 2)  # "not really …, I guess": twice
         found.append((hit, round(hit.importance - penalty, 2)))
     return found
@@ -238,8 +279,8 @@ def _answer(asked: str, said: str, turn: int, found: list[Candidate]) -> list[Ca
     if not slot:
         return found
     mine = [c for c in found if c.turn == turn]
-    if any(not c.drop or c.drop in GIVEN_UP for c in mine):
-        return found  # a statement of its own, or a change: not a bare answer
+    if any(not c.drop or c.drop in GIVEN_UP or c.drop == "held" for c in mine):
+        return found  # a statement of its own, a change, "还在杭州": not a bare answer
     value = " ".join(strip_controls(said).strip().rstrip(" .!。！~").split())
     if not value or len(value.split()) > 4 or _NOT_AN_ANSWER.search(value):
         return found
