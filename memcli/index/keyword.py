@@ -17,6 +17,12 @@ import numpy as np
 from memcli.index.tokenize import tokenize
 
 
+def idf(n: int, df: int) -> float:
+    """BM25's inverse document frequency of a term `df` of `n` documents hold (0 of them:
+    the rarest)."""
+    return np.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
 @dataclass
 class KeywordIndex:
     """BM25 (Okapi) over a fixed list of documents (positions 0..n-1)."""
@@ -78,8 +84,7 @@ class KeywordIndex:
             lo, hi = self.indptr[t], self.indptr[t + 1]
             docs, tfs = self.docs[lo:hi], self.tfs[lo:hi]
             df = hi - lo
-            idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5))
-            result[docs] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
+            result[docs] += qtf * idf(n, df) * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
 
     def ideal(self, query: str | Sequence[str]) -> float:
@@ -94,7 +99,7 @@ class KeywordIndex:
         for term, qtf in Counter(terms).items():
             t = self.vocab.get(term)
             df = 0 if t is None else int(self.indptr[t + 1] - self.indptr[t])
-            total += qtf * float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
+            total += qtf * float(idf(n, df))
         return total
 
     def save(self, path: Path) -> None:

@@ -12,7 +12,7 @@ from collections import Counter
 
 import numpy as np
 
-from memcli.index.keyword import KeywordIndex
+from memcli.index.keyword import KeywordIndex, idf
 from memcli.index.tokenize import tokenize
 
 
@@ -63,8 +63,7 @@ class Postings:
                 continue
             docs, tfs = found
             df = np.int64(len(docs))
-            idf = np.log(1.0 + (live - df + 0.5) / (df + 0.5))
-            result[docs] += qtf * idf * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
+            result[docs] += qtf * idf(live, df) * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
 
     def ideal(self, terms: list[str], alive: np.ndarray, live: int) -> float:
@@ -78,7 +77,7 @@ class Postings:
         for term, qtf in Counter(terms).items():
             found = self._postings(term, alive, dead)
             df = 0 if found is None else len(found[0])
-            total += qtf * float(np.log(1.0 + (live - df + 0.5) / (df + 0.5)))
+            total += qtf * float(idf(live, df))
         return total
 
     def _postings(
