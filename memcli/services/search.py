@@ -272,13 +272,14 @@ class SearchService:
         in_view = view.ids
         ids = [in_view[p] for p in positions.tolist()]
         sem = backend.dense_scores(qvec, ids)
+        query_read = self.reads(query)
         return Signals(
             positions,
             sem,
             backend.keyword_scores(keyword_query, ids),
             backend.keyword_ideal(keyword_query),
-            self.read_mask(query, view, positions),
-            self.reads(query),
+            self.read_mask(query_read, view, positions),
+            query_read,
         )
 
     def reads(self, query: str) -> bool:
@@ -287,16 +288,18 @@ class SearchService:
 
         return coverage.reads(self.settings.index.model, query)
 
-    def read_mask(self, query: str, view: SearchView, positions: np.ndarray) -> np.ndarray | None:
+    def read_mask(
+        self, query_read: bool, view: SearchView, positions: np.ndarray
+    ) -> np.ndarray | None:
         """Per candidate, how much the embedding model's cosine counts (0 to 1: it reads
-        the query and the entry, or part of the entry; memcli.index.coverage); None when
-        it reads every script."""
+        the query, `query_read`, and the entry, or part of the entry;
+        memcli.index.coverage); None when it reads every script."""
         from memcli.index import coverage
 
         model = self.settings.index.model
         if coverage.multilingual(model):
             return None
-        if not coverage.reads(model, query):
+        if not query_read:
             return np.zeros(len(positions), dtype=np.float64)
         ordered = view.ordered
         return np.fromiter(
