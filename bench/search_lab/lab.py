@@ -64,36 +64,31 @@ def ordered_ids(c, fn, P, limit=10):
     return [c.ids[c.pos[i]] for i in o.tolist()]
 
 
+def candidates(r, ids, dump, ereads, qreads, near):
+    """One query's candidates (a dumped row `r`) with the values of their entries
+    (`dump`'s imp, conf, rec over all entries; `ereads` over all entries)."""
+    pos = np.array(r["pos"], int)
+    return Ctx(
+        ids=ids,
+        pos=pos,
+        sem=np.array(r["sem"]),
+        kw=np.array(r["kw"]),
+        dated=np.array(r["dated"]),
+        ereads=ereads[pos],
+        qreads=qreads,
+        ideal=r["ideal"][0],
+        qdf=r["ideal"][1],
+        **{k: np.array(dump[k])[pos] for k in ("imp", "conf", "rec")},
+        near=near,
+        size=len(ids),
+    )
+
+
 def persona(path):
     d = json.loads(Path(path).read_text())
     ids = [e["id"] for e in d["entries"]]
-    ereads_all = np.array([e["reads"] for e in d["entries"]])
-    imp, conf, rec = (np.array(d[k]) for k in ("imp", "conf", "rec"))
-    out = []
-    for r in d["queries"]:
-        pos = np.array(r["pos"], int)
-        out.append(
-            (
-                r["q"],
-                Ctx(
-                    ids=ids,
-                    pos=pos,
-                    sem=np.array(r["sem"]),
-                    kw=np.array(r["kw"]),
-                    dated=np.array(r["dated"]),
-                    ereads=ereads_all[pos],
-                    qreads=r["qreads"],
-                    ideal=r["ideal"][0],
-                    qdf=r["ideal"][1],
-                    imp=imp[pos],
-                    conf=conf[pos],
-                    rec=rec[pos],
-                    near=None,
-                    size=len(ids),
-                ),
-            )
-        )
-    return out
+    ereads = np.array([e["reads"] for e in d["entries"]])
+    return [(r["q"], candidates(r, ids, d, ereads, r["qreads"], None)) for r in d["queries"]]
 
 
 def eval_persona(data, fn, P, kinds=None):
@@ -131,28 +126,10 @@ def locomo(path):
     out = []
     for cv in convs:
         near = np.array(cv["near"], int)
-        size = len(cv["turn"])
-        imp, conf, rec = (np.array(cv[k]) for k in ("imp", "conf", "rec"))
-        ids = list(range(size))
+        ids = list(range(len(cv["turn"])))
+        reads = np.ones(len(ids), bool)  # English: every text read
         for r in cv["queries"]:
-            pos = np.array(r["pos"], int)
-            c = Ctx(
-                ids=ids,
-                pos=pos,
-                sem=np.array(r["sem"]),
-                kw=np.array(r["kw"]),
-                dated=np.array(r["dated"]),
-                ereads=np.ones(len(pos), bool),
-                qreads=True,
-                ideal=r["ideal"][0],
-                qdf=r["ideal"][1],
-                imp=imp[pos],
-                conf=conf[pos],
-                rec=rec[pos],
-                near=near,
-                size=size,
-            )
-            out.append((r, cv["turn"], c))
+            out.append((r, cv["turn"], candidates(r, ids, cv, reads, True, near)))
     return out
 
 
