@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from memcli.index.tokenize import tokenize
+from memcli.index.tokenize import query_terms
 
 
 def idf(n: int, df: int) -> float:
@@ -69,15 +69,17 @@ class KeywordIndex:
         return len(self.doc_len)
 
     def scores(self, query: str | Sequence[str]) -> np.ndarray:
-        """BM25 score of every document for the query (0 where no term matches)."""
-        terms = tokenize(query) if isinstance(query, str) else list(query)
+        """BM25 score of every document for the query (0 where no term matches): a text
+        weighs its terms as memcli.index.tokenize.query_terms says, a list of terms
+        counts each occurrence once."""
+        terms = _weighted(query)
         n = self.size
         result = np.zeros(n, dtype=np.float32)
         if n == 0:
             return result
         avgdl = float(self.doc_len.mean()) or 1.0
         norm = self.k1 * (1.0 - self.b + self.b * self.doc_len / avgdl)
-        for term, qtf in Counter(terms).items():
+        for term, qtf in terms.items():
             t = self.vocab.get(term)
             if t is None:
                 continue
@@ -91,12 +93,12 @@ class KeywordIndex:
         """The query's keyword mass, Σ qtf · idf over its terms (a term no document holds
         at the rarest idf): what a document of average length holding each term once
         scores, the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
-        terms = tokenize(query) if isinstance(query, str) else list(query)
+        terms = _weighted(query)
         n = self.size
         if n == 0:
             return 0.0
         total = 0.0
-        for term, qtf in Counter(terms).items():
+        for term, qtf in terms.items():
             t = self.vocab.get(term)
             df = 0 if t is None else int(self.indptr[t + 1] - self.indptr[t])
             total += qtf * float(idf(n, df))
@@ -121,3 +123,8 @@ class KeywordIndex:
             vocab = {term: i for i, term in enumerate(json.loads(str(data["vocab"])))}
             k1, b = (float(x) for x in data["params"])
             return cls(vocab, data["indptr"], data["docs"], data["tfs"], data["doc_len"], k1, b)
+
+
+def _weighted(query: str | Sequence[str]) -> Mapping[str, float]:
+    """A query's terms and their weights: query_terms of a text, a list's counts."""
+    return query_terms(query) if isinstance(query, str) else Counter(query)

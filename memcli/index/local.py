@@ -34,7 +34,7 @@ from memcli.index import local_files as files
 from memcli.index.keyword import KeywordIndex
 from memcli.index.postings import Postings
 from memcli.index.protocol import BackendSettings, Fingerprint, IndexDamaged, Scored
-from memcli.index.tokenize import tokenize
+from memcli.index.tokenize import query_terms
 from memcli.index.vectors import RowVectors, VectorIndex
 
 #: log rows tolerated before the state is compacted into a new generation (a one-off
@@ -273,7 +273,7 @@ class LocalBackend:
         if memo is not None and memo[0] == params and memo[1] == self.version:
             return memo[2]
         live = len(self.row_of)
-        result = self.postings.scores(tokenize(query), self.n, self.alive, live, self.version)
+        result = self.postings.scores(query_terms(query), self.n, self.alive, live, self.version)
         self._memo["keyword"] = (params, self.version, result)
         return result
 
@@ -297,7 +297,7 @@ class LocalBackend:
 
     def keyword_ideal(self, query: str) -> float | None:
         self._ready()
-        return self.postings.ideal(tokenize(query), self.alive[: self.n], len(self.row_of))
+        return self.postings.ideal(query_terms(query), self.alive[: self.n], len(self.row_of))
 
     # ------------------------------------------------------------------ writing
 

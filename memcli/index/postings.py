@@ -8,7 +8,7 @@ live entries.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -46,9 +46,10 @@ class Postings:
         self._tail_kw = None
 
     def scores(
-        self, terms: list[str], n: int, alive: np.ndarray, live: int, state: object = None
+        self, terms: Mapping[str, float], n: int, alive: np.ndarray, live: int, state: object = None
     ) -> np.ndarray:
-        """BM25 of every row for the query terms (0 for dead rows); `alive`: the live
+        """BM25 of every row for the query's terms and their weights
+        (memcli.index.tokenize.query_terms), 0 for dead rows; `alive`: the live
         rows (the first `n`), `live` of them. `state`: what changes whenever the rows do
         (the local index's version): the length normalization of every row, which
         depends on the rows alone, is then computed once per state, not per query."""
@@ -57,7 +58,7 @@ class Postings:
             return result
         dead = live != n
         norm = self._norm(n, alive, live, state)
-        for term, qtf in Counter(terms).items():
+        for term, qtf in terms.items():
             found = self._postings(term, alive, dead)
             if found is None:
                 continue
@@ -66,7 +67,7 @@ class Postings:
             result[docs] += qtf * idf(live, df) * tfs * (self.k1 + 1.0) / (tfs + norm[docs])
         return result
 
-    def ideal(self, terms: list[str], alive: np.ndarray, live: int) -> float:
+    def ideal(self, terms: Mapping[str, float], alive: np.ndarray, live: int) -> float:
         """The query's keyword mass: the BM25 score of a row of average length holding
         each of its terms once, Σ qtf · idf (a term no live row holds at the rarest
         idf): the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
@@ -74,7 +75,7 @@ class Postings:
             return 0.0
         dead = live != len(alive)
         total = 0.0
-        for term, qtf in Counter(terms).items():
+        for term, qtf in terms.items():
             found = self._postings(term, alive, dead)
             df = 0 if found is None else len(found[0])
             total += qtf * float(idf(live, df))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Iterator
 from functools import lru_cache
 
 #: CJK ideographs, kana and hangul
@@ -52,21 +54,68 @@ def _stem(word: str) -> str:
     return _stemmer().stemWord(word)
 
 
-def tokenize(text: str) -> list[str]:
-    """Index/query tokens of `text` (order kept, duplicates kept for term frequency)."""
+def _words(text: str) -> Iterator[tuple[str, bool]]:
+    """(word, whether it is a CJK run) of `text`: lower-cased, English stop words
+    dropped, English words stemmed."""
     text = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
-    tokens: list[str] = []
     words, cjk = (_WORD_RE, None) if not text or max(text) < CJK_FIRST else _cjk_words()
     for match in words.finditer(text):
         word = match.group()
         if cjk is not None and cjk.match(word):
-            tokens.extend(word)  # single characters
-            tokens.extend(word[i : i + 2] for i in range(len(word) - 1))
+            yield word, True
             continue
         if word in STOP_WORDS:
             continue
         word = word.replace("'", "")
         if word.isascii() and word.isalpha():
             word = _stem(word)
-        tokens.append(word)
+        yield word, False
+
+
+def tokenize(text: str) -> list[str]:
+    """Index/query tokens of `text` (order kept, duplicates kept for term frequency)."""
+    tokens: list[str] = []
+    for word, is_cjk in _words(text):
+        if is_cjk:
+            tokens.extend(word)  # single characters
+            tokens.extend(word[i : i + 2] for i in range(len(word) - 1))
+        else:
+            tokens.append(word)
     return tokens
+
+
+#: two-character Chinese function words (the index keeps every character bigram): they
+#: say how a thing is asked ("how", "what", "we", …), not what it is about, so a query's
+#: keyword side does not count them
+CJK_STOP_WORDS = frozenset(
+    """一个 一下 一次 一些 一起 怎么 怎样 什么 如何 为什么 为何 可以 能否 是否 我们 你们
+    他们 这个 那个 这些 那些 这里 那里 没有 现在 已经 时候 需要 应该 还是 就是 不是 自己
+    因为 所以 但是 如果 然后 之前 之后 以后 多久 多少 哪个 哪些 哪里 有没 有什 么做 么用
+    么写 么配 么办 帮我 请问 一样 的时 的是 了吗 是什 么样""".split()  # noqa: SIM905
+)
+#: a lone CJK character's weight in a query: a third of a word's (a two-character word
+#: that matches counts its bigram and both characters, 1⅔; bench/README.md, "Chinese
+#: question words and lone characters")
+CJK_CHAR_WEIGHT = 1 / 3
+
+
+def query_terms(text: str) -> dict[str, float]:
+    """The query's keyword terms (tokenize's) with their weight in BM25 and in the
+    query's keyword mass: how often each occurs; a lone CJK character at CJK_CHAR_WEIGHT
+    (a Chinese word is matched by its bigram, a character alone is weak evidence); a CJK
+    question word (CJK_STOP_WORDS) at nothing, with its characters and the bigrams
+    straddling it ("迁移怎么做": 移怎 is no word)."""
+    weights: Counter[str] = Counter()
+    for word, is_cjk in _words(text):
+        if not is_cjk:
+            weights[word] += 1.0
+            continue
+        pairs = [word[i : i + 2] for i in range(len(word) - 1)]
+        asked = {j for i, pair in enumerate(pairs) if pair in CJK_STOP_WORDS for j in (i, i + 1)}
+        for i, char in enumerate(word):
+            if i not in asked:
+                weights[char] += CJK_CHAR_WEIGHT
+        for i, pair in enumerate(pairs):
+            if i not in asked and i + 1 not in asked:
+                weights[pair] += 1.0
+    return dict(weights)

@@ -82,19 +82,9 @@ def shared_word(query: str, text: str) -> bool:
     return bool(_words(query) & _words(text))
 
 
-#: two-character Chinese function words (the index keeps every character bigram): they
-#: say how a thing is asked, not what it is about
-CJK_STOP_WORDS = frozenset(
-    """一个 一下 一次 一些 一起 怎么 怎样 什么 如何 为什么 为何 可以 能否 是否 我们 你们
-    他们 这个 那个 这些 那些 这里 那里 没有 现在 已经 时候 需要 应该 还是 就是 不是 自己
-    因为 所以 但是 如果 然后 之前 之后 以后 多久 多少 哪个 哪些 哪里 有没 有什 么做 么用
-    么写 么配 么办 帮我 请问 一样 的时 的是 了吗 是什 么样""".split()  # noqa: SIM905
-)
-
-
 @lru_cache(maxsize=50_000)
 def _words(text: str) -> frozenset[str]:
-    from memcli.index.tokenize import tokenize
+    from memcli.index.tokenize import CJK_STOP_WORDS, tokenize
 
     return frozenset(t for t in tokenize(text) if len(t) >= 2 and t not in CJK_STOP_WORDS)
 

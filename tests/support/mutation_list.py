@@ -1850,6 +1850,22 @@ MUTATIONS: list[Mutation] = [
         why="怎么 or 一次 in common makes an unrelated Chinese note relevant",
     ),
     m(
+        "query-lone-characters-weigh-a-word",
+        "memcli/index/tokenize.py",
+        "CJK_CHAR_WEIGHT = 1 / 3\n",
+        "CJK_CHAR_WEIGHT = 1.0\n",
+        f"{UNIT}test_query_weights.py::test_a_word_outweighs_lone_characters",
+        why="红烧肉怎么做 matches 少吃红肉 by 红 and 肉 as strongly as by a word",
+    ),
+    m(
+        "query-question-words-counted",
+        "memcli/index/tokenize.py",
+        "        asked = {j for i, pair in enumerate(pairs) if pair in CJK_STOP_WORDS for j in (i, i + 1)}\n",
+        "        asked = set()\n",
+        f"{UNIT}test_query_weights.py::test_a_word_outweighs_lone_characters",
+        why="怎么 and the bigram across it (移怎) count against a Chinese question's own words",
+    ),
+    m(
         "model-switch-not-approved",
         "memcli/surfaces/cli/commands/setup.py",
         '        if waiting == [("index", "model")] and not trust.is_trusted(root):\n',
