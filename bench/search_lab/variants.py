@@ -4,7 +4,8 @@ P: gate (the cosine does not vote where the model does not read the pair), kwnor
 bm25/(bm25+sat); ideal: bm25 / the query's keyword mass, gamma a power of it; minmax),
 ws (the semantic weight of the balanced blend), comb (max: max(blend, cosine); mean: the
 blend; softmax: max(blend, sm · cosine + (1 - sm) · share); noisyor), c0/c1 (an affine
-cosine scale), nbor/nw (neighbour lent as noisy-or), restw (the other parts' weight),
+cosine scale), damp (the keyword share times min(1, cosine / damp)), nbor/nw (neighbour
+lent as noisy-or), restw (the other parts' weight),
 floor. The product's formula (c376088) is
 dict(gate=1, kwnorm="ideal", comb="softmax", ws=0.55, sm=0.65, nbor=1, nw=0.6)."""
 
@@ -27,6 +28,8 @@ def var(c, P):  # noqa: ANN001, ANN201, N803 - a lab function
         ks = ks ** P.get("gamma", 1.0)
     elif kn == "minmax":
         ks = minmax(k)
+    if P.get("damp"):  # a keyword share counts in full only beside a cosine of `damp`
+        ks = ks * np.clip(np.clip(sem, 0, 1) / P["damp"], 0, 1)
     ws = P.get("ws", 0.5)
     both = ws * s + (1 - ws) * ks
     comb = P.get("comb", "max")

@@ -93,10 +93,10 @@ CJK_STOP_WORDS = frozenset(
     因为 所以 但是 如果 然后 之前 之后 以后 多久 多少 哪个 哪些 哪里 有没 有什 么做 么用
     么写 么配 么办 帮我 请问 一样 的时 的是 了吗 是什 么样""".split()  # noqa: SIM905
 )
-#: a lone CJK character's weight in a query: a third of a word's (a two-character word
-#: that matches counts its bigram and both characters, 1⅔; bench/README.md, "Chinese
-#: question words and lone characters")
-CJK_CHAR_WEIGHT = 1 / 3
+#: a lone CJK character's weight in a query: half a word's (a two-character word that
+#: matches counts its bigram and both characters, 2; bench/README.md, "Chinese question
+#: words and lone characters")
+CJK_CHAR_WEIGHT = 0.5
 
 
 def query_terms(text: str) -> dict[str, float]:

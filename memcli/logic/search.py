@@ -138,10 +138,17 @@ def absolute_relevance(
     read: np.ndarray | None = None,
 ) -> np.ndarray:
     """Relevance in [0, 1] from the cosine (below 0 counted as 0; times `read`, how much
-    the model reads the pair) and the keyword `share`: the better of the
-    balanced blend (semantic_weight, keyword_weight) and the semantic-led one
-    (semantic_lead); one side alone in semantic or keyword mode."""
+    the model reads the pair) and the keyword `share` (in full from a cosine of
+    keyword_cosine up where the model reads the pair): the better of the balanced blend
+    (semantic_weight, keyword_weight) and the semantic-led one (semantic_lead); one side
+    alone in semantic or keyword mode."""
     sem = np.clip(semantic.astype(np.float64), 0.0, 1.0)
+    if settings.keyword_cosine > 0 and mode == "hybrid":
+        # a word the texts share, where the model reads them as unrelated, is a
+        # coincidence ("blood type" and "Types on a split keyboard"): the share counts
+        # in full from a cosine of keyword_cosine up, in proportion below it
+        trust = np.clip(sem / settings.keyword_cosine, 0.0, 1.0)
+        share = share * (1.0 - (1.0 if read is None else read) * (1.0 - trust))
     if read is not None:
         sem = sem * read
     if mode == "semantic":

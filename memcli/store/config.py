@@ -65,6 +65,11 @@ class SearchSettings:
     strong_relevance: float = 0.2
     #: the same for a query the model does not read, on the keyword share
     strong_keyword: float = 0.1
+    #: where the model reads both texts, a shared word counts in full beside a cosine of
+    #: at least this, in proportion below it: a word two unrelated texts share is a
+    #: coincidence ("blood type" / "Types on a split keyboard"; bench/README.md "A shared
+    #: word beside an unrelated meaning")
+    keyword_cosine: float = 0.2
     bm25_k1: float = 0.9
     bm25_b: float = 0.4
 

@@ -80,6 +80,7 @@ RULES: dict[str, Rule] = {
     "search.keyword_floor": UNIT,
     "search.strong_relevance": UNIT,
     "search.strong_keyword": UNIT,
+    "search.keyword_cosine": UNIT,
     "search.semantic_lead": UNIT,
     "index.backend": Rule(choices=("local", "milvus")),
     "index.hnsw_m": Rule(2.0),

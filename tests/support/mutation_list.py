@@ -1852,7 +1852,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "query-lone-characters-weigh-a-word",
         "memcli/index/tokenize.py",
-        "CJK_CHAR_WEIGHT = 1 / 3\n",
+        "CJK_CHAR_WEIGHT = 0.5\n",
         "CJK_CHAR_WEIGHT = 1.0\n",
         f"{UNIT}test_query_weights.py::test_a_word_outweighs_lone_characters",
         why="红烧肉怎么做 matches 少吃红肉 by 红 and 肉 as strongly as by a word",
@@ -1864,6 +1864,14 @@ MUTATIONS: list[Mutation] = [
         "        asked = set()\n",
         f"{UNIT}test_query_weights.py::test_a_word_outweighs_lone_characters",
         why="怎么 and the bigram across it (移怎) count against a Chinese question's own words",
+    ),
+    m(
+        "keyword-share-beside-an-unrelated-cosine",
+        "memcli/logic/search.py",
+        "    if settings.keyword_cosine > 0 and mode == \"hybrid\":\n",
+        "    if False:\n",
+        f"{UNIT}test_relevance_scale.py::test_relevance_of_one_candidate",
+        why="what is my blood type finds Types on a Corne split keyboard, strong, by one word",
     ),
     m(
         "model-switch-not-approved",

@@ -58,7 +58,13 @@ SW, KW = SETTINGS.semantic_weight, SETTINGS.keyword_weight  # (they sum to 1)
         (0.8, 0.2, "hybrid", True, LEAD * 0.8 + (1 - LEAD) * 0.2),  # the semantic-led one
         (0.9, 0.3, "hybrid", False, KW * 0.3),  # not read: the keyword side alone votes
         (0.6, 0.0, "hybrid", 0.5, LEAD * 0.3),  # read in part (a mixed note): half a vote
-        (-0.2, 0.6, "hybrid", True, KW * 0.6),
+        # a word shared by texts the model reads as unrelated counts in proportion to the
+        # cosine below keyword_cosine (0.2): half at 0.1, nothing at or below 0
+        (0.1, 0.8, "hybrid", True, max(SW * 0.1 + KW * 0.4, LEAD * 0.1 + (1 - LEAD) * 0.4)),
+        (-0.2, 0.6, "hybrid", True, 0.0),
+        (0.1, 0.8, "hybrid", False, KW * 0.8),  # not read: the cosine says nothing
+        (0.1, 0.8, "hybrid", 0.5, max(SW * 0.05 + KW * 0.6, LEAD * 0.05 + (1 - LEAD) * 0.6)),
+        (0.1, 0.8, "keyword", True, 0.8),  # keyword mode: the words alone
         (1.0, 1.0, "hybrid", True, 1.0),
     ],
 )

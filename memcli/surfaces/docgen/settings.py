@@ -38,6 +38,8 @@ MEANINGS: dict[str, str] = {
     "search.strong_relevance": "a query whose best hit is less relevant has no strong match: "
     "its three closest are shown as weak, and inject takes none",
     "search.strong_keyword": "the same on the keyword share, for a query the model does not read",
+    "search.keyword_cosine": "where the model reads both texts, a shared word counts in full "
+    "beside a cosine of at least this, in proportion below it",
     "search.relevance_floor": "hits less relevant than this (absolute, 0 to 1) are not "
     "returned: an off-topic query finds nothing",
     "search.bm25_k1": "BM25 term saturation",
