@@ -16,7 +16,8 @@ score between 0 and 1, the number every hit shows and the list is sorted by.
                 best relevance of the adjacent entries)]
     score     = (relevance_weight · relevance + recency_weight · 0.5^(age/half_life)
                  + importance_weight · importance + confidence_weight · confidence
-                 + date_weight · [created within a period the query names])
+                 + date_weight · [created within a period the query names]
+                 + correction_weight · relevance · [a correction])
                 / the sum of those weights
 
 Every part is in [0, 1] on a scale that does not depend on what else the query found, so
@@ -169,6 +170,7 @@ def score_weights(settings: SearchSettings) -> float:
         + settings.importance_weight
         + settings.confidence_weight
         + settings.date_weight
+        + settings.correction_weight
     )
     return total if total > 0 else 1.0
 
@@ -389,12 +391,14 @@ def rank(
     importance, confidence = values.importance, values.confidence
     rec = recency(values, now, settings)
     dated = in_periods(values.created, periods)
+    corrects = np.array([e.type == "correction" for e in candidates], dtype=np.float64)
     scores = (
         settings.relevance_weight * relevance
         + settings.recency_weight * rec
         + settings.importance_weight * importance
         + settings.confidence_weight * confidence
         + settings.date_weight * dated
+        + settings.correction_weight * relevance * corrects
     ) / score_weights(settings)
     keep = scores >= min_score
     if mode == "keyword":
@@ -426,6 +430,7 @@ def rank(
                 "importance": float(importance[i]),
                 "confidence": float(confidence[i]),
                 "date": float(dated[i]),
+                "correction": float(corrects[i]),
                 "accesses": float(_accesses(access, candidates[i].id)),
             },
             weak,

@@ -81,6 +81,7 @@ RULES: dict[str, Rule] = {
     "search.strong_relevance": UNIT,
     "search.strong_keyword": UNIT,
     "search.keyword_cosine": UNIT,
+    "search.correction_weight": UNIT,
     "search.semantic_lead": UNIT,
     "index.backend": Rule(choices=("local", "milvus")),
     "index.hnsw_m": Rule(2.0),

@@ -1874,6 +1874,14 @@ MUTATIONS: list[Mutation] = [
         why="what is my blood type finds Types on a Corne split keyboard, strong, by one word",
     ),
     m(
+        "search-correction-no-bonus",
+        "memcli/logic/search.py",
+        "        + settings.correction_weight * relevance * corrects\n",
+        "",
+        f"{UNIT}test_relevance_scale.py::test_a_relevant_correction_comes_before_the_fact_it_corrects",
+        why="which Go version now shows the stale 1.22 note above its correction",
+    ),
+    m(
         "model-switch-not-approved",
         "memcli/surfaces/cli/commands/setup.py",
         '        if waiting == [("index", "model")] and not trust.is_trusted(root):\n',

@@ -142,7 +142,7 @@ def test_min_score_filters_on_the_same_scale_in_every_query() -> None:
 def test_the_order_is_the_score_and_it_falls_within_0_and_1() -> None:
     """One score: hits come in the order of the score they show, every score between 0
     and 1, and it is the weighted share of a perfect match (relevance 1, new, important,
-    confident, of a period the query names)."""
+    confident, of a period the query names, a correction)."""
     cosines, bm25s = np.array([0.55, 0.50, 0.20, 0.95]), np.array([5.0, 3.0, 150.0, 9.0])
     found = rank(
         entries(4), Signals(np.array([0, 1, 2, 3]), cosines, bm25s, keyword_ideal=10.0),
@@ -162,11 +162,13 @@ def test_the_order_is_the_score_and_it_falls_within_0_and_1() -> None:
     assert close[0].components["relevance"] < close[1].components["relevance"]
     parts = ("relevance", "recency", "importance", "confidence", "date")
     weights = [getattr(SETTINGS, f"{p}_weight") for p in parts]
+    total = sum(weights) + SETTINGS.correction_weight
     for h in found:
         weighted = sum(w * h.components[p] for w, p in zip(weights, parts, strict=True))
-        assert h.score == pytest.approx(weighted / sum(weights))
+        corrected = SETTINGS.correction_weight * h.components["relevance"]
+        assert h.score == pytest.approx((weighted + corrected * h.components["correction"]) / total)
     perfect = rank(
-        [Entry("p", "x", "fact", "memory.md", 1, {"imp": "1", "conf": "1",
+        [Entry("p", "x", "correction", "memory.md", 1, {"imp": "1", "conf": "1",
                                                    "created": NOW.isoformat()})],
         Signals(np.array([0]), np.array([1.0]), np.array([50.0]), keyword_ideal=10.0),
         settings=SETTINGS, mode="hybrid", now=NOW, limit=10,
@@ -220,3 +222,28 @@ def test_an_entry_of_the_period_a_query_names_passes_the_floor() -> None:
         periods=periods,
     )  # fmt: skip
     assert [h.entry.id for h in found] == ["june"]
+
+
+@pytest.mark.parametrize(
+    "corrected_cosine, first",
+    [
+        (0.50, "c"),  # as relevant as the fact it puts right: the correction first
+        (0.47, "c"),  # a little less relevant: still first (its relevance counts 10% more)
+        (0.30, "f"),  # far less relevant: the fact stays first
+    ],
+)
+def test_a_relevant_correction_comes_before_the_fact_it_corrects(
+    corrected_cosine: float, first: str
+) -> None:
+    """"which Go version are the services on now": "Correction: all services moved to Go
+    1.23" before "Backend services are written in Go 1.22" when both are as relevant;
+    the bonus is a share of the correction's own relevance, so an unrelated correction
+    gains nothing."""
+    pair = [Entry("f", "written in Go 1.22", "fact", "memory.md", 1),
+            Entry("c", "moved to Go 1.23", "correction", "memory.md", 2)]  # fmt: skip
+    found = rank(
+        pair, Signals(np.array([0, 1]), np.array([0.50, corrected_cosine]), np.zeros(2), 10.0),
+        settings=SETTINGS, mode="hybrid", now=NOW, limit=10, floor=0.0,
+    )  # fmt: skip
+    assert found[0].entry.id == first
+    assert [h.components["correction"] for h in found if h.entry.id == "c"] == [1.0]
