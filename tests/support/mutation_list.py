@@ -2099,12 +2099,13 @@ MUTATIONS: list[Mutation] = [
         "every cold search of one imports `tokenizers` and writes it again",
     ),
     m(
-        "snapshot-rows-of-another-shape-used",
-        "memcli/core/models.py",
-        "        if rows and set(map(len, rows)) != {len(_FIELDS)}:\n",
+        "snapshot-columns-of-another-shape-used",
+        "memcli/index/snapshot.py",
+        "        if any(type(c) is not tuple for c in columns) or len(set(map(len, columns))) > 1:\n",
         "        if False:\n",
-        f"{UNIT}test_snapshot_rows.py::test_a_signed_snapshot_of_rows_of_another_shape_is_not_used",
-        why="a snapshot row missing a field (another version's) becomes an Entry without it",
+        f"{UNIT}test_snapshot_rows.py::test_a_signed_snapshot_of_another_shape_is_not_used",
+        why="a snapshot column shorter than the others (another version's) makes entries "
+        "of fields from different entries",
     ),
     m(
         "watcher-holds-a-parse-newer-than-its-index",
