@@ -9,6 +9,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from operator import attrgetter
 
 from memcli.core.names import ARCHIVE_FILE as ARCHIVE_FILE  # re-exported names
 from memcli.core.names import BUILTIN_FILES
@@ -307,4 +308,4 @@ def column(entries: Sequence[Entry], name: str) -> Sequence:
     of = getattr(entries, "column", None)
     if of is not None:
         return of(name)
-    return [getattr(e, name) for e in entries]
+    return list(map(attrgetter(name), entries))

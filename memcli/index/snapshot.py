@@ -9,8 +9,9 @@ another user's, edited, or taken from other files) is never unmarshalled: the ca
 parses the Markdown and writes a snapshot of its own. marshal is read only from bytes
 the MAC vouches for (it is quick, and not safe against crafted input).
 
-The snapshot is held in columns (`Snapshot`): the ids, types, files, lines, texts and
-explicit-id flags of every entry, and each entry's metadata as marshal bytes of its own.
+The snapshot is held in columns (`Snapshot`): the ids, types, files, lines and explicit-
+id flags of every entry, and each entry's text and metadata as marshal bytes of its own
+(one `bytes` for all, with where each ends).
 A one-off search reads what its ranking needs of every entry from the columns and makes
 an Entry (with its metadata dict) only for the few hundred candidates it ranks: making
 10k Entry objects and their dicts was ≈ 40 ms of CPU of a cold search at 10k entries.
@@ -23,7 +24,9 @@ import hmac
 import json
 import marshal
 import os
+from array import array
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import overload
 
@@ -72,23 +75,26 @@ def read(
         return None
 
 
-#: the columns of a snapshot, in order (`meta`: each entry's metadata as marshal bytes)
-COLUMNS = ("id", "text", "type", "file", "line", "meta", "id_explicit")
+#: the columns of a snapshot, in order; then `body`, each entry's (text, metadata) as
+#: marshal bytes one after the other, and `ends`, where each one ends (int64 each)
+COLUMNS = ("id", "type", "file", "line", "id_explicit")
 
 
-def _columns(entries: Sequence[Entry]) -> tuple[tuple, ...]:
-    """The snapshot's columns of `entries` (COLUMNS)."""
-    if isinstance(entries, Snapshot):  # as read: its metadata bytes are still good
+def _columns(entries: Sequence[Entry]) -> tuple:
+    """The snapshot's columns of `entries` (COLUMNS, body, ends)."""
+    if isinstance(entries, Snapshot):  # as read: its bytes are still good
         return entries.raw()
     dumps = marshal.dumps
+    bodies = [dumps((e.text, e.meta)) for e in entries]
+    ends = array("q", accumulate(map(len, bodies)))
     return (
         tuple(e.id for e in entries),
-        tuple(e.text for e in entries),
         tuple(e.type for e in entries),
         tuple(e.file for e in entries),
         tuple(e.line for e in entries),
-        tuple(dumps(e.meta) for e in entries),
         tuple(e.id_explicit for e in entries),
+        b"".join(bodies),
+        ends.tobytes(),
     )
 
 
@@ -97,16 +103,24 @@ class Snapshot(Sequence[Entry]):
     position, or all of them on iteration); `column(name)` gives one field of every
     entry without making any. Equal to a list of the same entries."""
 
-    __slots__ = ("_cols", "_made")
+    __slots__ = ("_raw", "_made", "_ends")
 
-    def __init__(self, columns: object) -> None:
-        """From a snapshot's columns (COLUMNS); ValueError when they are not those."""
-        if not isinstance(columns, tuple) or len(columns) != len(COLUMNS):
+    def __init__(self, raw: object) -> None:
+        """From a snapshot's columns, body and ends (`_columns`); ValueError when they are
+        not those."""
+        if not isinstance(raw, tuple) or len(raw) != len(COLUMNS) + 2:
             raise ValueError("an entry snapshot of another shape")
+        columns, (body, ends) = raw[: len(COLUMNS)], raw[len(COLUMNS) :]
         if any(type(c) is not tuple for c in columns) or len(set(map(len, columns))) > 1:
             raise ValueError("an entry snapshot of another shape")
-        self._cols: tuple[tuple, ...] = columns
-        self._made: list[Entry | None] = [None] * len(columns[0])
+        if type(body) is not bytes or type(ends) is not bytes or len(ends) % 8:
+            raise ValueError("an entry snapshot of another shape")
+        n = len(columns[0])
+        self._ends = memoryview(ends).cast("q")
+        if len(self._ends) != n or (n and self._ends[-1] != len(body)):
+            raise ValueError("an entry snapshot of another shape")
+        self._raw: tuple = raw
+        self._made: list[Entry | None] = [None] * n
 
     def __len__(self) -> int:
         return len(self._made)
@@ -120,6 +134,7 @@ class Snapshot(Sequence[Entry]):
     def __getitem__(self, index: int | slice) -> Entry | list[Entry]:
         if isinstance(index, slice):
             return [self[i] for i in range(len(self))[index]]
+        index = range(len(self._made))[index]  # a negative one counted from the end
         entry = self._made[index]
         if entry is None:
             entry = self._made[index] = self._make(index)
@@ -140,22 +155,26 @@ class Snapshot(Sequence[Entry]):
     __hash__ = None  # type: ignore[assignment]
 
     def column(self, name: str) -> tuple:
-        """Field `name` (one of COLUMNS but meta) of every entry, in order."""
-        if name == "meta":
-            raise ValueError("the metadata is made per entry")
-        return self._cols[COLUMNS.index(name)]
+        """Field `name` of every entry, in order: one of COLUMNS (ValueError for the
+        text and the metadata, read per entry)."""
+        if name not in COLUMNS:
+            raise ValueError(f"{name}: read per entry, not as a column")
+        return self._raw[COLUMNS.index(name)]
 
-    def raw(self) -> tuple[tuple, ...]:
-        """The columns as read (written back as they are)."""
-        return self._cols
+    def raw(self) -> tuple:
+        """The columns, body and ends as read (written back as they are)."""
+        return self._raw
 
     def _make(self, i: int) -> Entry:
-        cols = self._cols
-        meta = marshal.loads(cols[5][i])
-        if type(meta) is not dict:
+        ids, types, files, lines, explicit, body, _ = self._raw
+        ends = self._ends
+        start = ends[i - 1] if i > 0 else 0
+        if not 0 <= start <= ends[i]:
             raise ValueError("an entry snapshot of another shape")
-        row = (cols[0][i], cols[1][i], cols[2][i], cols[3][i], cols[4][i], meta, cols[6][i])
-        return Entry.from_row(row)
+        text, meta = marshal.loads(body[start : ends[i]])
+        if type(text) is not str or type(meta) is not dict:
+            raise ValueError("an entry snapshot of another shape")
+        return Entry.from_row((ids[i], text, types[i], files[i], lines[i], meta, explicit[i]))
 
 
 def is_name(name: object) -> bool:

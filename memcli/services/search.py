@@ -54,7 +54,8 @@ class SearchView:
 
     @cached_property
     def position_of(self) -> dict[str, int]:
-        return {i: p for p, i in enumerate(self.ids)}
+        ids = self.ids
+        return dict(zip(ids, range(len(ids)), strict=True))
 
     @cached_property
     def ids(self) -> Sequence[str]:

@@ -39,13 +39,17 @@ def test_the_columns_read_back_as_the_entries_written(tmp_path: Path) -> None:
     assert column(read, "id") == ("m1", "m2", "m3")  # no Entry made for these
     assert column(read, "file") == tuple(e.file for e in written)
     assert column(read, "line") == (3, 9, 12)
+    with pytest.raises(ValueError):
+        column(read, "text")  # read per entry
     assert read._made == [None, None, None]
     assert vars(read[2]) == vars(written[2]) and read[2] is read[2]
     assert read._made[:2] == [None, None]  # only the one asked for was made
     assert read == written and list(read) == written
     assert [vars(e) for e in read] == [vars(e) for e in written]
     assert [e.importance for e in read] == [e.importance for e in written]  # a normal Entry
-    assert read[1:] == written[1:] and read[-1] is read[2]
+    assert read[1:] == written[1:] and read[-1] is read[2] and read[-3] == written[0]
+    with pytest.raises(IndexError):
+        read[-4]
     again, _ = snapshot.write(tmp_path, read, FILES, KEY)  # written back from its columns
     loads = marshal.loads
     assert loads((tmp_path / again).read_bytes()) == loads((tmp_path / name).read_bytes())
@@ -62,8 +66,11 @@ def test_a_signed_snapshot_of_another_shape_is_not_used(tmp_path: Path) -> None:
     assert _read(tmp_path, marshal.dumps(short)) is None
     assert _read(tmp_path, marshal.dumps(good[:6])) is None
     assert _read(tmp_path, marshal.dumps(tuple(list(c) for c in good))) is None
-    listed = (*good[:5], (marshal.dumps(["not", "a", "dict"]),) * 3, good[6])
-    read = _read(tmp_path, marshal.dumps(listed))
-    assert read is not None  # each entry's metadata is read when the entry is made
+    bodies = [marshal.dumps((e.text, ["not", "a", "dict"])) for e in _entries()]
+    ends = b"".join(sum(map(len, bodies[: i + 1])).to_bytes(8, "little") for i in range(3))
+    read = _read(tmp_path, marshal.dumps((*good[:5], b"".join(bodies), ends)))
+    assert read is not None  # each entry's text and metadata are read when it is made
     with pytest.raises(ValueError):
         read[0]
+    cut = (*good[:6], good[6][:-8])  # where the last entry ends: missing
+    assert _read(tmp_path, marshal.dumps(cut)) is None
