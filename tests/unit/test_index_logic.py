@@ -76,7 +76,18 @@ def test_keyword_file_loads_in_one_read_and_refuses_damage(tmp_path: Path) -> No
             KeywordIndex.load(path)
     end = 16 + int.from_bytes(data[8:16], "little")
     head = json.loads(data[16:end])
-    for sizes in ([1, 1, 1, 0], [len(index.vocab) + 1, 2, 2, 4]):  # postings that disagree
+    terms, postings, rows = len(index.vocab) + 1, len(index.docs), len(index.doc_len)
+
+    def padded(*counts: int) -> int:
+        return sum(4 * c + (-4 * c) % 8 for c in counts)
+
+    # frequencies two short, the row lengths two long: the same bytes in all
+    shifted = next(
+        [terms, postings, postings - k, rows + k]
+        for k in (1, 2, 3, 4)
+        if padded(postings - k, rows + k) == padded(postings, rows)
+    )
+    for sizes in ([1, 1, 1, 0], [terms, 2, 2, 4], shifted):  # postings that disagree
         raw = json.dumps({**head, "sizes": sizes}).encode()
         raw += b" " * (-(16 + len(raw)) % 8)
         path.write_bytes(data[:8] + len(raw).to_bytes(8, "little") + raw + data[end:])
