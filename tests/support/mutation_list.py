@@ -2330,8 +2330,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "snapshot-entry-made-from-the-wrong-bytes",
         "memcli/index/snapshot.py",
-        "        start = ends[i - 1] if i > 0 else 0\n",
-        "        start = 0\n",
+        "        start = ends[i - 1] if i > 0 else _HEAD\n",
+        "        start = _HEAD\n",
         f"{UNIT}test_snapshot_rows.py::test_the_columns_read_back_as_the_entries_written",
         why="every entry of a snapshot gets the first entry's text and metadata",
     ),

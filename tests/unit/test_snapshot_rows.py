@@ -44,7 +44,10 @@ def test_the_columns_read_back_as_the_entries_written(tmp_path: Path) -> None:
     assert read._made == [None, None, None]
     assert vars(read[2]) == vars(written[2]) and read[2] is read[2]
     assert read._made[:2] == [None, None]  # only the one asked for was made
-    assert read == written and list(read) == written
+    kept = read[2]
+    assert read == written and list(read) == written and list(read)[2] is kept
+    fresh = snapshot.read(tmp_path, name, signature, FILES, KEY)  # all made in one pass
+    assert [vars(e) for e in fresh] == [vars(e) for e in written]
     assert [vars(e) for e in read] == [vars(e) for e in written]
     assert [e.importance for e in read] == [e.importance for e in written]  # a normal Entry
     assert read[1:] == written[1:] and read[-1] is read[2] and read[-3] == written[0]
@@ -66,11 +69,16 @@ def test_a_signed_snapshot_of_another_shape_is_not_used(tmp_path: Path) -> None:
     assert _read(tmp_path, marshal.dumps(short)) is None
     assert _read(tmp_path, marshal.dumps(good[:6])) is None
     assert _read(tmp_path, marshal.dumps(tuple(list(c) for c in good))) is None
-    bodies = [marshal.dumps((e.text, ["not", "a", "dict"])) for e in _entries()]
-    ends = b"".join(sum(map(len, bodies[: i + 1])).to_bytes(8, "little") for i in range(3))
-    read = _read(tmp_path, marshal.dumps((*good[:5], b"".join(bodies), ends)))
+    odd = [Entry(e.id, e.text, e.type, e.file, e.line) for e in _entries()]
+    raw = list(snapshot._columns(odd))  # as written, but each metadata a list
+    listed = [marshal.dumps((e.text, ["not", "a", "dict"]), 2) for e in odd]
+    raw[5] = raw[5][:5] + b"".join(listed)
+    raw[6] = b"".join(sum(map(len, listed[: i + 1]), 5).to_bytes(8, "little") for i in range(3))
+    read = _read(tmp_path, marshal.dumps(tuple(raw)))
     assert read is not None  # each entry's text and metadata are read when it is made
-    with pytest.raises(ValueError):
-        read[0]
+    with pytest.raises(ValueError, match="another shape"):
+        read[1]
+    with pytest.raises(ValueError, match="another shape"):
+        list(read)  # all at once: the same check
     cut = (*good[:6], good[6][:-8])  # where the last entry ends: missing
     assert _read(tmp_path, marshal.dumps(cut)) is None
