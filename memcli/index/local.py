@@ -400,9 +400,16 @@ class LocalBackend:
         self._loaded_log = manifest["log_size"]
 
     def flush(self) -> None:
+        """Write the log's rows into a new generation (compaction); also a generation an
+        earlier memcli wrote, whose keyword index is a zip archive (`.npz`): a search
+        then reads it in one read without importing zipfile (memcli.index.keyword)."""
         self._current()
-        if self._damaged is None and self.model is not None and self.log_rows:
+        if self._damaged is None and self.model is not None and (self.log_rows or self._npz()):
             self._compact()
+
+    def _npz(self) -> bool:
+        """The generation's keyword index is an earlier memcli's `.npz`."""
+        return str((self._manifest or {}).get("keyword", "")).endswith(".npz")
 
     close = flush  # nothing else to let go of
 
