@@ -28,7 +28,9 @@ served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON
 alternating old/new (the order flipped every round): each run's wall time (p50, p95),
 the client's CPU time (user+sys) and the CPU its daemon spent meanwhile. CPU time is
 less noisy than wall time on a shared machine. `--workspace INDEXED` copies an already
-indexed workspace (its `.memcli/` included) instead of generating and indexing one.
+indexed workspace (its `.memcli/` included) instead of generating and indexing one;
+`--new-workspace INDEXED` gives this checkout's side its own copy (the same entries,
+indexed in this checkout's file formats when they differ from the old code's).
 """
 
 from __future__ import annotations
@@ -331,9 +333,16 @@ COMPARED = {
 
 
 def compare(
-    old: Path, size: int, runs: int, tmp: Path, indexed: Path | None = None
+    old: Path,
+    size: int,
+    runs: int,
+    tmp: Path,
+    indexed: Path | None = None,
+    new_indexed: Path | None = None,
 ) -> dict[str, object]:
-    """This checkout and `old`, side by side (module docstring)."""
+    """This checkout and `old`, side by side (module docstring); `new_indexed`: the copy
+    this checkout's side starts from instead of `indexed` (the same entries, indexed in
+    this checkout's file formats)."""
     import resource
     import shutil
 
@@ -342,7 +351,8 @@ def compare(
     sides = {}
     for name, code in (("new", ROOT), ("old", old)):
         ws = tmp / f"{name}-{size}"
-        shutil.copytree(base, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        source = new_indexed if name == "new" and new_indexed is not None else base
+        shutil.copytree(source, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
         side_env = dict(env, PYTHONPATH=str(code))
         sides[name] = (code, ws, side_env, start_watch(ws, side_env, cwd=code))
     samples: dict[str, dict[str, list[float]]] = {}
@@ -413,6 +423,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workspace", type=Path, metavar="INDEXED", help="on a copy of it (one size; no build)"
     )
+    parser.add_argument(
+        "--new-workspace",
+        type=Path,
+        metavar="INDEXED",
+        help="with --compare: this checkout's side copies it (the same entries as "
+        "--workspace, indexed in this checkout's formats)",
+    )
     args = parser.parse_args(argv)
     import compileall
 
@@ -423,7 +440,14 @@ def main(argv: list[str] | None = None) -> int:
         compileall.compile_dir(str(args.compare / "memcli"), quiet=1)
         with tempfile.TemporaryDirectory() as tmp:
             compared = [
-                compare(args.compare.resolve(), int(size), args.runs, Path(tmp), args.workspace)
+                compare(
+                    args.compare.resolve(),
+                    int(size),
+                    args.runs,
+                    Path(tmp),
+                    args.workspace,
+                    args.new_workspace,
+                )
                 for size in args.sizes.split(",")
             ]
         if args.json:

@@ -401,8 +401,9 @@ class LocalBackend:
 
     def flush(self) -> None:
         """Write the log's rows into a new generation (compaction); also a generation an
-        earlier memcli wrote, whose keyword index is a zip archive (`.npz`): a search
-        then reads it in one read without importing zipfile (memcli.index.keyword)."""
+        earlier memcli wrote, whose keyword index is a zip archive (`.npz`), when a
+        watcher leaves: a search then reads it in one read without importing zipfile
+        (memcli.index.keyword)."""
         self._current()
         if self._damaged is None and self.model is not None and (self.log_rows or self._npz()):
             self._compact()
