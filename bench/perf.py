@@ -24,7 +24,8 @@ start (memcli.surfaces.blas). The cold paths (no watcher) are `search`,
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
 or `git archive 2371c7a | tar -x -C /tmp/old`) measures both codes side by side: one
 watcher each on two copies of one generated workspace, then `search` and `inject` runs
-served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON=1),
+served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON=1, on
+a third copy no watcher runs in: beside a watcher a read parses the Markdown),
 alternating old/new (the order flipped every round): each run's wall time (p50, p95),
 the client's CPU time (user+sys) and the CPU its daemon spent meanwhile. CPU time is
 less noisy than wall time on a shared machine. `--workspace INDEXED` copies an already
@@ -353,6 +354,11 @@ def compare(
         ws = tmp / f"{name}-{size}"
         source = new_indexed if name == "new" and new_indexed is not None else base
         shutil.copytree(source, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        # the cold commands read a copy no watcher runs in: a watcher's start-up sync keeps
+        # the entries snapshot in memory until it leaves, so a read beside it parses the
+        # Markdown, which a cold read of a workspace without a watcher does not
+        ignored = shutil.ignore_patterns("*.sock", "locks", "watch*")
+        shutil.copytree(source, ws.with_name(ws.name + "-cold"), ignore=ignored)
         side_env = dict(env, PYTHONPATH=str(code))
         sides[name] = (code, ws, side_env, start_watch(ws, side_env, cwd=code))
     samples: dict[str, dict[str, list[float]]] = {}
@@ -362,6 +368,7 @@ def compare(
             for command, (args, cold) in COMPARED.items():
                 for name in order:
                     code, ws, side_env, proc = sides[name]
+                    ws = ws.with_name(ws.name + "-cold") if cold else ws
                     query = QUERIES[i % len(QUERIES)]
                     argv = [a.replace("{q}", query) for a in args]
                     stdin = hook_payload(ws).replace("{q}", query) if args[0] == "hook" else ""
