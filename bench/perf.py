@@ -444,8 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     # process (PYTHONDONTWRITEBYTECODE is set on this machine) compiles its modules anew
     compileall.compile_dir(str(ROOT / "memcli"), quiet=1)
     if args.compare:
-        for checkout in (args.compare, ROOT):  # both sides start from bytecode
-            compileall.compile_dir(str(checkout / "memcli"), quiet=1)
+        compileall.compile_dir(str(args.compare / "memcli"), quiet=1)
         with tempfile.TemporaryDirectory() as tmp:
             compared = [
                 compare(
