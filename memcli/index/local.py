@@ -400,17 +400,11 @@ class LocalBackend:
         self._loaded_log = manifest["log_size"]
 
     def flush(self) -> None:
-        """Write the log's rows into a new generation (compaction); also a generation an
-        earlier memcli wrote, whose keyword index is a zip archive (`.npz`), when a
-        watcher leaves: a search then reads it in one read without importing zipfile
-        (memcli.index.keyword)."""
+        """Compact the log's rows, or an earlier memcli's generation (_npz_keyword)."""
         self._current()
-        if self._damaged is None and self.model is not None and (self.log_rows or self._npz()):
+        stale = self.log_rows or _npz_keyword(self._manifest)
+        if self._damaged is None and self.model is not None and stale:
             self._compact()
-
-    def _npz(self) -> bool:
-        """The generation's keyword index is an earlier memcli's `.npz`."""
-        return str((self._manifest or {}).get("keyword", "")).endswith(".npz")
 
     close = flush  # nothing else to let go of
 
@@ -466,3 +460,9 @@ def _rows_of(ids: Sequence[str | None]) -> tuple[dict[str, int], np.ndarray]:
         alive = np.array([i is not None for i in ids], dtype=bool)
         return {i: r for r, i in enumerate(ids) if i is not None}, alive  # type: ignore[misc]
     return dict(zip(ids, range(len(ids)), strict=True)), np.ones(len(ids), dtype=bool)  # type: ignore[arg-type]
+
+
+def _npz_keyword(manifest: dict | None) -> bool:
+    """The generation's keyword index is an earlier memcli's `.npz` (a zip archive): the
+    next flush (a watcher leaving) writes it anew, read in one read without zipfile."""
+    return str((manifest or {}).get("keyword", "")).endswith(".npz")

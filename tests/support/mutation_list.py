@@ -2338,8 +2338,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "npz-generation-never-rewritten",
         "memcli/index/local.py",
-        "(self.log_rows or self._npz()):",
-        "self.log_rows:",
+        "        stale = self.log_rows or _npz_keyword(self._manifest)\n",
+        "        stale = self.log_rows\n",
         f"{UNIT}test_postings_state.py::test_an_earlier_memclis_npz_generation_is_rewritten_at_the_next_flush",
         why="an upgraded workspace keeps its .npz keyword index: every cold search imports "
         "zipfile and reads the archive",
