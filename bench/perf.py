@@ -24,11 +24,14 @@ start (memcli.surfaces.blas). The cold paths (no watcher) are `search`,
 `--compare OLD_CHECKOUT` (a tree of another commit: `git worktree add /tmp/old 2371c7a`
 or `git archive 2371c7a | tar -x -C /tmp/old`) measures both codes side by side: one
 watcher each on two copies of one generated workspace, then `search` and `inject` runs
-served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON=1),
+served by them and the cold `search`, `inject` and prompt hook (MEMCLI_NO_DAEMON=1, on
+a third copy no watcher runs in: beside a watcher a read parses the Markdown),
 alternating old/new (the order flipped every round): each run's wall time (p50, p95),
 the client's CPU time (user+sys) and the CPU its daemon spent meanwhile. CPU time is
 less noisy than wall time on a shared machine. `--workspace INDEXED` copies an already
-indexed workspace (its `.memcli/` included) instead of generating and indexing one.
+indexed workspace (its `.memcli/` included) instead of generating and indexing one;
+`--new-workspace INDEXED` gives this checkout's side its own copy (the same entries,
+indexed in this checkout's file formats when they differ from the old code's).
 """
 
 from __future__ import annotations
@@ -331,9 +334,16 @@ COMPARED = {
 
 
 def compare(
-    old: Path, size: int, runs: int, tmp: Path, indexed: Path | None = None
+    old: Path,
+    size: int,
+    runs: int,
+    tmp: Path,
+    indexed: Path | None = None,
+    new_indexed: Path | None = None,
 ) -> dict[str, object]:
-    """This checkout and `old`, side by side (module docstring)."""
+    """This checkout and `old`, side by side (module docstring); `new_indexed`: the copy
+    this checkout's side starts from instead of `indexed` (the same entries, indexed in
+    this checkout's file formats)."""
     import resource
     import shutil
 
@@ -342,7 +352,13 @@ def compare(
     sides = {}
     for name, code in (("new", ROOT), ("old", old)):
         ws = tmp / f"{name}-{size}"
-        shutil.copytree(base, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        source = new_indexed if name == "new" and new_indexed is not None else base
+        shutil.copytree(source, ws, ignore=shutil.ignore_patterns("*.sock", "locks", "watch*"))
+        # the cold commands read a copy no watcher runs in: a watcher's start-up sync keeps
+        # the entries snapshot in memory until it leaves, so a read beside it parses the
+        # Markdown, which a cold read of a workspace without a watcher does not
+        ignored = shutil.ignore_patterns("*.sock", "locks", "watch*")
+        shutil.copytree(source, ws.with_name(ws.name + "-cold"), ignore=ignored)
         side_env = dict(env, PYTHONPATH=str(code))
         sides[name] = (code, ws, side_env, start_watch(ws, side_env, cwd=code))
     samples: dict[str, dict[str, list[float]]] = {}
@@ -352,6 +368,7 @@ def compare(
             for command, (args, cold) in COMPARED.items():
                 for name in order:
                     code, ws, side_env, proc = sides[name]
+                    ws = ws.with_name(ws.name + "-cold") if cold else ws
                     query = QUERIES[i % len(QUERIES)]
                     argv = [a.replace("{q}", query) for a in args]
                     stdin = hook_payload(ws).replace("{q}", query) if args[0] == "hook" else ""
@@ -413,6 +430,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--workspace", type=Path, metavar="INDEXED", help="on a copy of it (one size; no build)"
     )
+    parser.add_argument(
+        "--new-workspace",
+        type=Path,
+        metavar="INDEXED",
+        help="with --compare: this checkout's side copies it (the same entries as "
+        "--workspace, indexed in this checkout's formats)",
+    )
     args = parser.parse_args(argv)
     import compileall
 
@@ -423,7 +447,14 @@ def main(argv: list[str] | None = None) -> int:
         compileall.compile_dir(str(args.compare / "memcli"), quiet=1)
         with tempfile.TemporaryDirectory() as tmp:
             compared = [
-                compare(args.compare.resolve(), int(size), args.runs, Path(tmp), args.workspace)
+                compare(
+                    args.compare.resolve(),
+                    int(size),
+                    args.runs,
+                    Path(tmp),
+                    args.workspace,
+                    args.new_workspace,
+                )
                 for size in args.sizes.split(",")
             ]
         if args.json:

@@ -1,12 +1,14 @@
 """BM25 keyword index over entry text + keywords, stored as compact arrays.
 
 Postings are kept in CSR form (term -> documents, term frequencies), so loading is one
-`np.load` and scoring a query touches only the postings of its terms.
+read of one file (a JSON header, then the arrays' bytes) and scoring a query touches
+only the postings of its terms.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -105,24 +107,83 @@ class KeywordIndex:
         return total
 
     def save(self, path: Path) -> None:
-        tmp = path.with_name(path.name + ".tmp.npz")
-        np.savez(
-            tmp,
-            vocab=np.array(json.dumps(list(self.vocab), ensure_ascii=False)),
-            indptr=self.indptr,
-            docs=self.docs,
-            tfs=self.tfs,
-            doc_len=self.doc_len,
-            params=np.array([self.k1, self.b], dtype=np.float64),
-        )
+        """Write the index to `path` (through a temporary file), in the one-read form
+        `load` takes: MAGIC, the length of a JSON header (the vocabulary, k1, b and each
+        array's dtype and length), the header, then the arrays' bytes, each 8-aligned."""
+        arrays = [np.ascontiguousarray(getattr(self, name), dtype) for name, dtype in _ARRAYS]
+        head = json.dumps(
+            {
+                "vocab": list(self.vocab),
+                "k1": self.k1,
+                "b": self.b,
+                "sizes": [len(a) for a in arrays],
+            },
+            ensure_ascii=False,
+        ).encode("utf-8")
+        head += b" " * (-(len(MAGIC) + 8 + len(head)) % 8)
+        tmp = path.with_name(path.name + ".tmp")
+        with open(tmp, "wb") as handle:
+            handle.write(MAGIC + len(head).to_bytes(8, "little") + head)
+            for array in arrays:
+                data = array.tobytes()
+                handle.write(data + b"\0" * (-len(data) % 8))
         tmp.replace(path)
 
     @classmethod
     def load(cls, path: Path) -> KeywordIndex:
-        with np.load(path, allow_pickle=False) as data:
-            vocab = {term: i for i, term in enumerate(json.loads(str(data["vocab"])))}
-            k1, b = (float(x) for x in data["params"])
-            return cls(vocab, data["indptr"], data["docs"], data["tfs"], data["doc_len"], k1, b)
+        """The index saved at `path` (ValueError when it is not one: damaged, cut short);
+        an index saved as `.npz` by an earlier memcli is read too."""
+        with open(path, "rb") as handle:
+            data = bytearray(os.fstat(handle.fileno()).st_size)  # writable arrays, one read
+            if handle.readinto(data) != len(data):
+                raise ValueError(f"{path}: cut short while read")
+        if not data.startswith(MAGIC):
+            return cls._load_npz(path)
+        size = int.from_bytes(data[len(MAGIC) : len(MAGIC) + 8], "little")
+        start = len(MAGIC) + 8 + size
+        head = json.loads(data[len(MAGIC) + 8 : start].decode("utf-8"))
+        terms, sizes = head["vocab"], head["sizes"]
+        if not isinstance(terms, list) or not all(type(t) is str for t in terms):
+            raise ValueError(f"{path}: not a keyword index")
+        if not isinstance(sizes, list) or len(sizes) != len(_ARRAYS):
+            raise ValueError(f"{path}: not a keyword index")
+        if sizes[0] != len(terms) + 1 or sizes[1] != sizes[2]:
+            raise ValueError(f"{path}: the postings disagree")
+        view = memoryview(data)
+        arrays = []
+        for (_, dtype), count in zip(_ARRAYS, sizes, strict=True):
+            width = np.dtype(dtype).itemsize
+            if type(count) is not int or count < 0 or start + count * width > len(data):
+                raise ValueError(f"{path}: cut short")
+            arrays.append(np.frombuffer(view[start : start + count * width], dtype=dtype))
+            start += count * width + (-(count * width) % 8)
+        if start != len(data):
+            raise ValueError(f"{path}: not a keyword index")
+        indptr = arrays[0]
+        if indptr[0] != 0 or indptr[-1] != sizes[1] or np.any(indptr[1:] < indptr[:-1]):
+            raise ValueError(f"{path}: the postings disagree")
+        vocab = dict(zip(terms, range(len(terms)), strict=True))
+        return cls(vocab, *arrays, float(head["k1"]), float(head["b"]))
+
+    @classmethod
+    def _load_npz(cls, path: Path) -> KeywordIndex:
+        """The index as an earlier memcli saved it (NumPy's .npz: a zip archive, read
+        without pickle)."""
+        import zipfile
+
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                vocab = {term: i for i, term in enumerate(json.loads(str(data["vocab"])))}
+                k1, b = (float(x) for x in data["params"])
+                return cls(vocab, data["indptr"], data["docs"], data["tfs"], data["doc_len"], k1, b)
+        except zipfile.BadZipFile as exc:
+            raise ValueError(f"{path}: not a keyword index ({exc})") from exc
+
+
+#: the start of a keyword index file
+MAGIC = b"MKWI0001"
+#: the arrays of a keyword index file, in order, with their stored dtype
+_ARRAYS = (("indptr", "<i8"), ("docs", "<i4"), ("tfs", "<f4"), ("doc_len", "<f4"))
 
 
 def _weighted(query: str | Sequence[str]) -> Mapping[str, float]:

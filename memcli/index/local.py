@@ -144,8 +144,7 @@ class LocalBackend:
             raise ValueError("dimension")
         self.vectors = RowVectors(self.dim or 0, vectors)
         self.ids, self.keys, self.n = list(ids), list(keys), n
-        self.row_of = {i: r for r, i in enumerate(ids) if i is not None}
-        self.alive = np.array([i is not None for i in ids], dtype=bool)
+        self.row_of, self.alive = _rows_of(ids)
         self.postings = Postings(self.k1, self.b, keyword)
         self.generation = manifest["generation"]
         self._needs_base = False
@@ -401,8 +400,10 @@ class LocalBackend:
         self._loaded_log = manifest["log_size"]
 
     def flush(self) -> None:
+        """Compact the log's rows, or an earlier memcli's generation (_npz_keyword)."""
         self._current()
-        if self._damaged is None and self.model is not None and self.log_rows:
+        stale = self.log_rows or _npz_keyword(self._manifest)
+        if self._damaged is None and self.model is not None and stale:
             self._compact()
 
     close = flush  # nothing else to let go of
@@ -429,8 +430,7 @@ class LocalBackend:
         )
         # the in-memory state becomes what was written (rows renumbered)
         self.ids, self.keys, self.n = ids, keys, len(ids)
-        self.row_of = {i: r for r, i in enumerate(ids) if i is not None}
-        self.alive = np.array([i is not None for i in ids], dtype=bool)
+        self.row_of, self.alive = _rows_of(ids)
         self.postings = Postings(self.k1, self.b, keyword)  # the new vocabulary's term ids
         self.vectors = RowVectors(self.dim or 0, vector_index)
         self.generation = self._manifest["generation"]
@@ -452,3 +452,17 @@ def _top(scores: np.ndarray, k: int, mask: np.ndarray) -> np.ndarray:
         part = np.argpartition(-scores[candidates], k - 1)[:k]
         candidates = candidates[part]
     return np.sort(candidates)
+
+
+def _rows_of(ids: Sequence[str | None]) -> tuple[dict[str, int], np.ndarray]:
+    """(id -> row, the live rows' mask) of a generation's rows (None: a dead row)."""
+    if None in ids:  # tombstones a compaction has not dropped (a graph keeps them)
+        alive = np.array([i is not None for i in ids], dtype=bool)
+        return {i: r for r, i in enumerate(ids) if i is not None}, alive  # type: ignore[misc]
+    return dict(zip(ids, range(len(ids)), strict=True)), np.ones(len(ids), dtype=bool)  # type: ignore[arg-type]
+
+
+def _npz_keyword(manifest: dict | None) -> bool:
+    """The generation's keyword index is an earlier memcli's `.npz` (a zip archive): the
+    next flush (a watcher leaving) writes it anew, read in one read without zipfile."""
+    return str((manifest or {}).get("keyword", "")).endswith(".npz")

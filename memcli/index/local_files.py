@@ -1,8 +1,9 @@
 """The files of the local index (memcli.index.local) under `.memcli/index/`: reading and
 writing them, nothing about what the rows mean.
 
-- a *base* generation, written whole: `vectors-<gen>.npy` or `.faiss`, `keyword-<gen>.npz`
-  (CSR postings) and `rows-<gen>.json` (row -> id and content key, null when dead);
+- a *base* generation, written whole: `vectors-<gen>.npy` or `.faiss`, `keyword-<gen>.kw`
+  (CSR postings in one read, memcli.index.keyword; an earlier memcli's `.npz` is read
+  too) and `rows-<gen>.json` (row -> id and content key, null when dead);
 - an append-only *log* `log-<gen>.bin`: one record per upsert or delete (a JSON header
   with the ids, keys and keyword texts, then the raw float32 vectors), each framed with
   its length and crc32;
@@ -24,7 +25,6 @@ import contextlib
 import json
 import os
 import struct
-import zipfile
 import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -53,7 +53,6 @@ DAMAGED = (
     IndexError,
     RuntimeError,
     EOFError,
-    zipfile.BadZipFile,
 )
 
 Stamp = tuple[int, int, int]
@@ -166,7 +165,7 @@ def write_generation(
     generation = os.urandom(6).hex()
     names = {
         "vectors": f"vectors-{generation}.{vectors.suffix}",
-        "keyword": f"keyword-{generation}.npz",
+        "keyword": f"keyword-{generation}.kw",
         "rows": f"rows-{generation}.json",
         "log": f"log-{generation}.bin",
     }

@@ -6,6 +6,7 @@ and when a graph is built anew is the local index's business (its row numbering)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -84,7 +85,11 @@ class VectorIndex:
     @classmethod
     def load(cls, path: Path, ef_search: int = 128) -> VectorIndex:
         if path.suffix == ".npy":
-            matrix = np.load(path, allow_pickle=False)
+            # mapped, not read: a query's scan reads the pages from the page cache with no
+            # copy of the whole matrix first; copy-on-write, so no write here ever reaches
+            # the file. Read on Windows, where a mapped file cannot be removed (the
+            # generation a compaction replaces)
+            matrix = np.load(path, allow_pickle=False, mmap_mode=None if os.name == "nt" else "c")
             if matrix.ndim != 2 or matrix.dtype != np.float32:
                 raise ValueError(f"{path}: not a float32 matrix")
             return cls(None, "flat", matrix)

@@ -59,6 +59,7 @@ from memcli.core.models import (
     DEFAULT_CONFIDENCE,
     DEFAULT_IMPORTANCE,
     Entry,
+    column,
     is_sequence_file,
     parse_time,
     unit_value,
@@ -242,8 +243,8 @@ class EntryArrays:
         n = len(entries)
         files: dict[str, int] = {}
         types: dict[str, int] = {}
-        file_code = np.array([files.setdefault(e.file, len(files)) for e in entries], np.int64)
-        type_code = np.array([types.setdefault(e.type, len(types)) for e in entries], np.int64)
+        file_code = _codes(column(entries, "file"), files)
+        type_code = _codes(column(entries, "type"), types)
         # neighbours: the entries directly before and after, in the same file and type,
         # in ordered logs only (episodes, conversations; never memory.md / learnings.md)
         sequence = np.array([is_sequence_file(f) for f in files], dtype=bool)
@@ -259,7 +260,7 @@ class EntryArrays:
             self.near[:-1, 1] = np.where(same, np.arange(1, n), -1)
         file_rank = np.empty(len(files), dtype=np.int64)
         file_rank[[files[f] for f in sorted(files)]] = np.arange(len(files))
-        lines = np.array([e.line for e in entries], dtype=np.int64)
+        lines = np.fromiter(column(entries, "line"), dtype=np.int64, count=n)
         #: rank of (file, line): the tie-break between equal scores
         self.order = np.empty(n, dtype=np.int64)
         self.order[np.lexsort((lines, file_rank[file_code]))] = np.arange(n)
@@ -308,6 +309,13 @@ class EntryArrays:
                 getattr(self._all, f.name)[missing] = getattr(fresh, f.name)
             self._known[missing] = True
         return self._all.at(positions)
+
+
+def _codes(values: Sequence[str], codes: dict[str, int]) -> np.ndarray:
+    """Each value's number in `codes` (numbered as first seen: `codes` grows)."""
+    for value in dict.fromkeys(values):  # the distinct values, in order, at C speed
+        codes.setdefault(value, len(codes))
+    return np.fromiter(map(codes.__getitem__, values), dtype=np.int64, count=len(values))
 
 
 #: the dtype of each EntryValues field, in order

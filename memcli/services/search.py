@@ -10,7 +10,7 @@ ranking and the neighbour boost work with.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cached_property
 from itertools import compress, count, repeat
 from operator import is_not
@@ -21,7 +21,7 @@ import numpy as np
 from memcli.core.dates import Period, named_periods
 from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
-from memcli.core.models import ARCHIVE_FILE, Entry
+from memcli.core.models import ARCHIVE_FILE, Entry, column
 from memcli.index.sync import Progress, unique_entries
 from memcli.services.indexing import IndexManager
 from memcli.store.config import Settings
@@ -40,9 +40,10 @@ EntryFilter = Callable[[list[Entry]], list[Entry]]
 class SearchView:
     """Entries in file order (first of each id) and what ranking derives from them, each
     derived once and only when asked for (a one-off search never needs the inject
-    orderings)."""
+    orderings). The ids and files of every entry are read as columns (memcli.core.models.
+    column): the index's snapshot makes an Entry only of those asked for by position."""
 
-    def __init__(self, ordered: list[Entry]) -> None:
+    def __init__(self, ordered: Sequence[Entry]) -> None:
         self.ordered = ordered
 
     @cached_property
@@ -53,16 +54,18 @@ class SearchView:
 
     @cached_property
     def position_of(self) -> dict[str, int]:
-        return {e.id: i for i, e in enumerate(self.ordered)}
+        ids = self.ids
+        return dict(zip(ids, range(len(ids)), strict=True))
 
     @cached_property
-    def ids(self) -> list[str]:
+    def ids(self) -> Sequence[str]:
         """The entries' ids, in order."""
-        return [e.id for e in self.ordered]
+        return column(self.ordered, "id")
 
     @cached_property
     def not_archived(self) -> np.ndarray:
-        return np.array([e.file != ARCHIVE_FILE for e in self.ordered], dtype=bool)
+        files = column(self.ordered, "file")
+        return np.fromiter(map(ARCHIVE_FILE.__ne__, files), dtype=bool, count=len(files))
 
     @cached_property
     def any_archived(self) -> bool:
@@ -71,7 +74,7 @@ class SearchView:
     @cached_property
     def live_ids(self) -> frozenset[str]:
         """Ids of the entries not archived (the backend memoizes its mask per set)."""
-        return frozenset(e.id for e in self.ordered if e.file != ARCHIVE_FILE)
+        return frozenset(compress(self.ids, self.not_archived.tolist()))
 
     @cached_property
     def by_confidence(self) -> list[Entry]:

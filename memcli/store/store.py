@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from memcli.core.errors import MemcliError, ParseError, UnreadableFileError, WorkspaceError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
+from memcli.core.names import STATE_DIR
 from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
 from memcli.store.atomic import max_file_bytes as max_file_bytes
@@ -24,9 +25,11 @@ from memcli.store.links import check_state, follow, kept_by, owner_problem
 
 if TYPE_CHECKING:
     from memcli.store.history import History
-from memcli.core.names import STATE_DIR
-from memcli.store.markdown import Document, Parsed, parse, parse_file
-from memcli.store.reparse import reparse
+    from memcli.store.markdown import Document, Parsed
+
+    #: the merged id counts of the files besides the biggest, by how many they are: the
+    #: last (files, counts, ids repeated among them) for each
+    _Merged = dict[int, tuple[tuple[Parsed, ...], dict[str, int], set[str]]]
 
 T = TypeVar("T")
 #: a stat failing with these finds no file there (pathlib's exists() and is_file() say so)
@@ -207,7 +210,16 @@ class Store:
         if signature is not None and cached is not None and cached[0] == signature:
             return cached[1]
         text = self._read(path, name)
-        parsed = reparse(cached[1], text) if cached is not None else parse_file(text, name, files)
+        # the parser is imported when a file is first parsed: a search answered from the
+        # index's entry snapshot parses none (≈ 10 ms of imports and dataclasses)
+        if cached is not None:
+            from memcli.store.reparse import reparse
+
+            parsed = reparse(cached[1], text)
+        else:
+            from memcli.store.markdown import parse_file
+
+            parsed = parse_file(text, name, files)
         if signature is not None:
             self._parsed[name] = (signature, parsed)
         else:
@@ -348,6 +360,8 @@ class Store:
         cached = self._parsed.get(name)
         if cached is not None and cached[1].text == text:
             return cached[1].doc.copy()
+        from memcli.store.markdown import parse
+
         return parse(text, name, self.files)
 
     def observe(self, name: str) -> list[dict]:
@@ -415,11 +429,6 @@ def repeated_ids(parses: list[Parsed], memo: _Merged | None = None) -> set[str]:
     _, merged, repeated = known
     held = biggest.id_counts()
     return biggest.repeated_ids() | repeated | {i for i in merged if i in held}
-
-
-#: the merged id counts of the files besides the biggest, by how many they are: the last
-#: (files, counts, ids repeated among them) for each
-_Merged = dict[int, tuple[tuple[Parsed, ...], dict[str, int], set[str]]]
 
 
 def duplicate_ids(entries: list[Entry]) -> dict[str, list[Entry]]:

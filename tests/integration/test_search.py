@@ -124,7 +124,7 @@ def test_damaged_state_is_rebuilt_with_notice(workspace: Path, model, damage: st
     elif damage == "snapshot":
         next((state / "index").glob("entries-*.marshal")).write_bytes(b"garbage")
     elif damage == "keyword":
-        next((state / "index").glob("keyword-*.npz")).write_bytes(b"")
+        next((state / "index").glob("keyword-*")).write_bytes(b"")
     else:
         for f in (state / "cache").iterdir():
             f.write_bytes(b"\x00" * 10)

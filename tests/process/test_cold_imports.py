@@ -44,15 +44,10 @@ BASE = {
     "memcli.store.config",
     "memcli.store.config_files",
     "memcli.store.config_rules",
-    "memcli.store.document",
     "memcli.store.files",
-    "memcli.store.frontmatter",
     "memcli.store.links",  # the link rule: every read of a workspace file applies it
     "memcli.store.locks",
-    "memcli.store.markdown",
-    "memcli.store.metadata",
     "memcli.store.modes",
-    "memcli.store.reparse",
     "memcli.store.store",
     "memcli.store.trust",
     "memcli.store.workspace",
@@ -67,6 +62,16 @@ BASE = {
     "memcli.surfaces.cli.served",
     "memcli.surfaces.operations",
     "memcli.surfaces.protocol",
+}
+#: the Markdown parser: a read the index's entry snapshot answers parses no file, so a
+#: search never imports it; an inject and a get read entries through the services that
+#: edit them too
+PARSER = {
+    "memcli.store.document",
+    "memcli.store.frontmatter",
+    "memcli.store.markdown",
+    "memcli.store.metadata",
+    "memcli.store.reparse",
 }
 #: and a search: the index (ONNX query path, local backend), ranking
 SEARCH = BASE | {
@@ -98,7 +103,7 @@ SEARCH = BASE | {
     "memcli.index.coverage",  # which texts the model reads: how much the cosine votes
 }
 #: and an inject: the packer, its token counts and the entries it reads
-INJECT = SEARCH | {
+INJECT = SEARCH | PARSER | {
     "memcli.adapters",
     "memcli.adapters.tokens",
     "memcli.adapters.token_memo",  # token counts kept: tiktoken loads only for a new text
@@ -112,7 +117,7 @@ INJECT = SEARCH | {
     "memcli.services.inject",
 }
 #: and a get: the entry with its access counts
-GET = BASE | {"memcli.core.filters", "memcli.core.review", "memcli.index", "memcli.index.tokenize"}
+GET = BASE | PARSER | {"memcli.core.filters", "memcli.core.review", "memcli.index", "memcli.index.tokenize"}
 GET |= {"memcli.logic", "memcli.logic.keywords", "memcli.services.entries"}
 #: and the prompt hook: the hook itself
 HOOK = INJECT | {"memcli.surfaces.hook_extract", "memcli.surfaces.hooks"}
@@ -149,8 +154,10 @@ LAYERED = SEARCH | {
     "memcli.services.tenancy",  # which layers a workspace may read (its grants)
     "memcli.store.readonly",
 }
-#: standard modules a read that writes nothing never needs (they cost milliseconds)
+#: standard modules a read that writes nothing never needs (they cost milliseconds; shutil
+#: brings bz2 and lzma, ≈ 19 ms: the bundled model's package imports it, an .npz zipfile)
 NEVER_READING = {"secrets", "random", "tempfile", "subprocess", "logging"}
+NEVER_READING |= {"shutil", "zipfile", "bz2", "lzma"}
 
 CASES = [
     ("search", ["search", "python tests", "--no-touch"], SEARCH, "m8f3a2c1"),

@@ -44,6 +44,57 @@ def test_bm25_prefers_rarer_terms_and_round_trips(tmp_path: Path) -> None:
     assert np.allclose(again.scores("pytest python"), scores)
 
 
+def test_keyword_file_loads_in_one_read_and_refuses_damage(tmp_path: Path) -> None:
+    """The keyword file is one read (no zip archive: a cold search imports no zipfile);
+    an earlier memcli's .npz still loads; a cut or altered file is a ValueError (the
+    local index then says it is damaged and rebuilds), never an index of other postings."""
+    docs = ["python testing with pytest", "python packaging", "数据库迁移 发布", ""]
+    index = KeywordIndex.build([tokenize(d) for d in docs], k1=1.5, b=0.6)
+    path = tmp_path / "keyword-x.kw"
+    index.save(path)
+    again = KeywordIndex.load(path)
+    assert again.vocab == index.vocab and (again.k1, again.b) == (1.5, 0.6)
+    for name in ("indptr", "docs", "tfs", "doc_len"):
+        assert np.array_equal(getattr(again, name), getattr(index, name))
+        assert getattr(again, name).flags.writeable
+    assert np.allclose(again.scores("python 迁移"), index.scores("python 迁移"))
+    legacy = tmp_path / "keyword-old.npz"  # the form memcli wrote before
+    np.savez(
+        legacy,
+        vocab=np.array(json.dumps(list(index.vocab), ensure_ascii=False)),
+        indptr=index.indptr,
+        docs=index.docs,
+        tfs=index.tfs,
+        doc_len=index.doc_len,
+        params=np.array([1.5, 0.6]),
+    )
+    assert np.allclose(KeywordIndex.load(legacy).scores("python"), index.scores("python"))
+    data = path.read_bytes()
+    for damaged in (data[:-8], data + b"\0" * 8, data[:12], b"PK\x03\x04garbage", b"x" * 40):
+        path.write_bytes(damaged)
+        with pytest.raises((ValueError, EOFError)):
+            KeywordIndex.load(path)
+    end = 16 + int.from_bytes(data[8:16], "little")
+    head = json.loads(data[16:end])
+    terms, postings, rows = len(index.vocab) + 1, len(index.docs), len(index.doc_len)
+
+    def padded(*counts: int) -> int:
+        return sum(4 * c + (-4 * c) % 8 for c in counts)
+
+    # frequencies two short, the row lengths two long: the same bytes in all
+    shifted = next(
+        [terms, postings, postings - k, rows + k]
+        for k in (1, 2, 3, 4)
+        if padded(postings - k, rows + k) == padded(postings, rows)
+    )
+    for sizes in ([1, 1, 1, 0], [terms, 2, 2, 4], shifted):  # postings that disagree
+        raw = json.dumps({**head, "sizes": sizes}).encode()
+        raw += b" " * (-(16 + len(raw)) % 8)
+        path.write_bytes(data[:8] + len(raw).to_bytes(8, "little") + raw + data[end:])
+        with pytest.raises(ValueError):
+            KeywordIndex.load(path)
+
+
 def test_plan_sync() -> None:
     plan = plan_sync(
         {"a": "1", "b": "2", "c": "3"},

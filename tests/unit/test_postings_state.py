@@ -64,3 +64,44 @@ def test_scores_after_changes_are_those_of_a_fresh_index(tmp_path: Path, steps: 
         got = backend.keyword_scores(QUERY, sorted(live))
         expected = _fresh_scores(live)
         assert got.tolist() == pytest.approx([expected[i] for i in sorted(live)], rel=1e-5)
+
+
+def test_an_earlier_memclis_npz_generation_is_rewritten_at_the_next_flush(tmp_path: Path) -> None:
+    """A generation whose keyword index is an earlier memcli's .npz is read as it is, and
+    the next flush (a watcher's pause) writes it anew in the one-read form, with the
+    same scores; a flush of a current generation writes nothing."""
+    import json
+
+    directory = tmp_path / "index"
+    backend = LocalBackend(directory, IndexSettings())
+    backend.reset("m", 4)
+    ids = list(TEXTS)
+    vectors = np.ones((len(ids), 4), dtype=np.float32) / 2
+    backend.upsert(ids, vectors, [TEXTS[i] for i in ids], [f"k{i}" for i in ids])
+    backend.flush()
+    manifest = json.loads((directory / "local.json").read_text())
+    kw = directory / manifest["keyword"]
+    assert kw.suffix == ".kw"
+    old = KeywordIndex.load(kw)
+    legacy = kw.with_suffix(".npz")  # as an earlier memcli wrote it
+    np.savez(
+        legacy,
+        vocab=np.array(json.dumps(list(old.vocab), ensure_ascii=False)),
+        indptr=old.indptr,
+        docs=old.docs,
+        tfs=old.tfs,
+        doc_len=old.doc_len,
+        params=np.array([old.k1, old.b]),
+    )
+    kw.unlink()
+    (directory / "local.json").write_text(json.dumps({**manifest, "keyword": legacy.name}))
+    reader = LocalBackend(directory, IndexSettings())
+    expected = reader.keyword_scores(QUERY, ids)
+    assert expected.tolist() == pytest.approx(list(_fresh_scores(TEXTS).values()), rel=1e-5)
+    reader.flush()
+    rewritten = json.loads((directory / "local.json").read_text())
+    assert rewritten["keyword"].endswith(".kw") and rewritten["generation"] != manifest["generation"]
+    again = LocalBackend(directory, IndexSettings())
+    assert again.keyword_scores(QUERY, ids).tolist() == pytest.approx(expected.tolist())
+    again.flush()  # current: no new generation
+    assert json.loads((directory / "local.json").read_text()) == rewritten
