@@ -1867,7 +1867,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "keyword-share-beside-an-unrelated-cosine",
-        "memcli/logic/search.py",
+        "memcli/logic/relevance.py",
         "    if settings.keyword_cosine > 0 and mode == \"hybrid\":\n",
         "    if False:\n",
         f"{UNIT}test_relevance_scale.py::test_relevance_of_one_candidate",
@@ -2189,7 +2189,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "search-cosine-votes-on-unread-text",
-        "memcli/logic/search.py",
+        "memcli/logic/relevance.py",
         "        sem = sem * read\n",
         "        sem = sem\n",
         f"{UNIT}test_relevance_scale.py::test_relevance_of_one_candidate",
@@ -2197,7 +2197,7 @@ MUTATIONS: list[Mutation] = [
     ),
     m(
         "search-keyword-share-unbounded",
-        "memcli/logic/search.py",
+        "memcli/logic/relevance.py",
         "    return np.minimum(raw / ideal, 1.0)\n",
         "    return raw / ideal\n",
         f"{UNIT}test_relevance_scale.py::test_keyword_share",
