@@ -110,11 +110,18 @@ class Runtime:
                         self.prepare_steps if settings.onnx else None,
                     ),
                     notify=self.notify,
-                    query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
+                    query_factory=functools.partial(
+                        _fast_query, settings.model, settings.onnx, self.is_long_lived
+                    ),
                     bm25=bm25,
                     key=functools.partial(local_key, self.env),
                 )
         return self._index
+
+    def is_long_lived(self) -> bool:
+        """Whether this process serves many requests (`long_lived`): it embeds queries
+        with onnxruntime, a one-off one with numpy (memcli.index.query_engine)."""
+        return self.long_lived_process
 
     def prepare_steps(self, step: int, of: int, what: str) -> None:
         """How the one-time preparation of the embedding model (its ONNX export) goes,
@@ -126,15 +133,16 @@ class Runtime:
         `watch --background` do it up front): "ready" (it was there), "prepared", "off"
         ([index] onnx = false) or "unavailable" (no torch, or the export failed: searches
         load torch instead)."""
-        from memcli.index import onnx_embedder
+        from memcli.index import onnx_embedder, query_engine
         from memcli.index.embedder import model_id_for
 
         index = self.settings.index
         if not index.onnx:
             return "off"
         if onnx_embedder.is_exported(model_id_for(index.model)):
+            query_engine.ensure_checked(model_id_for(index.model), index.model)  # once
             return "ready"
-        done = onnx_embedder.prepare(index.model, index.batch_size, report or self.prepare_steps)
+        done = query_engine.prepare(index.model, index.batch_size, report or self.prepare_steps)
         return "prepared" if done else "unavailable"
 
     def embeddings_ready(self) -> bool:
@@ -241,23 +249,20 @@ def _bulk_embedder(
         return SentenceTransformerEmbedder(model, batch_size)
 
     def export_first() -> None:
-        from memcli.index import onnx_embedder
+        from memcli.index import query_engine
 
-        onnx_embedder.export(model, embedder, report)  # at once when it is there
+        query_engine.export(model, embedder, report)  # at once when it is there
 
     embedder = SentenceTransformerEmbedder(model, batch_size, before_load=export_first)
     return embedder
 
 
-def _fast_query(model: str, onnx: bool) -> Embedder | None:
-    """Query embeddings through the ONNX export when it exists, else None (torch)."""
-    from memcli.index import onnx_embedder
+def _fast_query(model: str, onnx: bool, long_lived: Callable[[], bool]) -> Embedder | None:
+    """Query embeddings by numpy or the ONNX export (memcli.index.query_engine), else
+    None (torch)."""
+    from memcli.index import query_engine
     from memcli.index.embedder import model_id_for
 
-    model_id = model_id_for(model)
-    if not onnx or not onnx_embedder.is_exported(model_id):
+    if not onnx:
         return None
-    try:
-        return onnx_embedder.OnnxEmbedder(model_id, model)
-    except Exception:  # noqa: BLE001 - a broken export: use torch instead
-        return None
+    return query_engine.make(model_id_for(model), model, long_lived=long_lived())
