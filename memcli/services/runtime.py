@@ -3,8 +3,8 @@
 It is the one place of the service layer that reads the environment and the settings
 (flag > MEMCLI_* > memcli.toml > the user's config.toml > defaults, memcli.store.config),
 and it builds, on first use, the store, the access statistics, the index manager with
-its embedders (sentence-transformers for bulk, the ONNX export for queries) and the LLM
-client. Services receive a Runtime and never read `os.environ` themselves.
+its embedders (sentence-transformers for bulk; numpy or the ONNX export for queries)
+and the LLM client. Services receive a Runtime and never read `os.environ` themselves.
 
 Lower layers keep a few process-wide knobs of their own, read where they act because
 passing them down would thread one value through every caller of a low-level function:
@@ -110,18 +110,11 @@ class Runtime:
                         self.prepare_steps if settings.onnx else None,
                     ),
                     notify=self.notify,
-                    query_factory=functools.partial(
-                        _fast_query, settings.model, settings.onnx, self.is_long_lived
-                    ),
+                    query_factory=functools.partial(_fast_query, settings.model, settings.onnx),
                     bm25=bm25,
                     key=functools.partial(local_key, self.env),
                 )
         return self._index
-
-    def is_long_lived(self) -> bool:
-        """Whether this process serves many requests (`long_lived`): it embeds queries
-        with onnxruntime, a one-off one with numpy (memcli.index.query_engine)."""
-        return self.long_lived_process
 
     def prepare_steps(self, step: int, of: int, what: str) -> None:
         """How the one-time preparation of the embedding model (its ONNX export) goes,
@@ -257,7 +250,7 @@ def _bulk_embedder(
     return embedder
 
 
-def _fast_query(model: str, onnx: bool, long_lived: Callable[[], bool]) -> Embedder | None:
+def _fast_query(model: str, onnx: bool) -> Embedder | None:
     """Query embeddings by numpy or the ONNX export (memcli.index.query_engine), else
     None (torch)."""
     from memcli.index import query_engine
@@ -265,4 +258,4 @@ def _fast_query(model: str, onnx: bool, long_lived: Callable[[], bool]) -> Embed
 
     if not onnx:
         return None
-    return query_engine.make(model_id_for(model), model, long_lived=long_lived())
+    return query_engine.make(model_id_for(model), model)
