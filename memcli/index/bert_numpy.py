@@ -1,5 +1,5 @@
-"""A BERT sentence embedder in numpy alone: the query path of a one-off search imports
-neither onnxruntime (≈ 80 ms of CPU) nor starts its session (≈ 20 ms) (issue 36).
+"""A BERT sentence embedder in numpy alone: a search embeds its query without importing
+onnxruntime (≈ 80 ms of CPU) or starting its session (≈ 20 ms) (issue 36).
 
 It reads the weights straight from the model folder's `model.safetensors` (a JSON header,
 then raw little-endian arrays: each a view of one read-only memory map, so the 30522-row
@@ -134,9 +134,12 @@ def unsupported(folder: Path) -> str | None:
     if kinds[:2] != ["Transformer", "Pooling"] or any(k != "Normalize" for k in kinds[2:]):
         return f"modules {', '.join(kinds)} (Transformer, Pooling[, Normalize] only)"
     pooling = _json(folder / str(modules[1].get("path", "")) / "config.json")
-    modes = {k for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True}
-    if modes != {"pooling_mode_mean_tokens"}:
-        return f"pooling {', '.join(sorted(modes)) or 'unknown'} (mean tokens only)"
+    # sentence-transformers 5 writes "pooling_mode": "mean", earlier ones a flag per mode
+    modes = {k[13:] for k, v in pooling.items() if k.startswith("pooling_mode_") and v is True}
+    named = pooling.get("pooling_mode")
+    modes |= set(named if isinstance(named, list) else [named] if named else [])
+    if modes not in ({"mean_tokens"}, {"mean"}):
+        return f"pooling {', '.join(sorted(map(str, modes))) or 'unknown'} (mean only)"
     inner = transformer_dir(folder)
     config = _json(inner / "config.json")
     if config.get("model_type") != "bert":

@@ -150,6 +150,10 @@ def test_which_model_folders_it_takes(tmp_path: Path) -> None:
     pooling |= {"pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False}
     (cls / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
     assert "cls_token" in bert_numpy.unsupported(cls)
+    (cls / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode": "cls"}))
+    assert "cls" in bert_numpy.unsupported(cls)
+    (cls / "1_Pooling" / "config.json").write_text(json.dumps({"pooling_mode": "mean"}))
+    assert bert_numpy.unsupported(cls) is None  # sentence-transformers 5 spells it so
     dense = tiny_bert(tmp_path / "dense")
     modules = json.loads((dense / "modules.json").read_text())
     modules.insert(2, {"path": "2_Dense", "type": "sentence_transformers.models.Dense"})

@@ -160,7 +160,7 @@ def answered(env: Env) -> int | None:
     if env.command in ("watch", "mcp"):  # they embed queries as a one-off read does
         from memcli.surfaces.blas import one_thread_for
 
-        one_thread_for(env.command)  # before numpy loads
+        one_thread_for(env.command)  # before numpy loads: a served query's very bits
     if env.command == "mcp" and not env.rest:  # stdio: answers `initialize` at once
         from memcli.surfaces import mcp_stdio
 
