@@ -13,6 +13,11 @@ user cache (`$XDG_CACHE_HOME/memcli/onnx/`): up front by `init`, `install` and
 `watch --background` (`prepare`), else the first time torch is loaded anyway (indexing);
 it is checked against sentence-transformers (cosine ≥ 0.999) before use. Each of its
 STEPS is reported (`Report`) so a first run says what it does and how far it is.
+
+A BERT model's queries are then embedded by numpy alone (memcli.index.bert_numpy), once
+checked against sentence-transformers or this export (memcli.index.query_engine): the
+session here embeds the queries of the other models, and of a process that found no
+record of that check.
 """
 
 from __future__ import annotations
