@@ -133,6 +133,9 @@ def child(ws: Path, command: str) -> dict[str, float]:
     import importlib
     import io
 
+    from memcli.surfaces.blas import one_thread_for
+
+    one_thread_for(command)  # as the entry point does, before numpy loads
     started = time.process_time()
     clock = Clock()
     groups = list(IMPORTS)

@@ -4,10 +4,10 @@ otherwise, and torch (sentence-transformers) when there is no export either.
 
 Every process takes numpy first, a one-off one (a cold search, inject, hook) and a
 long-lived one (a watcher, the MCP server) alike: one path, the same vectors to the bit
-(with one BLAS thread each: memcli.surfaces.blas), so a served and a cold search print
-the same scores. A cold search then imports no onnxruntime and starts no session
-(≈ 100 ms of CPU); a query costs a watcher about what onnxruntime's did
-(docs/benchmarks.md). The vectors are the ones the index was built with: within
+(the forward pass on one BLAS thread everywhere: bert_numpy.one_blas_thread), so a
+served and a cold search print the same scores. A cold search then imports no
+onnxruntime and starts no session (≈ 100 ms of CPU); a query costs a watcher about what
+onnxruntime's did (docs/benchmarks.md). The vectors are the ones the index was built with: within
 MAX_DISTANCE of the reference's.
 
 The check: the numpy path embeds CHECK_TEXTS (the export's, a text past the model's

@@ -1,17 +1,10 @@
-"""One BLAS thread for a one-off read, and for the processes that serve reads (a watcher,
-the MCP server): numpy's OpenBLAS starts a thread for each core when it is imported, and
-a read then computes one matrix-vector product with them (on the 2-core machine of
-docs/benchmarks.md, one thread took a cold search from 444 to 386 ms of CPU). A query's
-embedding (memcli.index.bert_numpy: a few small matrix products per layer) took 18 ms of
-CPU with one thread and 155 with two on the loaded machine, and the two gave other
-bits: a watcher with one thread embeds a query to the bit as a cold search does, so both
-print the same scores.
-
-The entry point sets OPENBLAS_NUM_THREADS=1 for the reads it answers in-process
-(search, inject, get, the hooks: memcli.surfaces.cli.fastpath) and for `watch` and
-`mcp`, only when it is not set already; the processes a read starts (a watcher, an
-indexing) get the environment without it (a watcher sets it again itself). A served
-command (a watcher answers) never imports this."""
+"""One BLAS thread for a one-off read: numpy's OpenBLAS starts a thread for each core
+when it is imported, and a read then computes one matrix-vector product with them (on
+the 2-core machine of docs/benchmarks.md, one thread took a cold search from 444 to 386
+ms of CPU). The entry point sets OPENBLAS_NUM_THREADS=1 for the reads it
+answers in-process (search, inject, get, the hooks: memcli.surfaces.cli.fastpath), only
+when it is not set already; the processes those start (a watcher, an indexing) get the
+environment without it. A served command (a watcher answers) never imports this."""
 
 from __future__ import annotations
 
@@ -24,16 +17,14 @@ if TYPE_CHECKING:
 VARIABLE = "OPENBLAS_NUM_THREADS"
 #: commands that read once and end (memcli.surfaces.cli.fastpath)
 ONE_OFF = frozenset({"search", "inject", "get", "hook"})
-#: commands that serve reads for long (their query embeddings: one thread, as ONE_OFF)
-SERVERS = frozenset({"watch", "mcp"})
 _set_here = False
 
 
 def one_thread_for(command: str | None) -> None:
-    """Set VARIABLE to 1 for `command` when it is a one-off read or a server of reads and
-    VARIABLE is unset (before numpy is imported: OpenBLAS reads it when it loads)."""
+    """Set VARIABLE to 1 for `command` when it is a one-off read and VARIABLE is unset
+    (before numpy is imported: OpenBLAS reads it when it loads)."""
     global _set_here
-    if command in ONE_OFF | SERVERS and VARIABLE not in os.environ:
+    if command in ONE_OFF and VARIABLE not in os.environ:
         os.environ[VARIABLE] = "1"
         _set_here = True
 

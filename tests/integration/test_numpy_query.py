@@ -1,7 +1,8 @@
 """The numpy query path on the REAL bundled model (issue 36): memcli.index.bert_numpy gives
 the vectors of sentence-transformers and of the ONNX export (one by one and in a padded
 batch; past the model's length, Chinese, empty, punctuation), and memcli.index.
-query_engine uses it only once checked: a first process without a record checks it
+query_engine uses it only once checked (every process to the same bits, whatever its
+BLAS threads): a first process without a record checks it
 against the export's session and keeps onnxruntime, the next ones take numpy; a record
 of other weights is no record; `doctor` says which engine embeds queries."""
 
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -139,3 +142,35 @@ def test_doctor_says_which_engine_embeds_queries(workspace: Path, exported) -> N
     done = CliRunner().invoke(app, ["-w", str(workspace), "doctor", "--json"])
     checks = {c["name"]: c for c in envelope(done.stdout)["checks"]}
     assert "queries: numpy (checked against" in checks["onnx"]["detail"]
+
+
+_EMBED_BITS = """
+import hashlib, sys
+from memcli.index import query_engine
+from memcli.index.embedder import model_id_for
+texts = sys.argv[1:]
+embedder = query_engine.make(model_id_for(""), "")
+assert type(embedder).__name__ == "NumpyEmbedder", embedder
+single = embedder.embed(texts)
+embedder.prefetch(texts)
+print(hashlib.sha256(single.tobytes() + embedder.embed(texts).tobytes()).hexdigest())
+"""
+
+
+def test_every_process_embeds_to_the_same_bits(exported) -> None:  # noqa: ANN001
+    """A cold read has one BLAS thread (memcli.surfaces.blas), a watcher its default
+    ones: the forward pass runs on one either way, so both give the same bits (a served
+    and a cold search print the same scores)."""
+    texts = [TEXTS[0], TEXTS[5], "deploy billing-service on Friday (OPS-1234) at 10:30"]
+    digests = set()
+    for threads in ("1", "2", None):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        if threads:
+            env["OPENBLAS_NUM_THREADS"] = threads
+        done = subprocess.run(
+            [sys.executable, "-c", _EMBED_BITS, *texts],
+            capture_output=True, text=True, env=env, timeout=120,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1, digests

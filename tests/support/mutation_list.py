@@ -2328,11 +2328,11 @@ MUTATIONS: list[Mutation] = [
         why="a numpy path that does not give the index's vectors would embed queries",
     ),
     m(
-        "watcher-starts-every-blas-thread",
-        "memcli/surfaces/cli/fastpath.py",
-        "        one_thread_for(env.command)  # before numpy loads: a served query's very bits\n",
-        "",
-        f"{UNIT}test_blas_threads.py::test_the_entry_point_sets_it_for_a_server_of_reads",
+        "numpy-query-with-every-blas-thread",
+        "memcli/index/bert_numpy.py",
+        "        with one_blas_thread():\n",
+        "        with contextlib.nullcontext():\n",
+        f"{INTEG}test_numpy_query.py::test_every_process_embeds_to_the_same_bits",
         why="a watcher's query embedded with two BLAS threads: other bits than a cold "
         "search's (scores printed differently), ≈ 8× the CPU on the loaded machine",
     ),

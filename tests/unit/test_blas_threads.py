@@ -1,7 +1,6 @@
-"""One BLAS thread for a one-off read and a server of reads (memcli.surfaces.blas): set for
-the reads the entry point answers in-process, for `watch` and `mcp` (a query embedded to
-the bit as a cold read embeds it), when nobody set it; never for other commands nor over
-a value given, and not passed on to the watcher a hook starts."""
+"""One BLAS thread for a one-off read (memcli.surfaces.blas): set for the reads the entry
+point answers in-process when nobody set it, never for other commands nor over a value
+given, and not passed on to the watcher a hook starts."""
 
 from __future__ import annotations
 
@@ -23,14 +22,14 @@ def unset(monkeypatch: pytest.MonkeyPatch) -> None:
     os.environ.pop(blas.VARIABLE, None)  # monkeypatch restores what it saw
 
 
-@pytest.mark.parametrize("command", ["search", "inject", "get", "hook", "watch", "mcp"])
+@pytest.mark.parametrize("command", ["search", "inject", "get", "hook"])
 def test_a_read_gets_one_thread(unset: None, command: str) -> None:
     blas.one_thread_for(command)
     assert os.environ[blas.VARIABLE] == "1"
     assert blas.VARIABLE not in blas.for_children(os.environ)
 
 
-@pytest.mark.parametrize("command", ["index", "add", "config", None])
+@pytest.mark.parametrize("command", ["watch", "mcp", "index", "add", None])
 def test_other_commands_keep_their_threads(unset: None, command: str | None) -> None:
     blas.one_thread_for(command)
     assert blas.VARIABLE not in os.environ
@@ -72,15 +71,3 @@ def test_the_entry_point_sets_it_before_a_read_in_process(
     monkeypatch.setattr(quick, "run", lambda env, call: seen.append(os.environ.get(blas.VARIABLE)) or 0)
     assert fastpath.answered(Env(["-w", str(tmp_path), "search", "deploys"])) == 0
     assert seen == ["1"]
-
-
-@pytest.mark.parametrize("argv", [["watch", "--status"], ["mcp", "--help"]])
-def test_the_entry_point_sets_it_for_a_server_of_reads(
-    unset: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str]
-) -> None:
-    from memcli.surfaces.cli import fastpath
-    from memcli.surfaces.cli.env import Env
-
-    monkeypatch.setattr(fastpath, "served_call", lambda env: None)  # then Typer's turn
-    assert fastpath.answered(Env(["-w", str(tmp_path), *argv])) is None
-    assert os.environ[blas.VARIABLE] == "1"

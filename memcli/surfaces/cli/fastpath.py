@@ -157,10 +157,6 @@ def answered(env: Env) -> int | None:
 
         one_thread_for(env.command)  # before numpy loads, if the hook reads in-process
         return hooks.run(env.workspace, env.rest)
-    if env.command in ("watch", "mcp"):  # they embed queries as a one-off read does
-        from memcli.surfaces.blas import one_thread_for
-
-        one_thread_for(env.command)  # before numpy loads: a served query's very bits
     if env.command == "mcp" and not env.rest:  # stdio: answers `initialize` at once
         from memcli.surfaces import mcp_stdio
 
