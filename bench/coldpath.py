@@ -35,9 +35,11 @@ PHASES = [
     ("memcli.services.indexing:IndexManager.ensure", "index: open, check current"),
     ("memcli.index.local:LocalBackend._load", "index: load its files"),
     ("memcli.services.indexstate:IndexState.snapshot_entries", "entries: snapshot"),
-    ("memcli.services.runtime:_fast_query", "ONNX: tokenizer + session start"),
-    ("memcli.index.onnx_embedder:OnnxEmbedder.embed", "ONNX: query embedding"),
-    ("memcli.index.onnx_embedder:OnnxEmbedder.prefetch", "ONNX: query embedding"),
+    ("memcli.services.runtime:_fast_query", "query engine: tokenizer + weights/session"),
+    ("memcli.index.bert_numpy:NumpyEmbedder.embed", "query embedding"),
+    ("memcli.index.bert_numpy:NumpyEmbedder.prefetch", "query embedding"),
+    ("memcli.index.onnx_embedder:OnnxEmbedder.embed", "query embedding"),
+    ("memcli.index.onnx_embedder:OnnxEmbedder.prefetch", "query embedding"),
     ("memcli.index.local:LocalBackend.dense_search", "vector search"),
     ("memcli.index.local:LocalBackend.dense_scores", "vector search"),
     ("memcli.index.local:LocalBackend.keyword_search", "keyword search"),
@@ -51,7 +53,7 @@ PHASES = [
 #: modules imported up front, each group a phase of its own
 IMPORTS = [
     ("imports: the command line", ["memcli.surfaces.cli.fastpath", "memcli.surfaces.cli.quick"]),
-    ("imports: numpy, onnxruntime", ["numpy", "onnxruntime"]),
+    ("imports: numpy", ["numpy"]),
     (
         "imports: memcli's read path",
         [
@@ -61,6 +63,8 @@ IMPORTS = [
             "memcli.logic.search",
             "memcli.index.local",
             "memcli.index.onnx_embedder",
+            "memcli.index.query_engine",
+            "memcli.index.bert_numpy",
         ],
     ),
 ]
@@ -129,6 +133,9 @@ def child(ws: Path, command: str) -> dict[str, float]:
     import importlib
     import io
 
+    from memcli.surfaces.blas import one_thread_for
+
+    one_thread_for(command)  # as the entry point does, before numpy loads
     started = time.process_time()
     clock = Clock()
     groups = list(IMPORTS)
@@ -203,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         spent = child(args.workspace, args.child)
         spent["tokenizers imported"] = float("tokenizers" in sys.modules)
+        spent["onnxruntime imported"] = float("onnxruntime" in sys.modules)
         print(json.dumps(spent), flush=True)
         os._exit(0)  # as memcli's entry point ends a read: no interpreter teardown
     load = os.getloadavg()[0]

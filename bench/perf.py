@@ -6,16 +6,17 @@
 
 For each size: full index build (entries/s, against the raw model throughput measured in
 the same run), peak memory, `memcli search` wall time with the watcher running (daemon
-fast path) and without it (ONNX query path, index current), `memcli inject --max-tokens
+fast path) and without it (the numpy query path, index current), `memcli inject --max-tokens
 2000` with the watcher, and the time from editing one entry to seeing it in search
 results. The plain path (no daemon, no ONNX: sentence-transformers loaded in the
 process) is measured in the same run for comparison. `--workspace INDEXED` (one size)
 measures on a copy of an already indexed workspace and skips the build.
 
 Beside each path, the floor the machine cannot go below (issue 36 item 4), each a
-process of its own: a bare interpreter start, importing numpy and onnxruntime, one query
-embedding (those imports, the tokenizer, the ONNX session, one query; an ASCII query is
-tokenized in Python, memcli.index.wordpiece, so `tokenizers` is not part of it) and one
+process of its own: a bare interpreter start, importing numpy, one query embedding (that
+import, the tokenizer, the model's weights mapped, one query through numpy alone:
+memcli.index.query_engine; an ASCII query is tokenized in Python, memcli.index.wordpiece,
+so `tokenizers` is not part of it) and one
 vector search (that, and loading the index's vectors and searching them once: NumPy
 below the ANN threshold, FAISS above), each with one BLAS thread as memcli's cold reads
 start (memcli.surfaces.blas). The cold paths (no watcher) are `search`,
@@ -106,8 +107,8 @@ def hook_payload(ws: Path) -> str:
 _EMBED = """
 import sys
 from memcli.index.embedder import model_id_for
-from memcli.index.onnx_embedder import OnnxEmbedder
-vector = OnnxEmbedder(model_id_for("")).embed(["deploys postgres on friday"])[0]
+from memcli.index.query_engine import make
+vector = make(model_id_for(""), "").embed(["deploys postgres on friday"])[0]
 """
 _SEARCH = _EMBED + """
 import json, numpy as np
@@ -125,7 +126,7 @@ else:
 """
 FLOORS = {
     "interpreter": "pass",
-    "imports": "import numpy, onnxruntime",
+    "imports": "import numpy",
     "query_embedding": _EMBED,
     "vector_search": _SEARCH,
 }
@@ -156,8 +157,8 @@ from memcli.index.embedder import SentenceTransformerEmbedder
 mem = Memory({str(ws)!r}, notify=lambda m: None)
 entries = mem.entries(include_archived=True)
 embedder = mem.index_manager.embedder
-from memcli.index import onnx_embedder
-onnx_embedder.export("", embedder)  # one-time, not part of the build figure
+from memcli.index import query_engine
+query_engine.export("", embedder)  # one-time, not part of the build figure
 sample = [e.text for e in entries[:3000]]
 embedder.embed(sample[:64])
 t = time.perf_counter(); embedder.embed(sample); raw = len(sample) / (time.perf_counter() - t)

@@ -135,21 +135,23 @@ def session_cache(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
 
 @pytest.fixture(scope="session")
 def session_export(session_cache: Path):  # noqa: ANN201 - SentenceTransformerEmbedder or None
-    """The ONNX export of the bundled model in the session's cache, made once for all
-    workers (by the first that needs it; the others wait for it): the memcli processes a
+    """The ONNX export of the bundled model in the session's cache, and the check of its
+    numpy query path (memcli.index.query_engine), made once for all workers (by the first that needs it; the others wait for it): the memcli processes a
     test starts load the export, instead of each loading torch to make it alongside the
     others (≈ 9 s of CPU each). A worker that finds it made loads nothing; the one that
     made it returns its loaded model (exported takes it)."""
     from filelock import FileLock
 
-    from memcli.index import onnx_embedder
+    from memcli.index import onnx_embedder, query_engine
     from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
 
     with FileLock(str(session_cache / "export.lock")):
         if onnx_embedder.is_exported(model_id_for("")):
+            assert query_engine.ensure_checked(model_id_for(""), "")  # the numpy path's
             return None
         reference = SentenceTransformerEmbedder()
-        assert onnx_embedder.export("", reference)
+        assert query_engine.export("", reference)  # and the numpy path checked against it
+        assert query_engine.checked(model_id_for(""), "") is not None
         return reference
 
 

@@ -13,6 +13,11 @@ user cache (`$XDG_CACHE_HOME/memcli/onnx/`): up front by `init`, `install` and
 `watch --background` (`prepare`), else the first time torch is loaded anyway (indexing);
 it is checked against sentence-transformers (cosine ≥ 0.999) before use. Each of its
 STEPS is reported (`Report`) so a first run says what it does and how far it is.
+
+A BERT model's queries are then embedded by numpy alone (memcli.index.bert_numpy), once
+checked against sentence-transformers or this export (memcli.index.query_engine): the
+session here embeds the queries of the other models, and of a process that found no
+record of that check.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
+
+from memcli.index.query_tokens import INPUTS, QueryTokens
 
 #: what the one-time preparation does, in order (reported as step i of len(STEPS))
 STEPS = (
@@ -71,10 +78,10 @@ def is_exported(model_id: str) -> bool:
 class OnnxEmbedder:
     """Embeds with onnxruntime; same vectors as sentence-transformers (cos ≥ 0.999)."""
 
+    engine = "onnxruntime"
+
     def __init__(self, model_id: str, model_setting: str = "") -> None:
         import onnxruntime as ort
-
-        from memcli.index import wordpiece
 
         # the environment switch (memcli/__init__.py) is what stops the native uploader;
         # this turns off the events themselves too
@@ -86,44 +93,10 @@ class OnnxEmbedder:
         self.model_id = model_id
         self.dim = int(meta["dim"])
         self._inputs = tuple(meta.get("inputs", INPUTS))  # exports before the field: all
-        kept = directory / "tokenizer.json"
-        source = kept if kept.is_file() else model_source_dir(model_setting) / "tokenizer.json"
-        self._source = source
-        self._max_length = int(meta.get("max_seq_length", 256))
-        self._hub_tokenizer = None  # `tokenizers`, loaded when the fast path declines
-        # a BERT model's ASCII queries are tokenized in Python (memcli.index.wordpiece);
-        # its file is written from `tokenizers` the first time
-        key = wordpiece.source_key(source, self._max_length)
-        self._fast = wordpiece.load(directory, key)
-        if self._fast is None:
-            self._fast = wordpiece.save(directory, key, self._tokenizer)
+        self.max_length = int(meta.get("max_seq_length", 256))
+        self._tokens = query_tokens(model_id, model_setting, self.max_length)
         self._session = _session(ort, directory)
         self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
-
-    @property
-    def _tokenizer(self):  # noqa: ANN202 - a tokenizers.Tokenizer
-        """The model's own tokenizer (`tokenizers`), loaded on first use."""
-        if self._hub_tokenizer is None:
-            from tokenizers import Tokenizer
-
-            tokenizer = Tokenizer.from_file(str(self._source))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(self._max_length)
-            self._hub_tokenizer = tokenizer
-        return self._hub_tokenizer
-
-    def _encode(self, text: str) -> dict[str, list[int]]:
-        """The model's inputs for `text` (input_ids, attention_mask, token_type_ids)."""
-        ids = self._fast.encode(text) if self._fast is not None else None
-        if ids is not None:
-            return {"input_ids": ids, "attention_mask": [1] * len(ids),
-                    "token_type_ids": [0] * len(ids)}
-        encoding = self._tokenizer.encode(text)
-        return {
-            "input_ids": encoding.ids,
-            "attention_mask": encoding.attention_mask,
-            "token_type_ids": encoding.type_ids,
-        }
 
     def prefetch(self, texts: Sequence[str]) -> None:
         """Embed `texts` now, in one padded batch (one pass over the weights for all of
@@ -131,14 +104,7 @@ class OnnxEmbedder:
         texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
         if not texts:
             return
-        encodings = [self._encode(t) for t in texts]
-        width = max(len(e["input_ids"]) for e in encodings)
-        batch = {name: np.zeros((len(texts), width), dtype=np.int64) for name in self._inputs}
-        for row, values in enumerate(encodings):
-            size = len(values["input_ids"])
-            for name in self._inputs:
-                batch[name][row, :size] = values[name]
-        vectors = self._session.run(None, batch)[0]
+        vectors = self._session.run(None, self._tokens.batch(texts, self._inputs))[0]
         if len(self._fetched) > 256:  # never taken (a search that failed): forget them
             self._fetched.clear()
         self._fetched.update(zip(texts, vectors, strict=True))
@@ -150,14 +116,19 @@ class OnnxEmbedder:
             if fetched is not None:
                 out[row] = fetched
                 continue
-            values = self._encode(text)
-            feed = {name: np.array([values[name]], dtype=np.int64) for name in self._inputs}
+            feed = self._tokens.batch([text], self._inputs)
             out[row] = self._session.run(None, feed)[0][0]
         return out
 
 
-#: the inputs an export may take, in the order the graph declares them
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+def query_tokens(model_id: str, model_setting: str, max_length: int) -> QueryTokens:
+    """The query tokenizer of a model: the tokenizer.json kept beside its export (a
+    sentencepiece one converted), else the model folder's; its wordpiece file in the
+    export folder."""
+    directory = export_dir(model_id)
+    kept = directory / "tokenizer.json"
+    source = kept if kept.is_file() else model_source_dir(model_setting) / "tokenizer.json"
+    return QueryTokens(directory, source, max_length)
 
 
 def model_inputs(tokenizer) -> tuple[str, ...]:  # noqa: ANN001 - a transformers tokenizer
@@ -211,17 +182,6 @@ def _session(ort, directory: Path):  # noqa: ANN001, ANN202 - onnxruntime module
         with contextlib.suppress(OSError):
             (directory / "model.opt.onnx").unlink()  # the older, self-contained copy
     return _session(ort, directory)  # the same session every later process gets
-
-
-def prepare(model_setting: str, batch_size: int = 64, report: Report | None = None) -> bool:
-    """Make the ONNX export of the configured model now, if it is not there yet, reporting
-    each step; True when the export is in place (False: torch is missing or the export
-    failed, and searches use torch)."""
-    from memcli.index.embedder import SentenceTransformerEmbedder, model_id_for
-
-    if is_exported(model_id_for(model_setting)):
-        return True
-    return export(model_setting, SentenceTransformerEmbedder(model_setting, batch_size), report)
 
 
 def export(model_setting: str, reference, report: Report | None = None) -> bool:  # noqa: ANN001

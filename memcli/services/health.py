@@ -83,14 +83,17 @@ def language_notice(rt: Any) -> str | None:
     return notice(rt.settings.index.model, (e.text for e in all_entries(rt)))
 
 
-def onnx_check(model_id: str, enabled: bool) -> Check:
-    """The ONNX export the torch-free query path uses."""
+def onnx_check(model_id: str, enabled: bool, model_setting: str = "") -> Check:
+    """The ONNX export the torch-free query path uses, and which engine embeds a one-off
+    process's queries (numpy or onnxruntime: memcli.index.query_engine)."""
     from memcli.index.onnx_embedder import export_dir, is_exported
+    from memcli.index.query_engine import engine_of
 
     if not enabled:
         return Check("onnx", True, "off ([index] onnx = false): searches load torch")
+    engine = engine_of(model_id, model_setting)
     if is_exported(model_id):
-        return Check("onnx", True, f"exported in {export_dir(model_id)}")
+        return Check("onnx", True, f"exported in {export_dir(model_id)}; queries: {engine}")
     return Check(
         "onnx",
         True,
@@ -157,7 +160,11 @@ def checks(
         config_check(settings),
         model_check(settings.index.model),
         languages_check(settings.index.model, texts),
-        onnx_check(manager.model_id, bool(getattr(settings.index, "onnx", True))),
+        onnx_check(
+            manager.model_id,
+            bool(getattr(settings.index, "onnx", True)),
+            getattr(settings.index, "model", ""),
+        ),
         index_check(manager),
         *extra,
     ]

@@ -101,8 +101,8 @@ class IndexManager(IndexState):
 
     @property
     def query_embedder(self) -> Embedder:
-        """The embedder for queries and small updates: the ONNX fast path when it is
-        available, else the bulk embedder."""
+        """The embedder for queries and small updates: the fast path (numpy or ONNX:
+        memcli.index.query_engine) when it is available, else the bulk embedder."""
         if self._query is None:
             made: list = []
             if self._starting is not None:  # start_query_embedder's thread
@@ -117,9 +117,9 @@ class IndexManager(IndexState):
 
     def start_query_embedder(self, texts: Sequence[str] = ()) -> None:
         """Start the query embedder, and embed `texts` with it, in a thread of its own,
-        for a one-off process to read the index meanwhile: onnxruntime lets go of the
-        interpreter while it loads its session and runs the model (≈ 20–35 ms of a cold
-        search on the shared machine). `query_embedder` takes it when asked for. Nothing
+        for a one-off process to read the index meanwhile: numpy's matrix products (and
+        onnxruntime, for a model the numpy path does not take) let go of the interpreter
+        while they run the model. `query_embedder` takes it when asked for. Nothing
         to do once the embedder is there (a watcher's) or being started."""
         if self._query is not None or self._starting is not None or not self._query_factory:
             return

@@ -153,7 +153,7 @@ def _stamp(path: str) -> object:
 
 def _share_queries(mem: Memory, other: Memory) -> None:
     """Let `other` embed queries with `mem`'s query embedder when both use the same
-    model: one ONNX session per process, and a query embedded once for every layer
+    model: one query embedder per process, and a query embedded once for every layer
     (the embedding is most of a warm search's time)."""
     ours, theirs = mem.settings.index, other.settings.index
     if (ours.model, ours.onnx) != (theirs.model, theirs.onnx):

@@ -185,11 +185,11 @@ class Memory(Upkeep):
         self._ready()
         report = self.index_manager.sync(rebuild=rebuild, progress=progress)
         if self._embedder_factory is None and self.settings.index.onnx:
-            from memcli.index import onnx_embedder
+            from memcli.index import onnx_embedder, query_engine
 
             manager = self.index_manager
             if not onnx_embedder.is_exported(manager.model_id):
-                onnx_embedder.export(self.settings.index.model, manager.embedder)
+                query_engine.export(self.settings.index.model, manager.embedder)
         return report
 
     def search(

@@ -3,8 +3,8 @@
 It is the one place of the service layer that reads the environment and the settings
 (flag > MEMCLI_* > memcli.toml > the user's config.toml > defaults, memcli.store.config),
 and it builds, on first use, the store, the access statistics, the index manager with
-its embedders (sentence-transformers for bulk, the ONNX export for queries) and the LLM
-client. Services receive a Runtime and never read `os.environ` themselves.
+its embedders (sentence-transformers for bulk; numpy or the ONNX export for queries)
+and the LLM client. Services receive a Runtime and never read `os.environ` themselves.
 
 Lower layers keep a few process-wide knobs of their own, read where they act because
 passing them down would thread one value through every caller of a low-level function:
@@ -126,15 +126,16 @@ class Runtime:
         `watch --background` do it up front): "ready" (it was there), "prepared", "off"
         ([index] onnx = false) or "unavailable" (no torch, or the export failed: searches
         load torch instead)."""
-        from memcli.index import onnx_embedder
+        from memcli.index import onnx_embedder, query_engine
         from memcli.index.embedder import model_id_for
 
         index = self.settings.index
         if not index.onnx:
             return "off"
         if onnx_embedder.is_exported(model_id_for(index.model)):
+            query_engine.ensure_checked(model_id_for(index.model), index.model)  # once
             return "ready"
-        done = onnx_embedder.prepare(index.model, index.batch_size, report or self.prepare_steps)
+        done = query_engine.prepare(index.model, index.batch_size, report or self.prepare_steps)
         return "prepared" if done else "unavailable"
 
     def embeddings_ready(self) -> bool:
@@ -241,23 +242,20 @@ def _bulk_embedder(
         return SentenceTransformerEmbedder(model, batch_size)
 
     def export_first() -> None:
-        from memcli.index import onnx_embedder
+        from memcli.index import query_engine
 
-        onnx_embedder.export(model, embedder, report)  # at once when it is there
+        query_engine.export(model, embedder, report)  # at once when it is there
 
     embedder = SentenceTransformerEmbedder(model, batch_size, before_load=export_first)
     return embedder
 
 
 def _fast_query(model: str, onnx: bool) -> Embedder | None:
-    """Query embeddings through the ONNX export when it exists, else None (torch)."""
-    from memcli.index import onnx_embedder
+    """Query embeddings by numpy or the ONNX export (memcli.index.query_engine), else
+    None (torch)."""
+    from memcli.index import query_engine
     from memcli.index.embedder import model_id_for
 
-    model_id = model_id_for(model)
-    if not onnx or not onnx_embedder.is_exported(model_id):
+    if not onnx:
         return None
-    try:
-        return onnx_embedder.OnnxEmbedder(model_id, model)
-    except Exception:  # noqa: BLE001 - a broken export: use torch instead
-        return None
+    return query_engine.make(model_id_for(model), model)

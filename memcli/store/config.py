@@ -90,7 +90,7 @@ class IndexSettings:
     collection: str = "memcli"  # one collection serves many workspaces
     workspace: str = ""  # this workspace's partition key ("" = its folder name + path hash)
     model: str = ""  # "" = the bundled all-MiniLM-L6-v2
-    onnx: bool = True  # query embeddings through the ONNX export (no torch per process)
+    onnx: bool = True  # query embeddings without torch (numpy alone or the ONNX export)
     ann_threshold: int = 20000
     hnsw_m: int = 32
     hnsw_ef_search: int = 128

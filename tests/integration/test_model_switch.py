@@ -51,7 +51,8 @@ def _chinese_workspace(workspace: Path) -> Path:
 def test_config_set_index_model_prepares_rebuilds_and_queries_through_onnx(
     workspace: Path, models: dict[str, Path], family: str
 ) -> None:
-    from memcli.index import onnx_embedder
+    from memcli.index import onnx_embedder, query_engine
+    from memcli.index.bert_numpy import NumpyEmbedder
     from memcli.index.embedder import SentenceTransformerEmbedder
     from memcli.services.memory import Memory
 
@@ -86,7 +87,12 @@ def test_config_set_index_model_prepares_rebuilds_and_queries_through_onnx(
 
     query = "数据库迁移"
     fast = mem.runtime.index_manager.query_embedder
-    assert isinstance(fast, onnx_embedder.OnnxEmbedder)
+    # BERT: numpy alone, checked against sentence-transformers when it was prepared;
+    # XLM-RoBERTa: the ONNX export (the numpy path is BERT's only)
+    engine = NumpyEmbedder if family == "bert" else onnx_embedder.OnnxEmbedder
+    assert isinstance(fast, engine)
+    if family == "bert":
+        assert query_engine.checked(folder, folder)["against"] == "sentence-transformers"
     reference = SentenceTransformerEmbedder(folder)
     texts = [query, "Run database migrations on staging first", CHINESE[1]]
     cosines = (fast.embed(texts) * reference.embed(texts)).sum(axis=1)

@@ -35,7 +35,7 @@ def _kept_file() -> Path:
     from memcli.index.onnx_embedder import export_dir
 
     embedder = _embedder()
-    key = wordpiece.source_key(embedder._source, embedder._max_length)
+    key = wordpiece.source_key(embedder._tokens.source, embedder._tokens.max_length)
     return wordpiece.path_for(export_dir(model_id_for("")), key)
 
 
@@ -44,16 +44,16 @@ def test_same_vectors_as_the_tokenizers_path(exported) -> None:  # noqa: ANN001
     kept = _kept_file()
     kept.unlink(missing_ok=True)
     first = _embedder()  # writes the file
-    assert first._fast is not None and kept.is_file()
+    assert first._tokens._fast is not None and kept.is_file()
     second = _embedder()  # loads it
-    assert second._fast is not None
+    assert second._tokens._fast is not None
     vectors = second.embed(QUERIES)
-    assert second._hub_tokenizer is None  # `tokenizers` never loaded for these
+    assert second._tokens._hub_tokenizer is None  # `tokenizers` never loaded for these
     reference = _embedder()
-    reference._fast = None  # every text through `tokenizers`
+    reference._tokens._fast = None  # every text through `tokenizers`
     assert np.array_equal(vectors, reference.embed(QUERIES))
     assert np.array_equal(second.embed(OTHERS), reference.embed(OTHERS))
-    assert second._hub_tokenizer is not None  # loaded for the others
+    assert second._tokens._hub_tokenizer is not None  # loaded for the others
     second.prefetch(QUERIES + OTHERS)  # one padded batch: the same vectors
     batch = second.embed(QUERIES + OTHERS)
     assert np.allclose(batch, reference.embed(QUERIES + OTHERS), atol=1e-5)
@@ -66,6 +66,6 @@ def test_a_damaged_file_is_written_anew(exported) -> None:  # noqa: ANN001
     raw = kept.read_bytes()
     kept.write_bytes(raw[: len(raw) // 3])
     damaged = _embedder()  # not used: written anew from `tokenizers`
-    assert damaged._hub_tokenizer is not None
+    assert damaged._tokens._hub_tokenizer is not None
     assert kept.read_bytes() == raw
-    assert _embedder()._fast is not None
+    assert _embedder()._tokens._fast is not None

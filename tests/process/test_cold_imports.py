@@ -1,6 +1,7 @@
 """A cold read imports only what it uses (issue 36 item 1): `memcli search`, `inject`,
 `get` and the prompt hook with no watcher running, through the real entry point
-(`python -X importtime -m memcli`) on an indexed workspace, the real model's ONNX export.
+(`python -X importtime -m memcli`) on an indexed workspace, the real model's ONNX export
+and the check of its numpy query path (no onnxruntime on a cold read).
 memcli's own modules come from an allow-list per path (a new import on a cold read must
 be added here, on purpose); editing, review, maintenance, history, Typer and Rich are
 never imported by a read."""
@@ -73,7 +74,7 @@ PARSER = {
     "memcli.store.metadata",
     "memcli.store.reparse",
 }
-#: and a search: the index (ONNX query path, local backend), ranking
+#: and a search: the index (the numpy query path, local backend), ranking
 SEARCH = BASE | {
     "memcli.core.dates",
     "memcli.core.filters",
@@ -83,7 +84,10 @@ SEARCH = BASE | {
     "memcli.index.keyword",
     "memcli.index.local",
     "memcli.index.local_files",
-    "memcli.index.onnx_embedder",
+    "memcli.index.onnx_embedder",  # where the export and its tokenizer are (no onnxruntime)
+    "memcli.index.bert_numpy",  # the query embedded by numpy alone (issue 36)
+    "memcli.index.query_engine",
+    "memcli.index.query_tokens",
     "memcli.index.postings",
     "memcli.index.protocol",
     "memcli.index.snapshot",
@@ -93,6 +97,7 @@ SEARCH = BASE | {
     "memcli.index.wordpiece",
     "memcli.index.write_errors",
     "memcli.logic",
+    "memcli.logic.relevance",
     "memcli.logic.search",
     "memcli.services.clones",
     "memcli.services.indexing",
@@ -137,6 +142,7 @@ NEVER_OURS = {
     "memcli.surfaces.guard",
 }
 NEVER = {"rich", "typer", "click", "pydantic", "torch", "sentence_transformers", "transformers"}
+NEVER |= {"onnxruntime"}  # a query is embedded by numpy alone (memcli.index.bert_numpy)
 NEVER |= {"faiss", "pysbd", "watchdog", "mcp", "merge3", "jieba"}
 #: an ASCII query is tokenized in Python (memcli.index.wordpiece, its file kept beside
 #: the export by the first run): no `tokenizers` and no parse of tokenizer.json
@@ -190,7 +196,7 @@ def test_a_cold_read_imports_only_its_path(
     tops = {m.split(".")[0] for m in modules}
     assert not tops & NEVER, sorted(tops & NEVER)
     if name != "get":
-        assert "onnxruntime" in tops  # the query path, not torch
+        assert "memcli.index.bert_numpy" in modules  # the query path, not torch
     if "--no-touch" in args or name == "get":
         assert not modules & NEVER_READING, sorted(modules & NEVER_READING)
 

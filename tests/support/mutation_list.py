@@ -2376,4 +2376,47 @@ MUTATIONS: list[Mutation] = [
         why="an upgraded workspace keeps its .npz keyword index: every cold search imports "
         "zipfile and reads the archive",
     ),
+    m(
+        "numpy-query-layernorm-eps-ignored",
+        "memcli/index/bert_numpy.py",
+        '        self.eps = float(config.get("layer_norm_eps", 1e-12))\n',
+        "        self.eps = 1e-5\n",
+        f"{INTEG}test_numpy_query.py::test_numpy_gives_the_vectors_of_sentence_transformers_and_onnx",
+        why="a LayerNorm eps of 1e-5 for the model's 1e-12 keeps cos ≥ 0.99999, moves ≈ 2e-4",
+    ),
+    m(
+        "numpy-query-attends-to-padding",
+        "memcli/index/bert_numpy.py",
+        "            scores += masked\n",
+        "",
+        f"{UNIT}test_bert_numpy.py::test_a_batch_masks_its_padding",
+        f"{INTEG}test_numpy_query.py::test_numpy_gives_the_vectors_of_sentence_transformers_and_onnx",
+        why="an inject's padded batch gives each prompt part another vector than alone",
+    ),
+    m(
+        "numpy-query-tanh-gelu",
+        "memcli/index/bert_numpy.py",
+        "    phi = erf(x * _SQRT_HALF)\n    phi += 1.0\n    phi *= 0.5\n",
+        "    phi = 0.5 * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))\n",
+        f"{UNIT}test_bert_numpy.py::test_gelu_is_berts_exact_gelu",
+        f"{INTEG}test_numpy_query.py::test_numpy_gives_the_vectors_of_sentence_transformers_and_onnx",
+        why="BERT's GELU is erf's; tanh's approximation moves vectors ≈ 3e-4",
+    ),
+    m(
+        "numpy-query-used-unchecked",
+        "memcli/index/query_engine.py",
+        "        if not (cosine >= MIN_COSINE and distance <= MAX_DISTANCE):\n",
+        "        if False:\n",
+        f"{INTEG}test_numpy_query.py::test_a_failed_check_keeps_onnxruntime",
+        why="a numpy path that does not give the index's vectors would embed queries",
+    ),
+    m(
+        "numpy-query-with-every-blas-thread",
+        "memcli/index/bert_numpy.py",
+        "        with one_blas_thread():\n",
+        "        with contextlib.nullcontext():\n",
+        f"{INTEG}test_numpy_query.py::test_every_process_embeds_to_the_same_bits",
+        why="a watcher's query embedded with two BLAS threads: other bits than a cold "
+        "search's (scores printed differently), ≈ 8× the CPU on the loaded machine",
+    ),
 ]

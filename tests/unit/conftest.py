@@ -11,7 +11,7 @@ import pytest
 
 @pytest.fixture(autouse=True)
 def _no_model_no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
-    from memcli.index import embedder, onnx_embedder
+    from memcli.index import bert_numpy, embedder, onnx_embedder
 
     def refuse(what: str):  # noqa: ANN202 - a stand-in __init__
         def init(self: object, *args: object, **kwargs: object) -> None:
@@ -23,4 +23,5 @@ def _no_model_no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
         embedder.SentenceTransformerEmbedder, "__init__", refuse("loads the real model")
     )
     monkeypatch.setattr(onnx_embedder.OnnxEmbedder, "__init__", refuse("loads the real model"))
+    monkeypatch.setattr(bert_numpy.NumpyEmbedder, "__init__", refuse("loads the real model"))
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse("starts a child process"))

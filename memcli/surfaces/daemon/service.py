@@ -200,8 +200,9 @@ class WatchService:
         )
         report = self.memory.index()
         self._reported = self.memory.index_manager.last_report
-        # a query, then an entry's length: onnxruntime sizes its buffers on the first run
-        # of each length, which the first edit paid (≈ 0.2 s)
+        # a query, then an entry's length: the model's weights read in from their file
+        # (numpy) or the session's buffers sized for each length (onnxruntime), which
+        # the first search and edit paid (≈ 0.2 s)
         self.memory.index_manager.query_embedder.embed(["warm up", WARM_UP_TEXT])
         self._remember_heads()
         self._warm_view()

@@ -53,7 +53,7 @@ MEANINGS: dict[str, str] = {
     "index.workspace": "Milvus: this workspace's partition key (\"\": folder name + path hash)",
     "index.model": "embedding model: \"\" for the bundled all-MiniLM-L6-v2, or a "
     "sentence-transformers model directory or name (changing it rebuilds the index)",
-    "index.onnx": "embed queries with the local ONNX export of the model (no torch per process)",
+    "index.onnx": "embed queries without torch: numpy alone (BERT) or the local ONNX export",
     "index.ann_threshold": "entries from which the vector index is FAISS HNSW instead of exact",
     "index.hnsw_m": "HNSW graph degree",
     "index.hnsw_ef_search": "HNSW search breadth",
