@@ -17,8 +17,8 @@ score between 0 and 1, the number every hit shows and the list is sorted by.
     score     = (relevance_weight · relevance + recency_weight · 0.5^(age/half_life)
                  + importance_weight · importance + confidence_weight · confidence
                  + date_weight · [created within a period the query names]
-                 + correction_weight · relevance · [a correction])
-                / the sum of those weights
+                 + correction_weight · relevance · (1 - relevance) · [a correction])
+                / the sum of the first five weights (a correction's part keeps it ≤ 1)
 
 Every part is in [0, 1] on a scale that does not depend on what else the query found, so
 a score means the same in every query and every workspace: the weighted share of a
@@ -130,7 +130,6 @@ def score_weights(settings: SearchSettings) -> float:
         + settings.importance_weight
         + settings.confidence_weight
         + settings.date_weight
-        + settings.correction_weight
     )
     return total if total > 0 else 1.0
 
@@ -365,7 +364,7 @@ def rank(
         + settings.importance_weight * importance
         + settings.confidence_weight * confidence
         + settings.date_weight * dated
-        + settings.correction_weight * relevance * corrects
+        + settings.correction_weight * relevance * (1.0 - relevance) * corrects
     ) / score_weights(settings)
     keep = scores >= min_score
     if mode == "keyword":

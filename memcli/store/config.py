@@ -47,10 +47,11 @@ class SearchSettings:
     neighbour_weight: float = 0.6
     #: added to entries created within a period the query names ("in August 2023")
     date_weight: float = 0.1
-    #: added, times its relevance, to a correction's score: the fact it puts right comes
-    #: after it ("which Go version now": "Correction: all services moved to Go 1.23"
-    #: before "written in Go 1.22"; bench/README.md "Corrections before what they correct")
-    correction_weight: float = 0.1
+    #: added, times relevance · (1 - relevance), to a correction's score: the fact it
+    #: puts right comes after it ("which Go version now": "Correction: all services moved
+    #: to Go 1.23" before "written in Go 1.22"); the score stays at most 1 (bench/README.md
+    #: "Corrections before what they correct")
+    correction_weight: float = 0.15
     candidate_pool: int = 200
     #: where the backend does not know a query's keyword mass (Milvus): the BM25 score at
     #: which the keyword share reaches 0.5 (bm25 / (bm25 + this))

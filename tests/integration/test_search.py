@@ -78,6 +78,7 @@ def test_explain_and_access_statistics(workspace: Path, model) -> None:
         "importance",
         "confidence",
         "date",  # 1 when created in a period the query names
+        "correction",  # 1: a correction (its score gains a share of its relevance)
         "accesses",  # shown, never part of the score
     }
     top = hits[0].entry.id

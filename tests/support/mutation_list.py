@@ -1876,7 +1876,7 @@ MUTATIONS: list[Mutation] = [
     m(
         "search-correction-no-bonus",
         "memcli/logic/search.py",
-        "        + settings.correction_weight * relevance * corrects\n",
+        "        + settings.correction_weight * relevance * (1.0 - relevance) * corrects\n",
         "",
         f"{UNIT}test_relevance_scale.py::test_a_relevant_correction_comes_before_the_fact_it_corrects",
         why="which Go version now shows the stale 1.22 note above its correction",

@@ -162,11 +162,12 @@ def test_the_order_is_the_score_and_it_falls_within_0_and_1() -> None:
     assert close[0].components["relevance"] < close[1].components["relevance"]
     parts = ("relevance", "recency", "importance", "confidence", "date")
     weights = [getattr(SETTINGS, f"{p}_weight") for p in parts]
-    total = sum(weights) + SETTINGS.correction_weight
     for h in found:
         weighted = sum(w * h.components[p] for w, p in zip(weights, parts, strict=True))
-        corrected = SETTINGS.correction_weight * h.components["relevance"]
-        assert h.score == pytest.approx((weighted + corrected * h.components["correction"]) / total)
+        relevance = h.components["relevance"]
+        corrected = SETTINGS.correction_weight * relevance * (1 - relevance)
+        assert h.score == pytest.approx((weighted + corrected * h.components["correction"])
+                                        / sum(weights))  # fmt: skip
     perfect = rank(
         [Entry("p", "x", "correction", "memory.md", 1, {"imp": "1", "conf": "1",
                                                    "created": NOW.isoformat()})],
@@ -228,7 +229,7 @@ def test_an_entry_of_the_period_a_query_names_passes_the_floor() -> None:
     "corrected_cosine, first",
     [
         (0.50, "c"),  # as relevant as the fact it puts right: the correction first
-        (0.47, "c"),  # a little less relevant: still first (its relevance counts 10% more)
+        (0.47, "c"),  # a little less relevant: still first
         (0.30, "f"),  # far less relevant: the fact stays first
     ],
 )
@@ -238,7 +239,7 @@ def test_a_relevant_correction_comes_before_the_fact_it_corrects(
     """"which Go version are the services on now": "Correction: all services moved to Go
     1.23" before "Backend services are written in Go 1.22" when both are as relevant;
     the bonus is a share of the correction's own relevance, so an unrelated correction
-    gains nothing."""
+    gains next to nothing, and of its distance to 1, so no score passes 1."""
     pair = [Entry("f", "written in Go 1.22", "fact", "memory.md", 1),
             Entry("c", "moved to Go 1.23", "correction", "memory.md", 2)]  # fmt: skip
     found = rank(

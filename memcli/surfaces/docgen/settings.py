@@ -30,8 +30,8 @@ MEANINGS: dict[str, str] = {
     "log (episodes/, conversations/) borrows",
     "search.date_weight": "added to entries created in a period the query names "
     "(\"in August 2023\", \"last week\")",
-    "search.correction_weight": "added, times its relevance, to a correction's score: it "
-    "comes before the fact it puts right",
+    "search.correction_weight": "added, times relevance · (1 − relevance), to a correction's "
+    "score: it comes before the fact it puts right",
     "search.candidate_pool": "candidates each side (semantic, keyword) brings",
     "search.keyword_saturation": "where the backend does not know a query's keyword mass "
     "(Milvus): the BM25 score at which the keyword share is 0.5",
