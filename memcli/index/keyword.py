@@ -94,7 +94,7 @@ class KeywordIndex:
     def ideal(self, query: str | Sequence[str]) -> float:
         """The query's keyword mass, Σ qtf · idf over its terms (a term no document holds
         at the rarest idf): what a document of average length holding each term once
-        scores, the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
+        scores, the keyword side's 1.0 (memcli.logic.relevance.keyword_share)."""
         terms = _weighted(query)
         n = self.size
         if n == 0:

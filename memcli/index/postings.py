@@ -70,7 +70,7 @@ class Postings:
     def ideal(self, terms: Mapping[str, float], alive: np.ndarray, live: int) -> float:
         """The query's keyword mass: the BM25 score of a row of average length holding
         each of its terms once, Σ qtf · idf (a term no live row holds at the rarest
-        idf): the keyword side's 1.0 (memcli.logic.search.keyword_share)."""
+        idf): the keyword side's 1.0 (memcli.logic.relevance.keyword_share)."""
         if live == 0:
             return 0.0
         dead = live != len(alive)
