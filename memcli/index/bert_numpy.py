@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memcli.index.query_tokens import QueryTokens
+from memcli.index.query_tokens import Prefetching, QueryTokens
 
 WEIGHTS = "model.safetensors"
 #: safetensors dtypes read (F16 is widened to float32 when loaded)
@@ -263,39 +263,21 @@ class Bert:
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
 
-class NumpyEmbedder:
+class NumpyEmbedder(Prefetching):
     """Query embeddings by `Bert` in numpy; the same vectors as the ONNX export and
     sentence-transformers (memcli.index.query_engine checks before use)."""
 
     engine = "numpy"
 
     def __init__(self, model_id: str, folder: Path, tokens: QueryTokens) -> None:
+        super().__init__()
         self.model_id = model_id
         self._bert = Bert(folder)
         self.dim = self._bert.hidden
         self.tokens = tokens
-        self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
 
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         names = ("input_ids", "attention_mask", "token_type_ids")
         batch = self.tokens.batch(texts, names)
         with one_blas_thread():
             return self._bert.forward(*(batch[name] for name in names))
-
-    def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed `texts` now, in one padded batch (an inject's prompt parts), for the
-        next embed of each to take once."""
-        texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
-        if not texts:
-            return
-        vectors = self._run(texts)
-        if len(self._fetched) > 256:  # never taken (a search that failed): forget them
-            self._fetched.clear()
-        self._fetched.update(zip(texts, vectors, strict=True))
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            fetched = self._fetched.pop(text, None)
-            out[row] = fetched if fetched is not None else self._run([text])[0]
-        return out

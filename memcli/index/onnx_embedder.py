@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from memcli.index.query_tokens import INPUTS, QueryTokens
+from memcli.index.query_tokens import INPUTS, Prefetching, QueryTokens
 
 #: what the one-time preparation does, in order (reported as step i of len(STEPS))
 STEPS = (
@@ -75,7 +75,7 @@ def is_exported(model_id: str) -> bool:
     ).is_file()
 
 
-class OnnxEmbedder:
+class OnnxEmbedder(Prefetching):
     """Embeds with onnxruntime; same vectors as sentence-transformers (cos ≥ 0.999)."""
 
     engine = "onnxruntime"
@@ -88,6 +88,7 @@ class OnnxEmbedder:
         with contextlib.suppress(Exception):
             ort.disable_telemetry_events()
 
+        super().__init__()
         directory = export_dir(model_id)
         meta = json.loads((directory / "meta.json").read_text())
         self.model_id = model_id
@@ -96,29 +97,10 @@ class OnnxEmbedder:
         self.max_length = int(meta.get("max_seq_length", 256))
         self._tokens = query_tokens(model_id, model_setting, self.max_length)
         self._session = _session(ort, directory)
-        self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
 
-    def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed `texts` now, in one padded batch (one pass over the weights for all of
-        them: an inject's prompt parts), for the next embed of each to take once."""
-        texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
-        if not texts:
-            return
-        vectors = self._session.run(None, self._tokens.batch(texts, self._inputs))[0]
-        if len(self._fetched) > 256:  # never taken (a search that failed): forget them
-            self._fetched.clear()
-        self._fetched.update(zip(texts, vectors, strict=True))
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            fetched = self._fetched.pop(text, None)
-            if fetched is not None:
-                out[row] = fetched
-                continue
-            feed = self._tokens.batch([text], self._inputs)
-            out[row] = self._session.run(None, feed)[0][0]
-        return out
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        """The vectors of `texts`, one padded batch through the session."""
+        return self._session.run(None, self._tokens.batch(texts, self._inputs))[0]
 
 
 def query_tokens(model_id: str, model_setting: str, max_length: int) -> QueryTokens:

@@ -2,7 +2,9 @@
 memcli.index.bert_numpy, and the ONNX session, memcli.index.onnx_embedder): a BERT
 model's ASCII text tokenized in Python (memcli.index.wordpiece, its file kept in the
 export folder), anything else by the model's own `tokenizers` tokenizer, loaded only
-then; and a padded batch of several texts (pad 0, attention mask 0 there)."""
+then; and a padded batch of several texts (pad 0, attention mask 0 there). `Prefetching` is
+what both engines do with batches: an inject's prompt parts embedded at once, each
+vector taken once."""
 
 from __future__ import annotations
 
@@ -67,4 +69,35 @@ class QueryTokens:
             size = len(values["input_ids"])
             for name in names:
                 out[name][row, :size] = values[name]
+        return out
+
+
+class Prefetching:
+    """Embeddings kept from one padded batch until each is asked for once: a query
+    engine supplies `dim` and `_run(texts)`, the vectors of `texts` in one pass."""
+
+    dim: int
+
+    def __init__(self) -> None:
+        self._fetched: dict[str, np.ndarray] = {}  # prefetch's vectors, each taken once
+
+    def _run(self, texts: Sequence[str]) -> np.ndarray:
+        raise NotImplementedError
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed `texts` now, in one padded batch (one pass over the weights for all of
+        them: an inject's prompt parts), for the next embed of each to take once."""
+        texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
+        if not texts:
+            return
+        vectors = self._run(texts)
+        if len(self._fetched) > 256:  # never taken (a search that failed): forget them
+            self._fetched.clear()
+        self._fetched.update(zip(texts, vectors, strict=True))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            fetched = self._fetched.pop(text, None)
+            out[row] = fetched if fetched is not None else self._run([text])[0]
         return out

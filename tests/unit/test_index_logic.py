@@ -19,6 +19,7 @@ from memcli.services.memory import Memory
 from memcli.store.access import Access
 from memcli.store.config import IndexSettings, SearchSettings, Settings
 from tests.support.fakes import HashingEmbedder
+from tests.support.legacy_index import save_npz
 
 
 def test_tokenize_english_and_cjk() -> None:
@@ -59,15 +60,7 @@ def test_keyword_file_loads_in_one_read_and_refuses_damage(tmp_path: Path) -> No
         assert getattr(again, name).flags.writeable
     assert np.allclose(again.scores("python 迁移"), index.scores("python 迁移"))
     legacy = tmp_path / "keyword-old.npz"  # the form memcli wrote before
-    np.savez(
-        legacy,
-        vocab=np.array(json.dumps(list(index.vocab), ensure_ascii=False)),
-        indptr=index.indptr,
-        docs=index.docs,
-        tfs=index.tfs,
-        doc_len=index.doc_len,
-        params=np.array([1.5, 0.6]),
-    )
+    save_npz(index, legacy)
     assert np.allclose(KeywordIndex.load(legacy).scores("python"), index.scores("python"))
     data = path.read_bytes()
     for damaged in (data[:-8], data + b"\0" * 8, data[:12], b"PK\x03\x04garbage", b"x" * 40):

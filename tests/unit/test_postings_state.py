@@ -13,6 +13,7 @@ from memcli.index.keyword import KeywordIndex
 from memcli.index.local import LocalBackend
 from memcli.index.tokenize import tokenize
 from memcli.store.config import IndexSettings
+from tests.support.legacy_index import save_npz
 
 TEXTS = {
     "a": "deploy postgres with ansible",
@@ -84,15 +85,7 @@ def test_an_earlier_memclis_npz_generation_is_rewritten_at_the_next_flush(tmp_pa
     assert kw.suffix == ".kw"
     old = KeywordIndex.load(kw)
     legacy = kw.with_suffix(".npz")  # as an earlier memcli wrote it
-    np.savez(
-        legacy,
-        vocab=np.array(json.dumps(list(old.vocab), ensure_ascii=False)),
-        indptr=old.indptr,
-        docs=old.docs,
-        tfs=old.tfs,
-        doc_len=old.doc_len,
-        params=np.array([old.k1, old.b]),
-    )
+    save_npz(old, legacy)
     kw.unlink()
     (directory / "local.json").write_text(json.dumps({**manifest, "keyword": legacy.name}))
     reader = LocalBackend(directory, IndexSettings())
