@@ -11,7 +11,7 @@ onnxruntime's did (docs/benchmarks.md). The vectors are the ones the index was b
 MAX_DISTANCE of the reference's.
 
 The check: the numpy path embeds CHECK_TEXTS (the export's, a text past the model's
-length, Chinese, empty, punctuation), one by one and in one padded batch, and each
+length, Chinese, empty, punctuation), one by one and together (as an inject), and each
 vector must match the reference's — the sentence-transformers model when the export is
 made (`export`), else the ONNX session (`prepare`, or the first one-off process that
 finds no record). What passed is kept in the export folder (`numpy-<the weights' path
@@ -115,7 +115,7 @@ def agreement(expected: np.ndarray, got: np.ndarray) -> tuple[float, float]:
 
 def check_against(reference: Embedder, model_setting: str, max_length: int, against: str) -> bool:
     """Check the numpy path against `reference` (an embedder of the same model) on
-    CHECK_TEXTS, one by one and in one padded batch; keep the record when every cosine
+    CHECK_TEXTS, one by one and together (as an inject); keep the record when every cosine
     is ≥ MIN_COSINE and every distance ≤ MAX_DISTANCE. True when it passed."""
     files = _files(model_setting)
     if files is None:
@@ -127,7 +127,7 @@ def check_against(reference: Embedder, model_setting: str, max_length: int, agai
         texts = list(CHECK_TEXTS)
         expected = reference.embed(texts)
         cosine, distance = agreement(expected, candidate.embed(texts))
-        candidate.prefetch(texts)  # one padded batch (an inject's): the same vectors
+        candidate.prefetch(texts)  # together, as an inject: the same vectors
         batched = agreement(expected, candidate.embed(texts))
         cosine, distance = min(cosine, batched[0]), max(distance, batched[1])
         if not (cosine >= MIN_COSINE and distance <= MAX_DISTANCE):

@@ -73,8 +73,9 @@ class QueryTokens:
 
 
 class Prefetching:
-    """Embeddings kept from one padded batch until each is asked for once: a query
-    engine supplies `dim` and `_run(texts)`, the vectors of `texts` in one pass."""
+    """Embeddings made together (an inject's prompt and its parts) and kept until each
+    is asked for once: a query engine supplies `dim` and `_run(texts)`, the vectors of
+    `texts` in one call."""
 
     dim: int
 
@@ -85,8 +86,8 @@ class Prefetching:
         raise NotImplementedError
 
     def prefetch(self, texts: Sequence[str]) -> None:
-        """Embed `texts` now, in one padded batch (one pass over the weights for all of
-        them: an inject's prompt parts), for the next embed of each to take once."""
+        """Embed `texts` now, in one call (an inject's prompt and its parts), for the
+        next embed of each to take once."""
         texts = [t for t in dict.fromkeys(texts) if t not in self._fetched]
         if not texts:
             return
