@@ -46,7 +46,9 @@ class MilvusServer:
         command = [sys.executable, "-m", "milvus_lite", "server", "--data-dir", str(self.data_dir)]
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--max-workers", "16"]
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=default_signals
+            )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -94,6 +96,7 @@ def hold_lease(ws: Path) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_signals,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -105,3 +108,12 @@ def append(ws: Path, line: str) -> None:
     """A hand edit: a line added at the end of memory.md."""
     with (ws / "memory.md").open("a", encoding="utf-8") as handle:
         handle.write(line + "\n")
+
+
+def default_signals() -> None:
+    """In a child the tests stop with SIGINT or SIGTERM: both at their default action, as
+    in a terminal. A suite started in the background by a shell without job control
+    (`(bash scripts/test.sh &)`) ignores SIGINT, and its children would inherit that:
+    the server would not stop on Ctrl-C, nor a lease holder on SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
