@@ -5,6 +5,8 @@ process/)."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -25,3 +27,15 @@ def _no_model_no_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(onnx_embedder.OnnxEmbedder, "__init__", refuse("loads the real model"))
     monkeypatch.setattr(bert_numpy.NumpyEmbedder, "__init__", refuse("loads the real model"))
     monkeypatch.setattr(subprocess.Popen, "__init__", refuse("starts a child process"))
+
+
+@pytest.fixture
+def token_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path]:
+    """A user cache of its own (XDG_CACHE_HOME) for the tiktoken encoding's copy and the
+    kept token counts, each test starting with no counter loaded (as a new process)."""
+    from memcli.adapters import tokens
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    tokens.get_counter.cache_clear()
+    yield tmp_path
+    tokens.get_counter.cache_clear()

