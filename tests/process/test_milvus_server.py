@@ -185,11 +185,10 @@ def test_stopping_the_server_mid_sync_loses_nothing(
     markdown = {p.name: p.read_bytes() for p in ws.glob("*.md")}
     backend = backend_of(ws)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(ws), "index"],
+        default_signals([sys.executable, "-m", "memcli", "-w", str(ws), "index"]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=default_signals,
     )
     try:
         wait_for(lambda: f":{proc.pid}:" in str(backend._record().get("holder")), timeout=60)

@@ -44,7 +44,7 @@ def bind_mount(source: Path, target: Path, read_only: bool = False) -> Iterator[
                 pytest.skip(f"read-only remounts are not allowed: {ro.stderr.decode().strip()}")
         yield target
     finally:
-        subprocess.run(["umount", str(target)], capture_output=True, timeout=30)
+        subprocess.run(["umount", "-l", str(target)], capture_output=True, timeout=30)
 
 
 def test_the_lease_is_one_whatever_path_reaches_the_workspace(tmp_path: Path) -> None:

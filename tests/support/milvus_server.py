@@ -47,7 +47,7 @@ class MilvusServer:
         command += ["--host", "127.0.0.1", "--port", str(self.port), "--max-workers", "16"]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=default_signals
+                default_signals(command), stdout=log, stderr=subprocess.STDOUT
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -92,11 +92,10 @@ with backend.writing():
 def hold_lease(ws: Path) -> subprocess.Popen[str]:
     """A process holding the writer lease of `ws`, returned once it holds it."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(ws)],
+        default_signals([sys.executable, "-c", HOLDER, str(ws)]),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=default_signals,
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -110,10 +109,21 @@ def append(ws: Path, line: str) -> None:
         handle.write(line + "\n")
 
 
-def default_signals() -> None:
-    """In a child the tests stop with SIGINT or SIGTERM: both at their default action, as
-    in a terminal. A suite started in the background by a shell without job control
-    (`(bash scripts/test.sh &)`) ignores SIGINT, and its children would inherit that:
-    the server would not stop on Ctrl-C, nor a lease holder on SIGINT."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+#: sets SIGINT and SIGTERM to their default action, then becomes the command it is given
+_RESET = """
+import os, signal, sys
+for number in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(number, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def default_signals(command: list[str]) -> list[str]:
+    """`command` run with SIGINT and SIGTERM at their default action, as in a terminal. A
+    suite started in the background by a shell without job control (`(bash
+    scripts/test.sh &)`) ignores SIGINT, and its children would inherit that: the server
+    would not stop on Ctrl-C, nor a lease holder on SIGINT. The reset happens in a small
+    interpreter that then execs the command, not in a preexec_fn: that would run Python
+    in a fork of a test process whose gRPC threads are busy, and gRPC's fork handling then
+    broke the child ("epoll_wait error: Bad file descriptor", no "held")."""
+    return [sys.executable, "-c", _RESET, *command]

@@ -123,7 +123,7 @@ def _bind(source: Path, target: Path, read_only: bool = False) -> Iterator[Path 
             return
         yield target
     finally:
-        subprocess.run(["umount", str(target)], capture_output=True)
+        subprocess.run(["umount", "-l", str(target)], capture_output=True)  # lazy: a map may hold it
 
 
 def _sample(where: Path) -> Path:
