@@ -15,6 +15,10 @@ from tests.support.env import SAMPLE, isolate
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# A test process that has used pymilvus keeps gRPC threads; a later fork for a child with a
+# preexec_fn (resource limits) would run gRPC's fork handlers half-way. The children exec
+# at once and need none of them.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 if os.environ.get("PYTEST_XDIST_WORKER"):
     # one of several workers (pytest-xdist, `-n` in pyproject.toml): torch's and FAISS's
     # thread pools one thread each, here and in the processes it starts, so the workers
