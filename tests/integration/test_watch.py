@@ -296,8 +296,10 @@ def test_daemon_and_in_process_give_identical_results(served) -> None:
         ["get", "m8f3a2c1", "--json"],
         ["get", "nope"],
     ):
-        via_daemon = memcli(ws, *args)
-        in_process = memcli(ws, *args, env=no_daemon)
+        via_daemon, in_process = same_minute(
+            lambda args=args: memcli(ws, *args),
+            lambda args=args: memcli(ws, *args, env=no_daemon),
+        )
         assert via_daemon.returncode == in_process.returncode, args
         assert via_daemon.stdout == in_process.stdout, args
         assert via_daemon.stderr == in_process.stderr, args
