@@ -157,7 +157,7 @@ def _period(kind: str, g: tuple[str, ...], today: dt.date) -> Period | None:
         return _month_of(int(g[0]), int(g[1]))
     if kind == "y":
         return Period(dt.date(int(g[0]), 1, 1), dt.date(int(g[0]), 12, 31))
-    if kind in ("month-name", "last-month-name") and g[0].lower() == "may" and g[0] != "May":
+    if kind in ("month-name", "last-month-name") and g[0].casefold() == "may" and g[0] != "May":
         return None  # "this may help", "last may be": the verb, not the month
     if kind == "month-name":
         return Period(None, None, _month(g[0]))
@@ -166,18 +166,18 @@ def _period(kind: str, g: tuple[str, ...], today: dt.date) -> Period | None:
         year = today.year if month < today.month else today.year - 1
         return _month_of(year, month)
     if kind == "ago":
-        count = _NUMBER_WORDS.get(g[0].lower()) or int(g[0])
-        return _ago(today, count, g[1].lower())
+        count = _NUMBER_WORDS.get(g[0].casefold()) or int(g[0])
+        return _ago(today, count, g[1].casefold())
     if kind == "day-word":
-        word = g[0].lower()
+        word = g[0].casefold()
         return _day(today - dt.timedelta(days=1) if word == "yesterday" else today)
     if kind == "relative":
-        return _relative(today, g[0].lower() == "this", g[1].lower())
+        return _relative(today, g[0].casefold() == "this", g[1].casefold())
     return _chinese(g[0], today)
 
 
 def _month(name: str) -> int:
-    return MONTHS[name.lower().rstrip(".")]
+    return MONTHS[name.casefold().rstrip(".")]
 
 
 def _day(day: dt.date) -> Period:

@@ -187,6 +187,14 @@ MUTATIONS: list[Mutation] = [
         why='"last November" asked in November means this November',
     ),
     m(
+        "month-name-lookup-not-case-folded",
+        "memcli/core/dates.py",
+        'return MONTHS[name.casefold().rstrip(".")]',
+        'return MONTHS[name.lower().rstrip(".")]',
+        f"{UNIT}test_dates.py::test_named_periods",
+        why='"Augu\u017ft" (long s) matches the case-blind pattern; a lower() lookup raised KeyError',
+    ),
+    m(
         "untrusted-index-uri-applies",
         "memcli/store/trust.py",
         '"index": ("model", "uri", "token_env", "collection", "workspace"),',

@@ -45,6 +45,13 @@ def spans(query: str) -> list[str]:
         ("2023年8月", ["2023-08-01..2023-08-31"]),
         ("昨天做了什么", ["2026-11-23"]),
         ("去年我在哪里工作", ["2025-01-01..2025-12-31"]),
+        # letters a case-blind pattern takes for ASCII ones (long s, Kelvin sign): the
+        # month and word tables are looked up case-folded, as the pattern matched
+        ("in Augu\u017ft 2023", ["2023-08-01..2023-08-31"]),
+        ("9 Augu\u017ft, 2022", ["2022-08-09"]),
+        ("la\u017ft Augu\u017ft", ["2026-08-01..2026-08-31"]),
+        ("two wee\u212as ago", ["2026-11-09..2026-11-15"]),
+        ("thi\u017f month", ["2026-11-01..2026-11-30"]),
     ],
 )
 def test_named_periods(query: str, expected: list[str]) -> None:
