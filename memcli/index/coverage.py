@@ -117,14 +117,15 @@ def reads(model: str, text: str) -> bool:
     return share is None or share >= 0.5
 
 
-def semantic_vote(model: str, text: str) -> float:
+def semantic_vote(model: str, text: str, glossed: float = 0.0) -> float:
     """How much the model's cosine counts for `text`, 0 to 1: 1 where it reads it, else
     the text's Latin share over one half (a Chinese note naming `kubectl` and `Slack`
-    is partly read; one without Latin letters not at all)."""
+    is partly read; one without Latin letters not at all), or `glossed` where that is
+    more (the vote of a text embedded as its English gloss: memcli.index.gloss)."""
     if multilingual(model):
         return 1.0
     share = latin_share(text)
-    return 1.0 if share is None else min(1.0, share / 0.5)
+    return 1.0 if share is None else max(min(1.0, share / 0.5), glossed)
 
 
 def unread_share(model: str, texts: Iterable[str]) -> float:

@@ -21,9 +21,21 @@ from memcli.core.models import Entry
 Progress = Callable[[int, int], None]
 
 
-def embed_text(entry: Entry) -> str:
-    """What the embedder sees for an entry."""
-    return entry.text
+def embed_text(entry: Entry, glossed: bool = False) -> str:
+    """What the embedder sees for an entry: its text, or with `glossed` (a model that
+    reads English only) its text with the Chinese in it glossed in English
+    (memcli.index.gloss)."""
+    return query_text(entry.text, glossed)
+
+
+def query_text(text: str, glossed: bool) -> str:
+    """What the embedder sees for a text (a query, an entry's text): with `glossed`, the
+    Chinese in it glossed in English (memcli.index.gloss), as the entries are."""
+    if glossed:
+        from memcli.index.gloss import embedding_text
+
+        return embedding_text(text)
+    return text
 
 
 def keyword_text(entry: Entry) -> str:
@@ -117,11 +129,11 @@ def unique_entries(entries: Sequence[Entry]) -> list[Entry]:
     return result
 
 
-def content_key(entry: Entry) -> str:
+def content_key(entry: Entry, glossed: bool = False) -> str:
     """What decides whether an indexed entry is current: the hash of its embedded text
     (which also keys the embedding cache) and of its keyword text."""
     return _content_key(
-        embed_text(entry), entry.text, entry.meta.get("kw", ""), _created_day(entry)
+        embed_text(entry, glossed), entry.text, entry.meta.get("kw", ""), _created_day(entry)
     )
 
 

@@ -79,7 +79,7 @@ class IndexManager(IndexState):
         #: read_cache_ahead's thread and what it read ([cache] or [], [error] or [])
         self._reading: tuple[object, list, list] | None = None
         #: what this process's last sync left the backend holding
-        self._last = LastSync()
+        self._last = LastSync(self.glossed)
         self.notify = notify or (lambda message: None)
         #: why the layer may not be written (set by services.layers; None: it may), and
         #: the private folder its index moved to then (services.readonly_index)
@@ -137,6 +137,18 @@ class IndexManager(IndexState):
         thread = threading.Thread(target=start, name="memcli-query-embedder", daemon=True)
         self._starting = (thread, made)
         thread.start()
+
+    @property
+    def glossed(self) -> bool:
+        """Whether the model embeds Chinese text as its English gloss (the `gloss`
+        setting, for a model that reads English only: memcli.index.gloss)."""
+        from memcli.index import coverage
+
+        return self.settings.gloss and not coverage.multilingual(self.settings.model)
+
+    def embedded(self, entry: Entry) -> str:
+        """What the embedder sees for `entry` (memcli.index.sync.embed_text)."""
+        return embed_text(entry, self.glossed)
 
     @property
     def model_id(self) -> str:
@@ -224,14 +236,14 @@ class IndexManager(IndexState):
                 self._write_state(unique, signature)
                 self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
                 return SyncReport(0, 0, 0, len(unique), 0, False, None)
-            hashes = [text_hash(embed_text(e)) for e in upsert]
+            hashes = [text_hash(self.embedded(e)) for e in upsert]
             cache = self.embedding_cache()
             plan = replace(plan, to_embed=cache.missing(hashes))
-            texts = {text_hash(embed_text(e)): embed_text(e) for e in upsert}
+            texts = {text_hash(self.embedded(e)): self.embedded(e) for e in upsert}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
             if cache.unsaved > SMALL_UPDATE or full or not self.keep_cache_in_memory:
                 # a watcher saves small additions in batches (flush)
-                cache.save([text_hash(embed_text(e)) for e in unique])
+                cache.save([text_hash(self.embedded(e)) for e in unique])
             if full:
                 backend.reset(embedder.model_id, embedder.dim)
             elif plan.removed:
@@ -241,7 +253,7 @@ class IndexManager(IndexState):
                     [e.id for e in upsert],
                     cache.get(hashes),
                     [keyword_text(e) for e in upsert],
-                    [content_key(e) for e in upsert],
+                    [content_key(e, self.glossed) for e in upsert],
                 )
             self._write_state(unique, signature)
             self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
@@ -288,7 +300,7 @@ class IndexManager(IndexState):
             # is another machine's (not pulled yet), never a deletion of ours
             seen = seen_ids(self.dir) | {e.id for e in unique}
             old = {i: k for i, k in old.items() if i in seen}
-        keys = [content_key(e) for e in unique]
+        keys = [content_key(e, self.glossed) for e in unique]
         plan = plan_sync(old, list(zip([e.id for e in unique], keys, strict=True)), [])
         self._last.planned_full([e.id for e in unique], keys)
         by_id = {} if full else {e.id: e for e in unique}
@@ -343,11 +355,11 @@ class IndexManager(IndexState):
     def vectors_for(self, entries: Sequence[Entry]) -> np.ndarray:
         """Normalized embeddings of `entries`, in order (from the cache, or embedded now)."""
         cache = self.embedding_cache()
-        texts = {text_hash(embed_text(e)): embed_text(e) for e in entries}
+        texts = {text_hash(self.embedded(e)): self.embedded(e) for e in entries}
         hashes = list(texts)
         missing = cache.missing(hashes)
         self._embed_missing(cache, [texts[h] for h in missing], missing, None)
-        return cache.get([text_hash(embed_text(e)) for e in entries])
+        return cache.get([text_hash(self.embedded(e)) for e in entries])
 
     def flush(self) -> None:
         """Save what a long-lived process kept in memory: new embeddings, the entries
@@ -360,7 +372,7 @@ class IndexManager(IndexState):
         snapshot = self._snapshot
         current = snapshot is not None and snapshot[0] == (manifest["backend"], None)
         if self._cache is not None and current:
-            self._cache.save([text_hash(embed_text(e)) for e in snapshot[1]])
+            self._cache.save([text_hash(self.embedded(e)) for e in snapshot[1]])
         with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
             if self.read_manifest() is not manifest:
                 return  # another process synced meanwhile

@@ -32,7 +32,8 @@ class _Synced:
 class LastSync:
     """The entries and content keys of this process's last sync."""
 
-    def __init__(self) -> None:
+    def __init__(self, glossed: bool = False) -> None:
+        self.glossed = glossed  # content keys of glossed embeddings (sync.content_key)
         self._state: _Synced | None = None
         self._full_keys: dict[str, str] = {}
 
@@ -81,7 +82,7 @@ class LastSync:
             held = keys.get(entry.id)
             if held is None:
                 added.append(entry.id)
-            elif held != content_key(entry):
+            elif held != content_key(entry, self.glossed):
                 changed.append(entry.id)
             else:
                 continue
@@ -106,7 +107,7 @@ class LastSync:
             for entry_id in plan.removed:
                 keys.pop(entry_id, None)
             for entry in upsert:
-                keys[entry.id] = content_key(entry)
+                keys[entry.id] = content_key(entry, self.glossed)
         self._full_keys = {}
         self._state = _Synced(revision, list(unique), keys)
 

@@ -143,7 +143,9 @@ def plan_reflect(rt: Runtime, *, force: bool = False) -> tuple[Trigger, Plan]:
         vectors = index.vectors_for(others)
 
         def retrieve(question: str) -> list[Entry]:
-            qvec = index.query_embedder.embed([question])[0]
+            from memcli.index.sync import query_text
+
+            qvec = index.query_embedder.embed([query_text(question, index.glossed)])[0]
             best = np.argsort(-(vectors @ qvec))[:8]
             return [others[int(i)] for i in best]
 

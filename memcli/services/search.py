@@ -22,7 +22,7 @@ from memcli.core.dates import Period, named_periods
 from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
 from memcli.core.models import ARCHIVE_FILE, Entry, column
-from memcli.index.sync import Progress, unique_entries
+from memcli.index.sync import Progress, query_text, unique_entries
 from memcli.services.indexing import IndexManager
 from memcli.store.config import Settings
 from memcli.store.store import Store
@@ -255,7 +255,7 @@ class SearchService:
                 kw_scores[order],
                 backend.keyword_ideal(keyword_query),
             )
-        qvec = self.indexer.query_embedder.embed([query])[0]
+        qvec = self.indexer.query_embedder.embed([query_text(query, self.indexer.glossed)])[0]
         sem_top = view.positions(backend.dense_search(qvec, pool, allowed_ids).ids)
         # unions as a mask over all positions (sorted, unique): np.union1d would import
         # numpy.ma, ≈ 16 ms of a one-off search
@@ -302,11 +302,16 @@ class SearchService:
         model = self.settings.index.model
         if coverage.multilingual(model):
             return None
-        if not query_read:
+        glossed = self.settings.search.gloss_vote if self.indexer.glossed else 0.0
+        query_vote = 1.0 if query_read else glossed
+        if query_vote <= 0.0:
             return np.zeros(len(positions), dtype=np.float64)
         ordered = view.ordered
         return np.fromiter(
-            (coverage.semantic_vote(model, ordered[p].text) for p in positions.tolist()),
+            (
+                min(query_vote, coverage.semantic_vote(model, ordered[p].text, glossed))
+                for p in positions.tolist()
+            ),
             dtype=np.float64,
             count=len(positions),
         )

@@ -52,6 +52,10 @@ class SearchSettings:
     #: to Go 1.23" before "written in Go 1.22"); the score stays at most 1 (bench/README.md
     #: "Corrections before what they correct")
     correction_weight: float = 0.15
+    #: how much the cosine counts for a Chinese text the model reads through its English
+    #: gloss (index.gloss; memcli.index.gloss), 0 to 1: a gloss reads less well than
+    #: English written as such (bench/README.md "Chinese through an English gloss")
+    gloss_vote: float = 0.75
     candidate_pool: int = 200
     #: where the backend does not know a query's keyword mass (Milvus): the BM25 score at
     #: which the keyword share reaches 0.5 (bm25 / (bm25 + this))
@@ -92,6 +96,9 @@ class IndexSettings:
     workspace: str = ""  # this workspace's partition key ("" = its folder name + path hash)
     model: str = ""  # "" = the bundled all-MiniLM-L6-v2
     onnx: bool = True  # query embeddings without torch (numpy alone or the ONNX export)
+    #: a model that reads English only embeds Chinese text as its English gloss
+    #: (memcli.index.gloss); a multilingual model reads it as written
+    gloss: bool = True
     ann_threshold: int = 20000
     hnsw_m: int = 32
     hnsw_ef_search: int = 128

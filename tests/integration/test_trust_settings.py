@@ -39,6 +39,7 @@ SENSITIVE_ROWS: list[tuple[str, str, object]] = [
 HARMLESS_ROWS: list[tuple[str, str, object]] = [
     ("llm", "retries", 1),
     ("index", "onnx", False),
+    ("index", "gloss", False),  # how Chinese text is embedded: ranking, not a destination
     ("index", "batch_size", 16),
     ("search", "limit", 3),
 ]

