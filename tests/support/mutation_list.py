@@ -2294,6 +2294,14 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_gloss.py::test_derive_prefers_a_common_word_to_a_name",
         why='和 read as the surname He, 周 as the Zhou dynasty',
     ),
+    m(
+        "gloss-table-misses-its-words",
+        "memcli/index/gloss_table.py",
+        "            elif found > key:\n",
+        "            elif found >= key:\n",
+        f"{UNIT}test_gloss_table.py::test_every_word_reads_back_and_others_are_missing",
+        why="a query's lookups never find a word: no Chinese question is glossed",
+    ),
     # -- issue 36, session 15: a cold inject without tiktoken (memcli.adapters.token_memo)
     m(
         "token-counts-never-kept",

@@ -3,7 +3,6 @@ table derived from CC-CEDICT, the gloss of a text, and the table kept in the cac
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 
 from memcli.core.models import Entry
 from memcli.index import gloss
+from memcli.index.gloss_table import encode
 from memcli.index.sync import content_key, embed_text
 
 
@@ -77,7 +77,7 @@ def test_the_table_is_kept_in_the_cache_and_read_from_it(fresh_table: Path) -> N
     gloss.embedding_text("数据库迁移")
     kept = list(fresh_table.iterdir())
     assert len(kept) == 1 and kept[0].name.startswith(f"cedict-v{gloss.VERSION}-")
-    kept[0].write_bytes(marshal.dumps({"数据库": "DB-FROM-CACHE"}))
+    kept[0].write_bytes(encode({"数据库": "DB-FROM-CACHE"}))
     gloss._table = None
     gloss.embedding_text.cache_clear()
     assert gloss.embedding_text("数据库") == "DB-FROM-CACHE"  # read, not derived again
@@ -86,7 +86,7 @@ def test_the_table_is_kept_in_the_cache_and_read_from_it(fresh_table: Path) -> N
 def test_a_damaged_cache_is_derived_again(fresh_table: Path) -> None:
     gloss.embedding_text("数据库")
     (kept,) = fresh_table.iterdir()
-    kept.write_bytes(b"\x00not marshal")
+    kept.write_bytes(b"\x07\x00\x00\x00 not a table")
     gloss._table = None
     gloss.embedding_text.cache_clear()
     assert gloss.embedding_text("数据库") == "database"
