@@ -200,7 +200,7 @@ class EntryPoint:
     """One fresh process that runs `memcli` command after command through its entry point
     (fastpath.run, in-process: no daemon when `env` sets MEMCLI_NO_DAEMON), for a test
     that compares many commands' output with another path's: one interpreter start,
-    import and model load for all of them (≈ 0.3-0.5 s of CPU each as processes of
+    import and model load for all of them (≈ 0.2-0.5 s of CPU each as processes of
     their own). Its first command runs as in a fresh `memcli` process; later ones find
     the modules imported and the model loaded. A context manager; `run` answers like
     `memcli()`."""
