@@ -23,6 +23,7 @@ from memcli.services.memory import Memory
 from memcli.surfaces.protocol import socket_path
 from tests.support.env import SAMPLE, isolate
 from tests.support.processes import (
+    EntryPoint,
     imports_of,
     indexed_keys,
     manifest_ids,
@@ -155,7 +156,8 @@ sys.__stdout__.write(json.dumps(out))
 
 
 def served_runs(ws: Path, commands: list[list[str]]) -> list[subprocess.CompletedProcess]:
-    """Each of `commands` run as a `memcli` process of its own on `ws`."""
+    """Each of `commands` run as a `memcli` process of its own on `ws` (a served one costs
+    ≈ 0.01 s of CPU: only the client)."""
     return [memcli(ws, *c) for c in commands]
 
 
@@ -288,21 +290,21 @@ def test_bad_edit_a_stale_save_and_late_bytes_are_handled(watched) -> None:
 
 def test_daemon_and_in_process_give_identical_results(served) -> None:
     ws, _ = served
-    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
-    for args in (
-        ["search", "python tests", "--explain", "--no-touch"],
-        ["search", "数据库迁移", "--json", "--no-touch"],
-        ["inject", "-q", "How to optimize my Next.js app?", "--max-tokens", "200"],
-        ["get", "m8f3a2c1", "--json"],
-        ["get", "nope"],
-    ):
-        via_daemon, in_process = same_minute(
-            lambda args=args: memcli(ws, *args),
-            lambda args=args: memcli(ws, *args, env=no_daemon),
-        )
-        assert via_daemon.returncode == in_process.returncode, args
-        assert via_daemon.stdout == in_process.stdout, args
-        assert via_daemon.stderr == in_process.stderr, args
+    with EntryPoint(dict(os.environ, MEMCLI_NO_DAEMON="1")) as no_daemon:
+        for args in (
+            ["search", "python tests", "--explain", "--no-touch"],
+            ["search", "数据库迁移", "--json", "--no-touch"],
+            ["inject", "-q", "How to optimize my Next.js app?", "--max-tokens", "200"],
+            ["get", "m8f3a2c1", "--json"],
+            ["get", "nope"],
+        ):
+            via_daemon, in_process = same_minute(  # recency is taken to the minute
+                lambda args=args: memcli(ws, *args),
+                lambda args=args: no_daemon.run(ws, *args),
+            )
+            assert via_daemon.returncode == in_process.returncode, args
+            assert via_daemon.stdout == in_process.stdout, args
+            assert via_daemon.stderr == in_process.stderr, args
     piped = memcli(ws, "inject", "-", "--max-tokens", "120", stdin="docker images")
     assert piped.returncode == 0 and "Docker" in piped.stdout
     status = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]
@@ -339,23 +341,23 @@ def test_served_and_in_process_outputs_are_byte_identical(served, tmp_path: Path
     context.write_text("How do I write Python tests?\n")
     messages = tmp_path / "messages.jsonl"
     messages.write_text(json.dumps({"role": "user", "content": "docker images"}) + "\n")
-    no_daemon = dict(os.environ, MEMCLI_NO_DAEMON="1")
     before = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["requests"]
     results = []
-    for args, stdin in SERVED_CASES:
-        args = [
-            {"CONTEXT": str(context), "MESSAGES": str(messages)}.get(a, a) for a in args
-        ]
-        if args[0] != "get":
-            args.append("--no-touch")
-        via_daemon, in_process = same_minute(
-            lambda args=args, stdin=stdin: memcli(ws, *args, stdin=stdin),
-            lambda args=args, stdin=stdin: memcli(ws, *args, env=no_daemon, stdin=stdin),
-        )
-        assert via_daemon.returncode == in_process.returncode, args
-        assert via_daemon.stdout == in_process.stdout, args
-        assert via_daemon.stderr == in_process.stderr, args
-        results.append(via_daemon)
+    with EntryPoint(dict(os.environ, MEMCLI_NO_DAEMON="1")) as no_daemon:
+        for args, stdin in SERVED_CASES:
+            args = [
+                {"CONTEXT": str(context), "MESSAGES": str(messages)}.get(a, a) for a in args
+            ]
+            if args[0] != "get":
+                args.append("--no-touch")
+            via_daemon, in_process = same_minute(
+                lambda args=args, stdin=stdin: memcli(ws, *args, stdin=stdin),
+                lambda args=args, stdin=stdin: no_daemon.run(ws, *args, stdin=stdin),
+            )
+            assert via_daemon.returncode == in_process.returncode, args
+            assert via_daemon.stdout == in_process.stdout, args
+            assert via_daemon.stderr == in_process.stderr, args
+            results.append(via_daemon)
     after = json.loads(memcli(ws, "watch", "--status", "--json").stdout)["data"]["requests"]
     assert after - before >= len(SERVED_CASES)  # every case was served (and the status)
     # the cases show what they are meant to show
@@ -470,10 +472,13 @@ def test_watcher_updates_incrementally_like_a_full_read(watched) -> None:
             ["search", "editor themes", "-t", "fact", "--json", "--no-touch"],
             ["inject", "-q", "what should I know about the team?", "--json"],
         ]
+        requests = watch_status(ws)["requests"]
         via_daemon, in_process = same_minute(
             lambda commands=commands: [(r.returncode, r.stdout) for r in served_runs(ws, commands)],
             lambda commands=commands: fresh_process_outputs(ws, commands, no_daemon),
         )
+        # every command of the served side was the watcher's to answer (and the status)
+        assert watch_status(ws)["requests"] >= requests + len(commands) + 1, new
         for args, served, fresh in zip(commands, via_daemon, in_process, strict=True):
             assert served == fresh, (new, args)
 

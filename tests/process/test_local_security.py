@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -134,39 +133,34 @@ def test_inject_messages_from_stdin_through_a_real_watcher(workspace: Path) -> N
     made the daemon read its own stdin (a terminal or pipe) under its lock, and every
     later client hung. Now the client handles it in-process (the transcript rules of the
     in-process CLI apply) and the daemon stays free."""
-    from tests.support.processes import memcli
+    from tests.support.processes import memcli, start_watch, watch_status
 
-    watcher = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch"],
-        stdin=subprocess.PIPE,  # a pipe nobody writes to: reading it would block forever
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    # its stdin a pipe nobody writes to: reading it would block forever
+    watcher = start_watch(workspace, stdin=subprocess.PIPE)
     try:
-        deadline = time.time() + 120
-        while memcli(workspace, "watch", "--status").returncode != 0:
-            assert watcher.poll() is None and time.time() < deadline, "watch did not start"
-            time.sleep(0.3)
         transcript = json.dumps([{"role": "user", "content": "How do I write Python tests?"}])
+
         def requests() -> int:
-            status = memcli(workspace, "watch", "--status", "--json")
-            return json.loads(status.stdout)["data"]["requests"]
+            """The daemon's request count, asked as `watch --status` asks it (a request)."""
+            status = watch_status(workspace)
+            assert status is not None, "the watcher stopped answering"
+            return status["requests"]
 
         first, second = requests(), requests()  # what a status call alone adds
         result = memcli(workspace, "inject", "--messages", "/dev/stdin", stdin=transcript)
         assert result.returncode in (0, 1) and "Traceback" not in result.stderr
         assert requests() - second == second - first  # the inject never went to the daemon
-        before = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
+        before = requests()
         got = memcli(workspace, "get", "m8f3a2c1", "--json")
         assert got.returncode == 0
-        after = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
+        after = requests()
         assert after >= before + 2  # `get` (and the status call) were served by the daemon
         # a regular transcript file is still served by the daemon
         path = workspace.parent / "conversation.json"
         path.write_text(transcript)
         via_file = memcli(workspace, "inject", "--messages", str(path))
         assert via_file.returncode == 0 and "pytest" in via_file.stdout
-        final = json.loads(memcli(workspace, "watch", "--status", "--json").stdout)["data"]["requests"]
+        final = requests()
         assert final >= after + 2
     finally:
         watcher.terminate()

@@ -159,7 +159,7 @@ def test_two_clones_watchers_cli_and_mcp_on_one_server(
         for proc in watchers:
             stop_watch(proc)
         backend.close()
-    logs = "".join(proc.stdout.read() for proc in watchers if proc.stdout)
+    logs = "".join(proc.start_log + proc.stdout.read() for proc in watchers if proc.stdout)
     assert [line for line in logs.splitlines() if "error" in line.lower()] == []
 
 

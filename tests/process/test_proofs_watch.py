@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.processes import indexed_keys
+from tests.support.processes import indexed_keys, start_watch
 
 pytestmark = pytest.mark.slow
 
@@ -58,17 +58,7 @@ def wait_for(what: str, predicate, timeout: float = 30.0) -> None:  # noqa: ANN0
 
 @pytest.fixture
 def watcher(workspace: Path):  # noqa: ANN201
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    deadline = time.monotonic() + 180
-    while status(workspace) is None:
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        assert time.monotonic() < deadline, "memcli watch did not start"
-        time.sleep(0.2)
+    proc = start_watch(workspace, timeout=180)  # once it serves: no request asked
     yield proc
     if proc.poll() is None:
         proc.send_signal(signal.SIGINT)

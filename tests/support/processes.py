@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -27,31 +28,45 @@ def memcli(
     )
 
 
-def start_watch(ws: Path) -> subprocess.Popen[str]:
-    """A `memcli watch` on ws, returned once `watch --status` answers."""
+#: the line `memcli watch` logs once it serves: its socket answers and its file observer
+#: runs (WatchService.start logs it after starting both)
+SERVING = "serving search, inject and get on "
+
+
+def start_watch(ws: Path, timeout: float = 120, stdin: int | None = None) -> subprocess.Popen[str]:
+    """A `memcli watch` on ws (its stdin `stdin`, else this process's), returned once it
+    logs that it serves (SERVING): its file observer runs by then, so a test may edit at
+    once. What it logged up to then is kept as the process's `start_log` (its stdout goes
+    on from there)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "memcli", "-w", str(ws), "watch"],
+        stdin=stdin,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        # polled in this process until it answers, then confirmed by the command: the
-        # watcher answers a moment before its file observer runs (WatchService.start
-        # starts the server first), and a test editing at once would go unseen
-        if watch_status(ws) is not None:
-            status = subprocess.run(
-                [sys.executable, "-m", "memcli", "-w", str(ws), "watch", "--status", "--json"],
-                capture_output=True,
-                text=True,
-            )
-            if status.returncode == 0:
-                return proc
-        assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError("watch did not start")
+    lines: list[str] = []
+    serving = threading.Event()
+
+    def read_until_serving() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:  # ends at EOF when the watcher exits
+            lines.append(line)
+            if SERVING in line:
+                serving.set()
+                return
+
+    reader = threading.Thread(target=read_until_serving, daemon=True)
+    reader.start()
+    reader.join(timeout)
+    proc.start_log = "".join(lines)  # type: ignore[attr-defined]
+    if serving.is_set():
+        return proc
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait(timeout=30)
+        raise AssertionError(f"watch did not start in {timeout:.0f} s: {proc.start_log}")  # type: ignore[attr-defined]
+    raise AssertionError(f"watch exited with {proc.returncode}: {proc.start_log}")  # type: ignore[attr-defined]
 
 
 def watch_status(ws: Path) -> dict | None:
@@ -150,3 +165,77 @@ def listening(port: int, proc: subprocess.Popen, timeout: float = 60.0) -> bool:
                 return True
         time.sleep(0.1)
     return False
+
+
+#: memcli's entry point (memcli.surfaces.cli.fastpath.run, the console script's work) for
+#: one command after another in this one process: a JSON line `[argv, stdin or null]` in,
+#: a JSON line `[exit code, stdout, stderr]` out; a command's stdin is its text or empty
+#: (as /dev/null, what a test's `memcli` process without input has: the test process's
+#: own), its output captured as a pipe would take it
+_ENTRY_POINT = """
+import contextlib, io, json, sys, traceback
+from memcli.surfaces.cli.fastpath import run
+
+requests, answers = sys.stdin, sys.__stdout__
+for line in requests:
+    argv, data = json.loads(line)
+    out, err = io.StringIO(), io.StringIO()
+    sys.stdin = io.TextIOWrapper(io.BytesIO((data or "").encode()), encoding="utf-8")
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = run(argv)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+        except BaseException:  # noqa: BLE001 - as the interpreter: a traceback, exit 1
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    answers.write(json.dumps([code, out.getvalue(), err.getvalue()]) + "\\n")
+    answers.flush()
+"""
+
+
+class EntryPoint:
+    """One fresh process that runs `memcli` command after command through its entry point
+    (fastpath.run, in-process: no daemon when `env` sets MEMCLI_NO_DAEMON), for a test
+    that compares many commands' output with another path's: one interpreter start,
+    import and model load for all of them (≈ 0.2-0.5 s of CPU each as processes of
+    their own). Its first command runs as in a fresh `memcli` process; later ones find
+    the modules imported and the model loaded. A context manager; `run` answers like
+    `memcli()`."""
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", _ENTRY_POINT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            env=dict(env or os.environ),
+        )
+
+    def run(self, ws: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """`memcli -w WS ARGS...` in the process: its exit code, stdout and stderr."""
+        argv = ["-w", str(ws), *args]
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps([argv, stdin]) + "\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        assert line, f"the entry point's process ended (exit {self.proc.wait(timeout=30)})"
+        code, out, err = json.loads(line)
+        return subprocess.CompletedProcess(["memcli", *argv], code, out, err)
+
+    def __enter__(self) -> EntryPoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
