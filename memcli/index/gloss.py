@@ -14,8 +14,9 @@ Chinese notes and queries too.
   place.
 - A word's gloss: its first sense, without parentheses and a leading "to "; senses that
   only point elsewhere (a classifier, a variant, a surname) are passed over; a sense of
-  more than four words gives way to the shortest of the first three, and a word whose
-  senses are all descriptions is left out.
+  more than four words keeps its first clause ("Beijing, capital of …": Beijing), and
+  one still longer gives way to the shortest of the first three; a word whose senses are
+  all descriptions is left out.
 - The table (word → gloss, simplified and traditional) is derived from the dictionary
   once per user into the cache folder (`$XDG_CACHE_HOME/memcli/gloss/`), in a form a
   query's lookups read as it is (memcli.index.gloss_table); where that folder cannot be
@@ -34,7 +35,7 @@ from memcli.index.gloss_table import Table, encode
 from memcli.index.tokenize import CJK_CLASS, CJK_FIRST
 
 #: bump when the derivation changes: a cached table of another version is not read
-VERSION = 4
+VERSION = 5
 #: the longest word looked up (CC-CEDICT has longer idioms; they are rare in notes)
 LONGEST = 8
 #: senses that only point elsewhere
@@ -92,6 +93,8 @@ def sense(senses: list[str]) -> str:
             continue
         text = " ".join(_PARENS.sub(" ", raw).split())
         text = text.removeprefix("to ").strip(" ,;")
+        if len(text.split()) > 4:  # "Beijing, capital of the PRC": its first clause
+            text = re.split(r"[,;]", text, maxsplit=1)[0].strip()
         if text:
             said.append(text)
     if not said:

@@ -21,10 +21,10 @@ from memcli.core.models import Entry
 Progress = Callable[[int, int], None]
 
 
-def embed_text(entry: Entry, glossed: bool = False) -> str:
+def embed_text(entry: Entry, glossed: bool = True) -> str:
     """What the embedder sees for an entry: its text, or with `glossed` (a model that
-    reads English only) its text with the Chinese in it glossed in English
-    (memcli.index.gloss)."""
+    reads English only: the default model and setting) its text with the Chinese in it
+    glossed in English (memcli.index.gloss)."""
     return query_text(entry.text, glossed)
 
 
@@ -129,7 +129,7 @@ def unique_entries(entries: Sequence[Entry]) -> list[Entry]:
     return result
 
 
-def content_key(entry: Entry, glossed: bool = False) -> str:
+def content_key(entry: Entry, glossed: bool = True) -> str:
     """What decides whether an indexed entry is current: the hash of its embedded text
     (which also keys the embedding cache) and of its keyword text."""
     return _content_key(

@@ -32,7 +32,7 @@ class _Synced:
 class LastSync:
     """The entries and content keys of this process's last sync."""
 
-    def __init__(self, glossed: bool = False) -> None:
+    def __init__(self, glossed: bool = True) -> None:
         self.glossed = glossed  # content keys of glossed embeddings (sync.content_key)
         self._state: _Synced | None = None
         self._full_keys: dict[str, str] = {}

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from memcli.index.sync import embed_text, query_text
 from memcli.surfaces.cli.app import app
 from tests.support.cli import envelope
 from tests.support.tiny_models import FAMILIES, tiny_model
@@ -103,7 +104,11 @@ def test_config_set_index_model_prepares_rebuilds_and_queries_through_onnx(
     hits = mem.search(query, mode="semantic", limit=3, floor=0.0, touch=False)
     assert hits
     top = hits[0]
-    expected_cos = float(np.dot(reference.embed([query])[0], reference.embed([top.entry.text])[0]))
+    # what the model embedded: a model that reads English only reads Chinese as its gloss
+    glossed = mem.runtime.index_manager.glossed
+    assert glossed == (family == "bert")  # the XLM-R family reads every script
+    pair = [query_text(query, glossed), embed_text(top.entry, glossed)]
+    expected_cos = float(np.dot(*reference.embed(pair)))
     assert top.components["semantic"] == pytest.approx(expected_cos, abs=1e-3)
 
     again = runner.invoke(app, [*base, "index"])

@@ -26,6 +26,9 @@ from memcli.index.sync import content_key, embed_text
         (["see 乒乓球[ping1 pang1 qiu2]"], ""),  # nothing but pointers: no gloss
         (["abbr. for 北京大學|北京大学"], ""),
         (["(completed action marker)"], ""),  # only a parenthesis
+        # a long sense keeps its first clause
+        (["Beijing, capital of People's Republic of China", "Peking"], "Beijing"),
+        (["Shanghai municipality, central east China, abbr. to 滬|沪[Hu4]"], "Shanghai municipality"),
         # a description gives way to the shortest of the first three senses
         (["used as a term of endearment before a name", "mother", "mom"], "mom"),
         # a word whose senses are all descriptions is left out
