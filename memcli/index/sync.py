@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from memcli.core.dates import date_spellings
 from memcli.core.models import Entry
+from memcli.index.tokenize import CJK_FIRST
 
 Progress = Callable[[int, int], None]
 
@@ -31,7 +32,7 @@ def embed_text(entry: Entry, glossed: bool = True) -> str:
 def query_text(text: str, glossed: bool) -> str:
     """What the embedder sees for a text (a query, an entry's text): with `glossed`, the
     Chinese in it glossed in English (memcli.index.gloss), as the entries are."""
-    if glossed:
+    if glossed and text and max(text) >= CJK_FIRST:  # a text without CJK: as it is
         from memcli.index.gloss import embedding_text
 
         return embedding_text(text)
