@@ -32,6 +32,7 @@ from memcli.index.sync import (
     embed_text,
     keyword_text,
     plan_sync,
+    query_text,
     unique_entries,
 )
 from memcli.index.write_errors import index_writes
@@ -126,6 +127,7 @@ class IndexManager(IndexState):
         import threading
 
         factory, made = self._query_factory, []
+        texts = [query_text(t, self.glossed) for t in texts]  # as the search embeds them
 
         def start() -> None:
             with contextlib.suppress(Exception):  # a failed start is made again by the

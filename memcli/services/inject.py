@@ -158,6 +158,9 @@ def prefetch(rt: Runtime, parts: list[str]) -> None:
     """Embed a prompt and its parts in one batch for the searches that follow (the ONNX
     query path: one pass over the model's weights instead of one per text; a long
     context is embedded alone, its padding would cost each part)."""
-    fetch = getattr(rt.index_manager.query_embedder, "prefetch", None)
+    from memcli.index.sync import query_text
+
+    index = rt.index_manager
+    fetch = getattr(index.query_embedder, "prefetch", None)
     if fetch is not None:
-        fetch(parts)
+        fetch([query_text(p, index.glossed) for p in parts])  # as the searches embed them

@@ -75,3 +75,18 @@ def test_a_chinese_question_reads_through_its_gloss(ws: Path) -> None:
     # English notes that share no word with the question, found through its gloss
     for question, wanted in {"数据库有几个只读副本": "mdb", "半程马拉松": "mrun"}.items():
         assert top(ws, question) == [wanted], question
+
+
+def test_an_inject_embeds_a_chinese_prompt_once_as_its_gloss(ws: Path) -> None:
+    """The prompt and its parts are embedded ahead in one batch (inject's prefetch), as
+    the searches then embed them: glossed. Each prefetched vector is taken."""
+    from memcli.services.memory import Memory
+
+    mem = Memory(ws)
+    mem.index()
+    prompt = "给花生过敏的女儿点外卖，顺便查一下运单搜索的索引什么时候重建"
+    block = mem.inject(prompt, touch=False, fmt="json")
+    engine = mem.runtime.index_manager.query_embedder
+    assert hasattr(engine, "_fetched")  # the numpy or ONNX path, which prefetches
+    assert not engine._fetched, list(engine._fetched)  # each taken by its search
+    assert "mpeanut" in str(block)

@@ -2311,6 +2311,14 @@ MUTATIONS: list[Mutation] = [
         why="a glossed Chinese note passes on one shared common word",
     ),
     m(
+        "inject-prefetches-what-no-search-embeds",
+        "memcli/services/inject.py",
+        "        fetch([query_text(p, index.glossed) for p in parts])",
+        "        fetch(parts)",
+        f"{INTEG}test_gloss_search.py::test_an_inject_embeds_a_chinese_prompt_once_as_its_gloss",
+        why="a Chinese prompt embedded twice: as written ahead, glossed by its searches",
+    ),
+    m(
         "gloss-table-misses-its-words",
         "memcli/index/gloss_table.py",
         "            elif found > key:\n",
