@@ -108,10 +108,6 @@ class Signals:
     read: np.ndarray | None = None
     #: whether the embedding model reads the query
     query_read: bool = True
-    #: a candidate the model reads less than this may be relevant by its keyword share
-    #: alone (keyword_floor); one it reads through an English gloss (index.gloss) is read:
-    #: its relevance decides, as for English
-    keyword_alone_below: float = 1.0
 
 
 #: the closest hits a query without a strong match shows, each marked weak
@@ -377,8 +373,7 @@ def rank(
         level = settings.relevance_floor if floor is None else floor
         relevant = relevance >= level
         if read is not None and mode == "hybrid":
-            alone = read < signals.keyword_alone_below
-            relevant |= alone & (share >= settings.keyword_floor)
+            relevant |= (read < 1.0) & (share >= settings.keyword_floor)
         keep &= relevant | (dated > 0)
     kept = np.flatnonzero(keep)
     weak = not is_strong(

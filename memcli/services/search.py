@@ -283,7 +283,6 @@ class SearchService:
             backend.keyword_ideal(keyword_query),
             self.read_mask(query_read, view, positions),
             query_read,
-            self.settings.search.gloss_vote if self.indexer.glossed else 1.0,
         )
 
     def reads(self, query: str) -> bool:

@@ -2295,22 +2295,6 @@ MUTATIONS: list[Mutation] = [
         why='和 read as the surname He, 周 as the Zhou dynasty',
     ),
     m(
-        "glossed-hits-pass-on-keywords-alone",
-        "memcli/services/search.py",
-        "            self.settings.search.gloss_vote if self.indexer.glossed else 1.0,\n",
-        "            1.0,\n",
-        f"{INTEG}test_gloss_search.py::test_a_chinese_question_reads_through_its_gloss",
-        why="'每天喝多少水合适' finds a note about a nightly index rebuild through 每天 alone",
-    ),
-    m(
-        "keyword-alone-ignores-the-gloss",
-        "memcli/logic/search.py",
-        "            alone = read < signals.keyword_alone_below\n",
-        "            alone = read < 1.0\n",
-        f"{UNIT}test_relevance_scale.py::test_a_glossed_hit_is_read_and_needs_the_relevance_floor",
-        why="a glossed Chinese note passes on one shared common word",
-    ),
-    m(
         "inject-prefetches-what-no-search-embeds",
         "memcli/services/inject.py",
         "        fetch([query_text(p, index.glossed) for p in parts])",

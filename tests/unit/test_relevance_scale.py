@@ -205,33 +205,6 @@ def test_a_hit_the_model_does_not_read_needs_the_keyword_floor(
     assert bool(found) is kept
 
 
-@pytest.mark.parametrize(
-    "read, alone_below, kept",
-    [
-        (0.0, 1.0, True),  # not read at all: the keyword share may decide
-        (0.5, 1.0, True),  # read in part (a mixed note), no gloss: likewise
-        (0.75, 1.0, True),
-        (0.75, 0.75, False),  # read through its gloss: relevance decides, as for English
-        (0.5, 0.75, True),  # read less than a gloss reads: the keyword share may decide
-        (1.0, 0.75, False),
-    ],
-)
-def test_a_glossed_hit_is_read_and_needs_the_relevance_floor(
-    read: float, alone_below: float, kept: bool
-) -> None:
-    """A Chinese note an off-topic Chinese question shares one common word with (时间,
-    配置) passed on its keyword share alone; read through its gloss, its relevance (the
-    cosine and the share together) must clear the floor as an English note's does."""
-    share = SETTINGS.keyword_floor + 0.01
-    found = rank(
-        entries(1),
-        Signals(np.array([0]), np.array([0.0]), np.array([share * 10.0]), 10.0,
-                np.array([read]), False, alone_below),
-        settings=SETTINGS, mode="hybrid", now=NOW, limit=10,
-    )  # fmt: skip
-    assert bool(found) is kept
-
-
 def test_an_entry_of_the_period_a_query_names_passes_the_floor() -> None:
     """'What did they talk about in June 2023?': the turns of June 2023 are relevant by
     their date, whatever their words."""
