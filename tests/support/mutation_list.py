@@ -2396,8 +2396,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "numpy-query-tanh-gelu",
         "memcli/index/bert_numpy.py",
-        "    phi = erf(x * _SQRT_HALF)\n    phi += 1.0\n    phi *= 0.5\n",
-        "    phi = 0.5 * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))\n",
+        "    phi = _erf_into(x * _SQRT_HALF)\n    phi += _ONE\n    phi *= _HALF\n",
+        "    phi = _HALF * (_ONE + np.tanh(np.float32(0.7978845608) * (x + 0.044715 * x**3)))\n",
         f"{UNIT}test_bert_numpy.py::test_gelu_is_berts_exact_gelu",
         f"{INTEG}test_numpy_query.py::test_numpy_gives_the_vectors_of_sentence_transformers_and_onnx",
         why="BERT's GELU is erf's; tanh's approximation moves vectors ≈ 3e-4",
