@@ -33,10 +33,10 @@ WEIGHTS = "model.safetensors"
 #: safetensors dtypes read (F16 is widened to float32 when loaded)
 _DTYPES = {"F32": np.dtype("<f4"), "F16": np.dtype("<f2")}
 #: Eigen's / XLA's rational erf (odd numerator, even denominator, in x²), made for float32
-#: on [-4, 4] (erf is ±1 beyond in float32): evaluated in float32, |error| ≤ 5e-7 against
-#: math.erf (≈ 7 float32 steps near ±1; in float64 it was 6.5e-8). In float64 it cost a quarter of the
-#: forward pass; in float32 a seventh of that, and the vectors move by ≈ 1e-6 (a
-#: thousandth of what the check allows, memcli.index.query_engine.MAX_DISTANCE)
+#: on [-4, 4] (erf is ±1 beyond in float32), evaluated in float32: |error| ≤ 5e-7 against
+#: math.erf (≈ 7 float32 steps near ±1; 6.5e-8 in float64). In float64 it cost a quarter
+#: of the forward pass; in float32 a third to a seventh of that, and the vectors move by
+#: ≈ 1e-6 (a tenth of what the check allows, memcli.index.query_engine.MAX_DISTANCE)
 _ERF_P = tuple(np.float32(c) for c in (
     -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
     -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
