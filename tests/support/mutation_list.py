@@ -2419,4 +2419,20 @@ MUTATIONS: list[Mutation] = [
         why="a watcher's query embedded with two BLAS threads: other bits than a cold "
         "search's (scores printed differently), ≈ 8× the CPU on the loaded machine",
     ),
+    m(
+        "inject-priority-without-pinned-from-snapshot",
+        "memcli/services/search.py",
+        "        maybe = sorted({*pinned, *(i for i, t in enumerate(types) if t in PRIORITY_TYPES)})\n",
+        "        maybe = sorted({*(i for i, t in enumerate(types) if t in PRIORITY_TYPES)})\n",
+        f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
+        why="a cold inject that makes only corrections of the snapshot misses pinned entries",
+    ),
+    m(
+        "snapshot-holding-stops-at-first-match",
+        "memcli/index/snapshot.py",
+        "            at = body.find(needle, ends[i])  # the next item's bytes\n",
+        "            break\n",
+        f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
+        why="only the first pinned entry of a snapshot would lead a cold inject's block",
+    ),
 ]
