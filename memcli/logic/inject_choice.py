@@ -32,8 +32,6 @@ if TYPE_CHECKING:
 #: types of the profile entries that apply to every conversation (a correction is not
 #: one: it goes into a block when it is relevant to the context)
 PROFILE_TYPES = frozenset({"preference"})
-#: types whose entries a person stands behind lead a block they are in (is_priority)
-PRIORITY_TYPES = frozenset({"correction"})
 
 
 def is_relevant(semantic: float, keyword: float, mode: str, cfg: InjectSettings) -> bool:
@@ -110,7 +108,7 @@ def is_priority(entry: Entry) -> bool:
     """Pinned entries and corrections a person stands behind go first into an inject
     block they are in (an agent's wait for review: memcli.core.review); of those, only
     pinned ones go into every block (is_pinned)."""
-    return (entry.pinned or entry.type in PRIORITY_TYPES) and vouched(entry)
+    return (entry.pinned or entry.type == "correction") and vouched(entry)
 
 
 def is_pinned(entry: Entry) -> bool:
@@ -146,7 +144,7 @@ def context_candidates(
 
     `by_confidence` and `priority` are the workspace's entries not archived, most
     confident first (all of them, or at least those of PROFILE_TYPES; and the pinned ones
-    and corrections); `wanted` the
+    and corrections, or at least the pinned ones); `wanted` the
     types asked for (empty: any). A hit earns its place when it is relevant to the
     context (is_relevant; a weak hit never is), a profile entry (is_profile) or pinned
     (is_pinned); it scores similarity_weight · its search score + confidence_weight ·

@@ -30,7 +30,7 @@ class View(Protocol):
     """The entries not archived, as the search index holds them."""
 
     by_confidence: list[Entry]  # most confident first (file order on ties)
-    priority: list[Entry]  # of those, pinned entries and corrections
+    pinned: list[Entry]  # of those, the ones a person pinned
 
     def of_types(self, types: frozenset[str]) -> list[Entry]:
         """by_confidence's entries of `types` (made only those where it can)."""
@@ -149,7 +149,7 @@ def candidates(
         return context_candidates(
             hits,
             found.of_types(PROFILE_TYPES),
-            found.priority,
+            found.pinned,
             cfg,
             mode=mode,
             wanted=frozenset(check_type(t) for t in types or []),

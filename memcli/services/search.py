@@ -83,18 +83,16 @@ class SearchView:
         return sorted(live, key=lambda e: -e.confidence)
 
     @cached_property
-    def priority(self) -> list[Entry]:
-        """Not archived, pinned or corrections; most confident first (file order on
-        ties)."""
-        from memcli.logic.inject_choice import PRIORITY_TYPES, is_priority  # inject's
+    def pinned(self) -> list[Entry]:
+        """Not archived, pinned by a person (memcli.logic.inject_choice.is_pinned); most
+        confident first (file order on ties)."""
+        from memcli.logic.inject_choice import is_pinned  # inject's: a search never asks
 
         if "by_confidence" in self.__dict__ or not hasattr(self.ordered, "holding"):
-            return [e for e in self.by_confidence if is_priority(e)]
-        # the index's snapshot: make only the entries of those types or with a pin key
-        pinned = self.ordered.holding(PIN_KEY)  # type: ignore[attr-defined]
-        types = column(self.ordered, "type")
-        maybe = sorted({*pinned, *(i for i, t in enumerate(types) if t in PRIORITY_TYPES)})
-        return [e for e in self._most_confident(maybe) if is_priority(e)]
+            return [e for e in self.by_confidence if is_pinned(e)]
+        # the index's snapshot: make only the entries whose bytes hold a pin key
+        maybe = self.ordered.holding(PIN_KEY)  # type: ignore[attr-defined]
+        return [e for e in self._most_confident(maybe) if is_pinned(e)]
 
     def of_types(self, types: frozenset[str]) -> list[Entry]:
         """Not archived, of `types`, most confident first (file order on ties): from the

@@ -2420,12 +2420,12 @@ MUTATIONS: list[Mutation] = [
         "search's (scores printed differently), ≈ 8× the CPU on the loaded machine",
     ),
     m(
-        "inject-priority-without-pinned-from-snapshot",
+        "inject-pinned-from-snapshot-unchecked",
         "memcli/services/search.py",
-        "        maybe = sorted({*pinned, *(i for i, t in enumerate(types) if t in PRIORITY_TYPES)})\n",
-        "        maybe = sorted({*(i for i, t in enumerate(types) if t in PRIORITY_TYPES)})\n",
+        "        return [e for e in self._most_confident(maybe) if is_pinned(e)]\n",
+        "        return self._most_confident(maybe)\n",
         f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
-        why="a cold inject that makes only corrections of the snapshot misses pinned entries",
+        why="an entry that only says pin, or whose pin is off, would go into every block",
     ),
     m(
         "snapshot-holding-stops-at-first-match",
