@@ -25,17 +25,18 @@ _MISSING: Any = dataclasses.MISSING
 
 
 @dataclass_transform(frozen_default=False, field_specifiers=(dataclasses.field,))
-def record(cls: type[T] | None = None, /, *, frozen: bool = False) -> Any:
-    """`cls` as `@dataclass` or `@dataclass(frozen=True)` would make it (module
-    docstring), its methods shared. Use as `@record` or `@record(frozen=True)`."""
+def record(cls: type[T] | None = None, /, *, frozen: bool = False, eq: bool = True) -> Any:
+    """`cls` as `@dataclass`, `@dataclass(frozen=True)` or `@dataclass(eq=False)` would
+    make it (module docstring), its methods shared. Use as `@record`,
+    `@record(frozen=True)` or `@record(eq=False)`."""
 
     def wrap(cls: type[T]) -> type[T]:
-        return _make(cls, frozen)
+        return _make(cls, frozen, eq)
 
     return wrap if cls is None else wrap(cls)
 
 
-def _make(cls: type[T], frozen: bool) -> type[T]:
+def _make(cls: type[T], frozen: bool, eq: bool) -> type[T]:
     if not cls.__doc__:
         raise TypeError(f"{cls.__name__}: a record needs a docstring")  # dataclass: inspect
     # the fields as dataclass reads them, with none of its methods generated
@@ -101,9 +102,11 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
     __eq__.__qualname__ = f"{cls.__qualname__}.__eq__"
     made.__init__ = __init__  # type: ignore[misc]
     made.__repr__ = __repr__  # type: ignore[assignment, method-assign]
-    made.__eq__ = __eq__  # type: ignore[assignment, method-assign]
+    if eq:
+        made.__eq__ = __eq__  # type: ignore[assignment, method-assign]
     if not frozen:
-        made.__hash__ = None  # type: ignore[assignment]  # dataclass's: eq without frozen
+        if eq:
+            made.__hash__ = None  # type: ignore[assignment]  # dataclass's: eq, not frozen
         return made
 
     def __hash__(self: object) -> int:  # noqa: N807
@@ -119,7 +122,8 @@ def _make(cls: type[T], frozen: bool) -> type[T]:
             raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
         object.__delattr__(self, name)
 
-    made.__hash__ = __hash__  # type: ignore[assignment, method-assign]
+    if eq:  # (frozen without eq: object's identity hash, as dataclass leaves it)
+        made.__hash__ = __hash__  # type: ignore[assignment, method-assign]
     made.__setattr__ = __setattr__  # type: ignore[assignment, method-assign]
     made.__delattr__ = __delattr__  # type: ignore[assignment, method-assign]
     return made
