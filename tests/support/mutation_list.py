@@ -2435,4 +2435,22 @@ MUTATIONS: list[Mutation] = [
         f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
         why="only the first pinned entry of a snapshot would lead a cold inject's block",
     ),
+    m(
+        "record-frozen-accepts-assignment",
+        "memcli/core/records.py",
+        "        if type(self) is made or name in names:\n"
+        "            raise dataclasses.FrozenInstanceError(f\"cannot assign to field {name!r}\")\n",
+        "        if False:\n"
+        "            raise dataclasses.FrozenInstanceError(f\"cannot assign to field {name!r}\")\n",
+        f"{UNIT}test_records.py::test_a_record_behaves_as_the_dataclass",
+        why="a frozen settings or request record whose fields a caller could change",
+    ),
+    m(
+        "record-default-factory-shared",
+        "memcli/core/records.py",
+        "                value = factory()\n",
+        "                value = factory\n",
+        f"{UNIT}test_records.py::test_a_record_behaves_as_the_dataclass",
+        why="a record's default_factory field would hold the factory, not a value of its own",
+    ),
 ]
