@@ -12,8 +12,9 @@ one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
+
+from memcli.core.records import record
 
 #: a value after "password is": at least 4 characters with a digit or a symbol in them,
 #: or anything quoted. Every repetition is bounded: the rules run over whole entries
@@ -128,7 +129,7 @@ _NOT_VALUES = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     """A credential-shaped span of a text."""
 

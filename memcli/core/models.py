@@ -54,6 +54,8 @@ HEADING_TYPES: dict[str, str] = {
 #: `by=agent` (MCP or the Python API), `by=compress` (a merged or consolidated entry),
 #: `by=reflect`
 BY_KEY = "by"
+#: the metadata key that pins an entry (Entry.pinned)
+PIN_KEY = "pin"
 #: `by=` values of entries a program wrote
 MACHINE_WRITERS = frozenset(["extract", "agent", "compress"])
 
@@ -226,7 +228,7 @@ class Entry:
 
     @cached
     def pinned(self) -> bool:
-        return self.meta.get("pin", "").lower() in ("1", "true", "yes")
+        return self.meta.get(PIN_KEY, "").lower() in ("1", "true", "yes")
 
     @cached
     def created(self) -> dt.datetime | None:

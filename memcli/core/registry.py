@@ -19,7 +19,6 @@ Pure: no I/O.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memcli.core.models import heading_type, section_title
 from memcli.core.names import (
@@ -30,13 +29,14 @@ from memcli.core.names import (
     EPISODES_DIR,
     SEQUENCE_DIRS,
 )
+from memcli.core.records import record
 
 #: the types of the ordered logs' entries: an episode note, a conversation's turn
 LOG_TYPES = {EPISODES_DIR: ("episode", "e"), CONVERSATIONS_DIR: ("turn", "c")}
 _EPISODE_NAME = re.compile(re.escape(EPISODES_DIR) + r"/\d{4}-\d{2}-\d{2}\.md")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileSpec:
     """One curated file: `types` are written to it (add, restore, compress); `default`
     is the type of its items before the first `##` heading; `headings` the section
@@ -61,7 +61,7 @@ class FileSpec:
         return f"---\nmemcli: 1\n---\n# {self.title}\n{sections}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Registry:
     """The files of one workspace (see the module docstring); `curated[0]` is the
     primary file (a type no file declares goes there, `memcli open` opens it)."""

@@ -13,8 +13,9 @@ by memcli.surfaces.cli.args before the call). Plain data, standard library only.
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import Any
+
+from memcli.core.records import record
 
 #: the search modes: both relevances, embeddings only, BM25 only
 MODES = ("hybrid", "semantic", "keyword")
@@ -22,7 +23,7 @@ MODES = ("hybrid", "semantic", "keyword")
 FORMATS = ("markdown", "xml", "json")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SearchQuery:
     """Parameters of a search (`memcli search`, MCP `search_memory`, `Memory.search`)."""
 
@@ -38,7 +39,7 @@ class SearchQuery:
     touch: bool = True  # count the results as accessed (statistics only, never ranking)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InjectRequest:
     """Parameters of an inject block (`memcli inject`, MCP `inject_memory`, hooks)."""
 
@@ -50,7 +51,7 @@ class InjectRequest:
     touch: bool = True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AddRequest:
     """Parameters of an added entry (`memcli add`, MCP `add_memory`, `Memory.add`)."""
 
@@ -66,14 +67,14 @@ class AddRequest:
     created: str | None = None  # when it was first written, as a date an import gave; None: now
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class GetRequest:
     """One entry with its access statistics (`memcli get`, MCP `get_memory_detail`)."""
 
     entry_id: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ListRequest:
     """Parameters of a listing (`memcli list`, MCP `list_memories`)."""
 

@@ -32,10 +32,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from memcli.core.models import BY_KEY, MACHINE_WRITERS, Entry, fmt_unit, unit_value
+from memcli.core.records import record
 
 REVIEW_KEY = "review"
 #: `AddRequest.by` of `memcli import` without --as-mine: stored as the person's
@@ -48,7 +48,7 @@ ELEVATED_IMPORTANCE = 0.9
 HELD_TYPES = {"correction": "fact"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Held:
     """What an agent asked for and a person has not confirmed."""
 
@@ -235,7 +235,7 @@ def vouched(entry: Entry) -> bool:
 FINGERPRINT_DIGITS = 10
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Proposal:
     """One proposal as a confirm would apply it: the entry holding it, the person's entry
     a rewrite replaces (`target`), its kind, what it would write (text, type, importance,

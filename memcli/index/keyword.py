@@ -11,11 +11,11 @@ import json
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from memcli.core.records import record
 from memcli.index.tokenize import query_terms
 
 
@@ -25,7 +25,7 @@ def idf(n: int, df: int) -> float:
     return np.log(1.0 + (n - df + 0.5) / (df + 0.5))
 
 
-@dataclass
+@record
 class KeywordIndex:
     """BM25 (Okapi) over a fixed list of documents (positions 0..n-1)."""
 

@@ -5,10 +5,12 @@ docstring there says how backends are chosen and what they promise)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Protocol
 
 import numpy as np
+
+from memcli.core.records import record
 
 #: What `allowed` may be: a set of entry ids (None: every indexed entry).
 Allowed = Collection[str] | None
@@ -19,7 +21,7 @@ class IndexDamaged(Exception):
     rebuilds it)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fingerprint:
     """What a backend holds: id -> content key, and the embedding model it was built
     with. `damaged` says why the stored index could not be read (it then holds nothing
@@ -35,7 +37,7 @@ class Fingerprint:
         return self.model is None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scored:
     """Entry ids with their scores, best first."""
 

@@ -14,7 +14,7 @@ The check: the numpy path embeds CHECK_TEXTS (the export's, a text past the mode
 length, Chinese, empty, punctuation), one by one and together (as an inject), and each
 vector must match the reference's — the sentence-transformers model when the export is
 made (`export`), else the ONNX session (`prepare`, or the first one-off process that
-finds no record). What passed is kept in the export folder (`numpy-<the weights' path
+finds no record). What passed is kept in the export folder (`numpy-2-<the weights' path
 hashed>.json`: the weights' and the tokenizer's path, size and modification time, the
 cosine and distance); a record that does not match the files on disk is no record.
 """
@@ -50,8 +50,12 @@ MIN_COSINE = 0.99999
 #: with a unit vector, moves by at most as much (a LayerNorm eps of 1e-5 instead of
 #: the model's 1e-12, or tanh's GELU, keep the cosine ≥ MIN_COSINE but move ≈ 1e-3)
 MAX_DISTANCE = 1e-5
-_PREFIX = "numpy-"
-_MAGIC = "memcli-numpy-check-1"
+#: 2: the forward pass's GELU in float32 (a record of version 1 checked the float64 one);
+#: the version is in the file's name too, so two memcli versions on one machine keep a
+#: record each instead of checking again in turn
+_VERSION = 2
+_PREFIX = f"numpy-{_VERSION}-"
+_MAGIC = f"memcli-numpy-check-{_VERSION}"
 
 
 def _record_path(model_id: str, weights: Path) -> Path:

@@ -25,6 +25,7 @@ import json
 import marshal
 import os
 from array import array
+from bisect import bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate
 from pathlib import Path
@@ -186,6 +187,23 @@ class Snapshot(Sequence[Entry]):
     def raw(self) -> tuple:
         """The columns, body and ends as read (written back as they are)."""
         return self._raw
+
+    def holding(self, word: str) -> list[int]:
+        """Positions, in order, of the entries whose text or metadata may hold the string
+        `word` whole (a metadata key, say): a superset, each to be checked on its Entry.
+        Found in the body's bytes (any str equal to `word` is marshalled as the same
+        bytes) without decoding it: a cold inject needs the few pinned entries of 10k."""
+        needle = marshal.dumps(word, _BODY_FORMAT)
+        body, ends = self._raw[-2], self._ends
+        found: list[int] = []
+        at = body.find(needle, _HEAD)
+        while at >= 0:
+            i = bisect_right(ends, at)  # the item the match starts in
+            if i >= len(ends):
+                break
+            found.append(i)
+            at = body.find(needle, ends[i])  # the next item's bytes
+        return found
 
     def _make(self, i: int) -> Entry:
         ids, types, files, lines, explicit, body, _ = self._raw

@@ -13,10 +13,10 @@ import contextlib
 import datetime as dt
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from memcli.core.dates import date_spellings
 from memcli.core.models import Entry
+from memcli.core.records import record
 from memcli.index.tokenize import CJK_FIRST
 
 Progress = Callable[[int, int], None]
@@ -62,8 +62,10 @@ def _keyword_text(text: str, kw: str, day: str = "") -> str:
     return text + ("\n" + " ".join(words) if words else "")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SyncPlan:
+    """What a sync does: the ids added, changed and removed, and the texts to embed."""
+
     added: list[str]
     changed: list[str]
     removed: list[str]
@@ -90,8 +92,10 @@ def plan_sync(
     return SyncPlan(added, changed, removed, list(to_embed))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SyncReport:
+    """What a sync did (counts; `notice`: a message for the person, or None)."""
+
     added: int
     changed: int
     removed: int

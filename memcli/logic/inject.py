@@ -26,6 +26,7 @@ from memcli.adapters.tokens import TokenCounter
 from memcli.core.credentials import withheld
 from memcli.core.errors import ValidationError
 from memcli.core.models import Entry, section_title
+from memcli.core.records import record
 from memcli.core.validate import escape_controls, neutral_line, strip_invisible
 
 FORMATS = ("markdown", "xml", "json")
@@ -67,7 +68,7 @@ class Candidate:
     priority: bool = False  # pinned or correction
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Packed:
     """The chosen entries (best first), the block and its exact size."""
 

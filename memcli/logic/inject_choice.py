@@ -143,7 +143,8 @@ def context_candidates(
     the context (default: relevant_hit without a model's coverage).
 
     `by_confidence` and `priority` are the workspace's entries not archived, most
-    confident first (all of them, and the pinned ones and corrections); `wanted` the
+    confident first (all of them, or at least those of PROFILE_TYPES; and the pinned ones
+    and corrections, or at least the pinned ones); `wanted` the
     types asked for (empty: any). A hit earns its place when it is relevant to the
     context (is_relevant; a weak hit never is), a profile entry (is_profile) or pinned
     (is_pinned); it scores similarity_weight · its search score + confidence_weight ·

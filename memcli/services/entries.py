@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from memcli.core.errors import ConflictError, NotFoundError, ValidationError
@@ -28,6 +28,7 @@ from memcli.core.models import (
     normalize_text,
     utc_now,
 )
+from memcli.core.records import record
 from memcli.core.requests import AddRequest, ListRequest
 from memcli.core.review import (
     IMPORT_WRITER,
@@ -53,7 +54,7 @@ from memcli.store.access import Access
 from memcli.store.markdown import Document, id_prefix_for
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AddResult:
     """What `add` did: `action` is "added" or "updated" (an existing duplicate)."""
 
@@ -64,7 +65,7 @@ class AddResult:
         return {"action": self.action, "entry": self.entry.to_dict()}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class EntryDetail:
     """An entry with its access statistics (MCP get_memory_detail)."""
 

@@ -30,7 +30,11 @@ class View(Protocol):
     """The entries not archived, as the search index holds them."""
 
     by_confidence: list[Entry]  # most confident first (file order on ties)
-    priority: list[Entry]  # of those, pinned entries and corrections
+    pinned: list[Entry]  # of those, the ones a person pinned
+
+    def of_types(self, types: frozenset[str]) -> list[Entry]:
+        """by_confidence's entries of `types` (made only those where it can)."""
+        ...
 
 
 #: search(query, types=..., limit=..., touch=False) -> hits, best first
@@ -105,7 +109,12 @@ def candidates(
     """The entries of one workspace that may go into a block of `budget` tokens, scored
     (memcli.logic.inject context_candidates with a context, recall_candidates without)."""
     from memcli.index import coverage
-    from memcli.logic.inject_choice import context_candidates, recall_candidates, relevant_hit
+    from memcli.logic.inject_choice import (
+        PROFILE_TYPES,
+        context_candidates,
+        recall_candidates,
+        relevant_hit,
+    )
     from memcli.logic.prompts import PART_LIMIT, SPLIT_CHARS, merge_hits, prompt_parts
     from memcli.logic.search import check_mode, ranking_time
 
@@ -139,8 +148,8 @@ def candidates(
         found = view()
         return context_candidates(
             hits,
-            found.by_confidence,
-            found.priority,
+            found.of_types(PROFILE_TYPES),
+            found.pinned,
             cfg,
             mode=mode,
             wanted=frozenset(check_type(t) for t in types or []),

@@ -12,18 +12,20 @@ an id; otherwise it plans from the backend's fingerprint and every entry.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import compress, count
 from operator import is_not
 
 from memcli.core.models import Entry
+from memcli.core.records import record
 from memcli.index.protocol import IndexBackend
 from memcli.index.sync import SyncPlan, content_key
 from memcli.store.store import Store
 
 
-@dataclass
+@record
 class _Synced:
+    """The entries and content keys a sync left the backend with."""
+
     revision: str  # the backend's revision right after the sync
     entries: list[Entry]  # the unique entries it indexed, in file order
     keys: dict[str, str]  # id -> content key of each

@@ -21,7 +21,7 @@ import numpy as np
 from memcli.core.dates import Period, named_periods
 from memcli.core.errors import ConflictError
 from memcli.core.filters import expand_query
-from memcli.core.models import ARCHIVE_FILE, Entry, column
+from memcli.core.models import ARCHIVE_FILE, PIN_KEY, Entry, column
 from memcli.index.sync import Progress, query_text, unique_entries
 from memcli.services.indexing import IndexManager
 from memcli.store.config import Settings
@@ -83,12 +83,35 @@ class SearchView:
         return sorted(live, key=lambda e: -e.confidence)
 
     @cached_property
-    def priority(self) -> list[Entry]:
-        """Not archived, pinned or corrections; most confident first (file order on
-        ties)."""
-        from memcli.logic.inject_choice import is_priority  # inject's: a search never asks
+    def pinned(self) -> list[Entry]:
+        """Not archived, pinned by a person (memcli.logic.inject_choice.is_pinned); most
+        confident first (file order on ties)."""
+        from memcli.logic.inject_choice import is_pinned  # inject's: a search never asks
 
-        return [e for e in self.by_confidence if is_priority(e)]
+        if "by_confidence" in self.__dict__ or not hasattr(self.ordered, "holding"):
+            return [e for e in self.by_confidence if is_pinned(e)]
+        # the index's snapshot: make only the entries whose bytes hold a pin key
+        maybe = self.ordered.holding(PIN_KEY)  # type: ignore[attr-defined]
+        return [e for e in self._most_confident(maybe) if is_pinned(e)]
+
+    def of_types(self, types: frozenset[str]) -> list[Entry]:
+        """Not archived, of `types`, most confident first (file order on ties): from the
+        index's snapshot only those entries are made (a cold inject's profile entries,
+        not all 10k)."""
+        memo = self.__dict__.setdefault("_of_types", {})
+        if types not in memo:
+            if "by_confidence" in self.__dict__ or not hasattr(self.ordered, "holding"):
+                memo[types] = [e for e in self.by_confidence if e.type in types]
+            else:
+                kinds = column(self.ordered, "type")
+                memo[types] = self._most_confident([i for i, t in enumerate(kinds) if t in types])
+        return memo[types]
+
+    def _most_confident(self, positions: list[int]) -> list[Entry]:
+        """The entries at `positions` (in order) not archived, most confident first."""
+        keep, ordered = self.not_archived, self.ordered
+        live = [ordered[i] for i in positions if keep[i]]
+        return sorted(live, key=lambda e: -e.confidence)
 
     @classmethod
     def after(cls, previous: SearchView, ordered: list[Entry]) -> SearchView:

@@ -12,16 +12,17 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from memcli.core.errors import ConfigError, MemcliError
 from memcli.core.models import CONFIG_FILE
+from memcli.core.records import record
 from memcli.store.config_rules import BadValue, convert
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SearchSettings:
     """Ranking weights and defaults of `search` (see README for the formula)."""
 
@@ -83,7 +84,7 @@ class SearchSettings:
     bm25_b: float = 0.4
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class IndexSettings:
     """Embedding model and vector index shape."""
 
@@ -107,7 +108,7 @@ class IndexSettings:
     progress_threshold: int = 300
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class InjectSettings:
     """Defaults of `inject`."""
 
@@ -136,7 +137,7 @@ class InjectSettings:
 #: local one without a key (Ollama, llama.cpp), the Claude Code or Codex CLI
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LLMSettings:
     """Optional LLM (memcli.adapters.llm): `provider` one of LLM_PROVIDERS; `base_url`,
     `api_key_env` for openai and local; `command` the executable of claude-cli or
@@ -151,7 +152,7 @@ class LLMSettings:
     retries: int = 2
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CompressSettings:
     """`compress`: duplicates, contradictions, forgetting, consolidation."""
 
@@ -176,7 +177,7 @@ class CompressSettings:
 FORGET_SCOPES = ("machine", "all", "none")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ForgetSettings:
     """What age-based forgetting and consolidation may touch (docs/maintenance.md): "machine"
     (entries a program wrote and nobody confirmed, and episodes), "all" (every entry not
@@ -185,7 +186,7 @@ class ForgetSettings:
     scope: str = "machine"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReflectSettings:
     """`reflect`: when it triggers and how it finds themes (docs/maintenance.md)."""
 
@@ -202,7 +203,7 @@ class ReflectSettings:
     auto: bool = False  # run after add/extract when the trigger is met
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LayersSettings:
     """The other layers this workspace reads (docs/layers.md, memcli.services.layers):
     `read` names them, comma-separated: "user" (the per-user workspace) and paths
@@ -214,7 +215,7 @@ class LayersSettings:
     user_types: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WatchSettings:
     """The watcher the agents' path starts (memcli.surfaces.daemon.autostart): the prompt
     hooks and `memcli mcp` start `memcli watch` for their workspace when none runs
@@ -225,8 +226,10 @@ class WatchSettings:
     idle_exit_minutes: float = 240.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
+    """Every setting of a workspace, by section (memcli.toml's tables)."""
+
     search: SearchSettings = field(default_factory=SearchSettings)
     index: IndexSettings = field(default_factory=IndexSettings)
     inject: InjectSettings = field(default_factory=InjectSettings)

@@ -10,9 +10,9 @@ BOOLEAN_WORDS, any case. A number setting with no rule here must be ≥ 0.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any
 
+from memcli.core.records import record
 from memcli.core.requests import MODES
 
 #: memcli.adapters.llm's providers: an OpenAI-compatible server (openai, local: no key)
@@ -32,7 +32,7 @@ BOOLEAN_WORDS: dict[str, bool] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     """The values a setting accepts: low ≤ value (low < value when low_open) ≤ high, or
     one of `choices`."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from memcli.core.errors import ParseError
 from memcli.core.models import Entry
+from memcli.core.records import record
 from memcli.core.registry import BUILTIN, Registry
 from memcli.store.metadata import (
     _render_first_line,
@@ -75,7 +76,7 @@ class EntryBlock:
     section: str  # heading title it sits under ("" before the first heading)
 
 
-@dataclass
+@record
 class Document:
     """A parsed Markdown file. `blocks` joined back give the file's text; `front` is
     its front matter's settings (read_front_matter)."""

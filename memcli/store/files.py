@@ -15,11 +15,11 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from memcli.core.errors import ConflictError, MemcliError
+from memcli.core.records import record
 from memcli.store.atomic import _discard, _prepare, _swap_in, _sync_dir, sweep_temps
 from memcli.store.atomic import atomic_write as atomic_write
 from memcli.store.atomic import decode_text as decode_text
@@ -144,8 +144,10 @@ def guarded_update(
     )
 
 
-@dataclass
+@record
 class _Replaced:
+    """A file replaced under a reader: where its inode is now and what it held."""
+
     path: str  # where the replaced file (its inode) is now
     content: bytes  # its content when we took it
 

@@ -16,12 +16,13 @@ import re
 import textwrap
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from operator import attrgetter
 from typing import Any
 
 from memcli.core.errors import ParseError
 from memcli.core.models import Entry
+from memcli.core.records import record
 from memcli.core.registry import BUILTIN, Registry
 from memcli.core.validate import MAX_ENTRY_CHARS
 from memcli.store.document import (
@@ -81,7 +82,7 @@ _LINE = attrgetter("line")
 _Ids = tuple[dict[str, int], set[str]]
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Parsed:
     """One parse of a file's text, with what `reparse` starts from. Read-only."""
 

@@ -10,13 +10,14 @@ import stat
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from memcli.core.errors import MemcliError, ParseError, UnreadableFileError, WorkspaceError
 from memcli.core.models import ARCHIVE_FILE, CONFIG_FILE, Entry
 from memcli.core.names import STATE_DIR
+from memcli.core.records import record
 from memcli.core.registry import BUILTIN, Registry
 from memcli.store.atomic import MAX_FILE_MB as MAX_FILE_MB
 from memcli.store.atomic import max_file_bytes as max_file_bytes
@@ -36,7 +37,7 @@ T = TypeVar("T")
 _ABSENT = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 
 
-@dataclass
+@record
 class Store:
     """Reads and writes the Markdown files of a workspace."""
 

@@ -31,6 +31,7 @@ BASE = {
     "memcli.core.models",
     "memcli.core.names",
     "memcli.core.paths",
+    "memcli.core.records",  # the settings and requests as dataclasses without generated code
     "memcli.core.registry",
     "memcli.core.requests",
     "memcli.core.text",

@@ -2454,8 +2454,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "numpy-query-tanh-gelu",
         "memcli/index/bert_numpy.py",
-        "    phi = erf(x * _SQRT_HALF)\n    phi += 1.0\n    phi *= 0.5\n",
-        "    phi = 0.5 * (1.0 + np.tanh(0.7978845608 * (x + 0.044715 * x**3)))\n",
+        "    phi = _erf_into(x * _SQRT_HALF)\n    phi += _ONE\n    phi *= _HALF\n",
+        "    phi = _HALF * (_ONE + np.tanh(np.float32(0.7978845608) * (x + 0.044715 * x**3)))\n",
         f"{UNIT}test_bert_numpy.py::test_gelu_is_berts_exact_gelu",
         f"{INTEG}test_numpy_query.py::test_numpy_gives_the_vectors_of_sentence_transformers_and_onnx",
         why="BERT's GELU is erf's; tanh's approximation moves vectors ≈ 3e-4",
@@ -2476,5 +2476,39 @@ MUTATIONS: list[Mutation] = [
         f"{INTEG}test_numpy_query.py::test_every_process_embeds_to_the_same_bits",
         why="a watcher's query embedded with two BLAS threads: other bits than a cold "
         "search's (scores printed differently), ≈ 8× the CPU on the loaded machine",
+    ),
+    m(
+        "inject-pinned-from-snapshot-unchecked",
+        "memcli/services/search.py",
+        "        return [e for e in self._most_confident(maybe) if is_pinned(e)]\n",
+        "        return self._most_confident(maybe)\n",
+        f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
+        why="an entry that only says pin, or whose pin is off, would go into every block",
+    ),
+    m(
+        "snapshot-holding-stops-at-first-match",
+        "memcli/index/snapshot.py",
+        "            at = body.find(needle, ends[i])  # the next item's bytes\n",
+        "            break\n",
+        f"{UNIT}test_snapshot_rows.py::test_the_inject_orderings_make_only_the_entries_they_may_hold",
+        why="only the first pinned entry of a snapshot would lead a cold inject's block",
+    ),
+    m(
+        "record-frozen-accepts-assignment",
+        "memcli/core/records.py",
+        "        if type(self) is made or name in names:\n"
+        "            raise dataclasses.FrozenInstanceError(f\"cannot assign to field {name!r}\")\n",
+        "        if False:\n"
+        "            raise dataclasses.FrozenInstanceError(f\"cannot assign to field {name!r}\")\n",
+        f"{UNIT}test_records.py::test_a_record_behaves_as_the_dataclass",
+        why="a frozen settings or request record whose fields a caller could change",
+    ),
+    m(
+        "record-default-factory-shared",
+        "memcli/core/records.py",
+        "                value = factory()\n",
+        "                value = factory\n",
+        f"{UNIT}test_records.py::test_a_record_behaves_as_the_dataclass",
+        why="a record's default_factory field would hold the factory, not a value of its own",
     ),
 ]

@@ -16,10 +16,12 @@ import pytest
 from memcli.index import bert_numpy
 
 
-def test_erf_is_within_1e_7_of_math_erf() -> None:
+def test_erf_is_within_5e_7_of_math_erf() -> None:
     xs = np.concatenate([np.linspace(-7, 7, 140_001), [0.0, -0.0, 1e-8, -1e-8, 30, -30]])
     expected = np.array([math.erf(x) for x in xs])
-    assert np.abs(bert_numpy.erf(xs) - expected).max() <= 1e-7
+    got = bert_numpy.erf(xs)
+    assert got.dtype == np.float32  # the forward pass's type: 7x quicker than float64
+    assert np.abs(got - expected).max() <= 5e-7  # ≈ 7 float32 steps near ±1
 
 
 def test_gelu_is_berts_exact_gelu() -> None:

@@ -82,3 +82,39 @@ def test_a_signed_snapshot_of_another_shape_is_not_used(tmp_path: Path) -> None:
         list(read)  # all at once: the same check
     cut = (*good[:6], good[6][:-8])  # where the last entry ends: missing
     assert _read(tmp_path, marshal.dumps(cut)) is None
+
+
+def test_the_inject_orderings_make_only_the_entries_they_may_hold(tmp_path: Path) -> None:
+    """A view of the snapshot orders the pinned entries and the entries of some types
+    (of_types) as a view of the same entries as a list does, and makes only the entries
+    of those types or whose bytes hold a `pin` string: not a pinned one archived, one
+    whose pin is off, one that only says "pin" in its text or an agent's pin."""
+    from memcli.logic.inject_choice import PROFILE_TYPES
+    from memcli.services.search import SearchView
+
+    agent = {"by": "agent", "src": "a"}
+    written = [
+        Entry("a1", "Tea over coffee", "preference", "memory.md", 1, {"conf": "0.6"}),
+        Entry("a2", "Deploys on Fridays", "lesson", "learnings.md", 2, {"pin": "true", "conf": "0.8"}),
+        Entry("a3", "pin", "fact", "memory.md", 3),  # its text is the word: made, not taken
+        Entry("a4", "Old pinned rule", "lesson", "archive.md", 4, {"pin": "yes"}),
+        Entry("a5", "Go 1.23 now", "correction", "memory.md", 5, {"conf": "0.9"}),
+        Entry("a6", "Agent's pin", "lesson", "memory.md", 6, {**agent, "pin": "1"}),
+        Entry("a7", "Unpinned", "lesson", "learnings.md", 7, {"pin": "false", "conf": "1"}),
+        Entry("a8", "Dark mode", "preference", "memory.md", 8, {"conf": "0.95"}),
+        Entry("a9", "Vim keys", "preference", "archive.md", 9, {"conf": "1"}),
+        Entry("b1", "Plain fact", "fact", "memory.md", 10, {"kw": "pin"}),  # a value
+        Entry("b2", "Pinned nowhere", "fact", "memory.md", 11, {"conf": "1"}),
+        Entry("b3", "A pinch of salt", "lesson", "learnings.md", 12),
+    ]
+    name, signature = snapshot.write(tmp_path, written, FILES, KEY)
+    read = snapshot.read(tmp_path, name, signature, FILES, KEY)
+    assert isinstance(read, snapshot.Snapshot)
+    assert read.holding("pin") == [1, 2, 3, 5, 6, 9]
+    assert read._made == [None] * 12  # found in the bytes, nothing decoded
+    listed, snapped = SearchView(list(written)), SearchView(read)
+    assert [e.id for e in snapped.pinned] == ["a2"] == [e.id for e in listed.pinned]
+    assert [e.id for e in snapped.of_types(PROFILE_TYPES)] == ["a8", "a1"]
+    assert [e.id for e in listed.of_types(PROFILE_TYPES)] == ["a8", "a1"]
+    made = [written[i].id for i, e in enumerate(read._made) if e is not None]
+    assert made == ["a1", "a2", "a3", "a6", "a7", "a8", "b1"]  # no correction: not pinned
