@@ -36,6 +36,8 @@ from memcli.index.tokenize import CJK_CLASS, CJK_FIRST
 
 #: bump when the derivation changes: a cached table of another version is not read
 VERSION = 5
+#: what a process says before it derives the table (once per user)
+NOTICE = "preparing the Chinese-English word table, once (CC-CEDICT; a second)"
 #: the longest word looked up (CC-CEDICT has longer idioms; they are rare in notes)
 LONGEST = 8
 #: senses that only point elsewhere
@@ -91,17 +93,19 @@ def sense(senses: list[str]) -> str:
     for raw in senses:
         if raw.startswith(_POINTERS):
             continue
-        text = " ".join(_PARENS.sub(" ", raw).split())
+        text = " ".join((_PARENS.sub(" ", raw) if "(" in raw or "[" in raw else raw).split())
         text = text.removeprefix("to ").strip(" ,;")
         if len(text.split()) > 4:  # "Beijing, capital of the PRC": its first clause
             text = re.split(r"[,;]", text, maxsplit=1)[0].strip()
         if text:
+            if not said and len(text.split()) <= 4:
+                return text  # the first sense that says something, short: most words
             said.append(text)
+        if len(said) == 3:
+            break
     if not said:
         return ""
-    if len(said[0].split()) <= 4:
-        return said[0]
-    shortest = min(said[:3], key=len)  # a description, not a word, says too much
+    shortest = min(said, key=len)  # a description, not a word, says too much
     return shortest if len(shortest.split()) <= 4 else ""
 
 
@@ -116,13 +120,14 @@ def derive(lines: list[str]) -> dict[str, str]:
         if match is None:
             continue
         traditional, simplified, pinyin, senses = match.groups()
-        gloss = sense(senses.split("/"))
-        if not gloss:
-            continue
         kept = names if pinyin[:1].isupper() else common
-        for word in (simplified, traditional):
-            if len(word) <= LONGEST:
-                kept.setdefault(word, gloss)
+        words = [w for w in (simplified, traditional) if len(w) <= LONGEST and w not in kept]
+        if not words:
+            continue  # a longer idiom, or a later entry of a word already glossed
+        gloss = sense(senses.split("/"))
+        if gloss:
+            for word in words:
+                kept[word] = gloss
     return names | common
 
 
@@ -157,6 +162,10 @@ def _cached(source: Path) -> Table:
             return Table(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         pass
+    from memcli.index import sync
+
+    if sync.gloss_notice is not None:  # a first run talks before its second of work
+        sync.gloss_notice(NOTICE)
     blob = encode(derive(source.read_text(encoding="utf-8").splitlines()))
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)

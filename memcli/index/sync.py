@@ -21,6 +21,10 @@ from memcli.index.tokenize import CJK_FIRST
 
 Progress = Callable[[int, int], None]
 
+#: where this process says what it does (memcli.services.indexing sets its notify): the
+#: gloss table's one-time derivation, a second, says so first (memcli.index.gloss)
+gloss_notice: Callable[[str], None] | None = None
+
 
 def embed_text(entry: Entry, glossed: bool = True) -> str:
     """What the embedder sees for an entry: its text, or with `glossed` (a model that

@@ -21,6 +21,7 @@ import numpy as np
 from memcli.core.errors import MemcliError
 from memcli.core.models import Entry
 from memcli.index import snapshot as entry_snapshot
+from memcli.index import sync as index_sync
 from memcli.index.backend import open_backend
 from memcli.index.embedder import Embedder, EmbeddingCache, model_id_for, text_hash
 from memcli.index.protocol import IndexBackend, IndexDamaged
@@ -82,6 +83,8 @@ class IndexManager(IndexState):
         #: what this process's last sync left the backend holding
         self._last = LastSync(self.glossed)
         self.notify = notify or (lambda message: None)
+        if notify is not None:
+            index_sync.gloss_notice = notify
         #: why the layer may not be written (set by services.layers; None: it may), and
         #: the private folder its index moved to then (services.readonly_index)
         self.read_only: str | None = None
