@@ -120,12 +120,24 @@ def reads(model: str, text: str) -> bool:
 def semantic_vote(model: str, text: str, glossed: float = 0.0) -> float:
     """How much the model's cosine counts for `text`, 0 to 1: 1 where it reads it, else
     the text's Latin share over one half (a Chinese note naming `kubectl` and `Slack`
-    is partly read; one without Latin letters not at all), or `glossed` where that is
-    more (the vote of a text embedded as its English gloss: memcli.index.gloss)."""
+    is partly read; one without Latin letters not at all), or, for a text with Chinese
+    in it, `glossed` where that is more (the vote of a text embedded with its Chinese
+    glossed in English: memcli.index.gloss)."""
     if multilingual(model):
         return 1.0
     share = latin_share(text)
-    return 1.0 if share is None else max(min(1.0, share / 0.5), glossed)
+    if share is None:
+        return 1.0
+    read = min(1.0, share / 0.5)
+    return max(read, glossed) if glossed > read and has_han(text) else read
+
+
+def has_han(text: str) -> bool:
+    """Whether `text` holds a Chinese (Han) character, the script memcli.index.gloss
+    glosses (kana and hangul are not)."""
+    if not text or max(text) < CJK_FIRST:
+        return False
+    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in text)
 
 
 def unread_share(model: str, texts: Iterable[str]) -> float:

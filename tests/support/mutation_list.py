@@ -2255,8 +2255,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "search-mixed-notes-get-no-vote",
         "memcli/index/coverage.py",
-        "    return 1.0 if share is None else max(min(1.0, share / 0.5), glossed)\n",
-        "    return 1.0 if share is None or share >= 0.5 else glossed\n",
+        "    read = min(1.0, share / 0.5)\n",
+        "    read = 1.0 if share >= 0.5 else 0.0\n",
         f"{UNIT}test_coverage.py::test_semantic_vote",
         why="an English question never finds the Chinese note that names its English terms",
     ),
@@ -2281,8 +2281,8 @@ MUTATIONS: list[Mutation] = [
     m(
         "gloss-vote-ignored",
         "memcli/index/coverage.py",
-        "max(min(1.0, share / 0.5), glossed)",
-        "min(1.0, share / 0.5)",
+        "    return max(read, glossed) if glossed > read and has_han(text) else read\n",
+        "    return read\n",
         f"{INTEG}test_gloss_search.py::test_a_chinese_question_reads_through_its_gloss",
         why="the cosine of a glossed Chinese note does not count",
     ),
@@ -2301,6 +2301,14 @@ MUTATIONS: list[Mutation] = [
         "        fetch(parts)",
         f"{INTEG}test_gloss_search.py::test_an_inject_embeds_a_chinese_prompt_once_as_its_gloss",
         why="a Chinese prompt embedded twice: as written ahead, glossed by its searches",
+    ),
+    m(
+        "gloss-vote-for-every-script",
+        "memcli/index/coverage.py",
+        "    return max(read, glossed) if glossed > read and has_han(text) else read\n",
+        "    return max(read, glossed)\n",
+        f"{UNIT}test_coverage.py::test_a_glossed_vote_counts_for_chinese_only",
+        why="a Russian or Korean note, embedded as written, gets the cosine vote of a gloss",
     ),
     m(
         "gloss-table-misses-its-words",

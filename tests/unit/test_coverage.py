@@ -11,6 +11,7 @@ import pytest
 from memcli.index.coverage import (
     NOTICE_SHARE,
     SWITCH_COMMAND,
+    has_han,
     multilingual,
     notice,
     reads,
@@ -100,6 +101,31 @@ def test_the_notice_from_a_fifth_on_with_the_command() -> None:
 )
 def test_semantic_vote(model: str, text: str, vote: float) -> None:
     assert semantic_vote(model, text) == pytest.approx(vote)
+
+
+@pytest.mark.parametrize(
+    "text, vote",
+    [
+        ("喜欢先看结论，再看细节", 0.75),  # Chinese: read through its gloss
+        ("Slack 频道通知", 0.75),  # more than its Latin share gives (10/17)
+        ("Uses neovim with lazy.nvim", 1.0),  # English: read as written
+        ("ヘルムとクバネティス", 0.0),  # kana only: not glossed, not read
+        ("데이터베이스 마이그레이션", 0.0),  # hangul: not glossed, not read
+        ("Привет, как дела", 0.0),  # Cyrillic: not glossed, not read
+        ("日本語の設定ファイル", 0.75),  # Japanese with Han characters: they are glossed
+    ],
+)
+def test_a_glossed_vote_counts_for_chinese_only(text: str, vote: float) -> None:
+    assert semantic_vote("", text, 0.75) == pytest.approx(vote)
+
+
+@pytest.mark.parametrize(
+    "text, han",
+    [("数据库", True), ("Uses neovim", False), ("", False), ("カタカナ", False),
+     ("한국어", False), ("日本語", True), ("Ω≈ç√", False), ("\uf900", True)],
+)  # fmt: skip
+def test_has_han(text: str, han: bool) -> None:
+    assert has_han(text) is han
 
 
 def test_the_cjk_count_is_the_cjk_class_without_compiling_it() -> None:

@@ -71,7 +71,10 @@ def test_a_chinese_text_reads_in_english_in_place(fresh_table: Path) -> None:
     assert gloss.embedding_text("对花生过敏") == "right peanut oversensitive"
 
 
-@pytest.mark.parametrize("text", ["Uses neovim with lazy.nvim", "", "café ümlaut — 2 °C"])
+@pytest.mark.parametrize(
+    "text",
+    ["Uses neovim with lazy.nvim", "", "café ümlaut — 2 °C", "데이터베이스", "ヘルムとクバネティス"],
+)
 def test_a_text_without_chinese_is_unchanged(text: str) -> None:
     assert gloss.embedding_text(text) == text
 
