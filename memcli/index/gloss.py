@@ -30,6 +30,7 @@ import functools
 import mmap
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from memcli.index.gloss_table import Table, encode
@@ -53,6 +54,8 @@ HAN_CLASS = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 _CJK_RUN = re.compile(f"({HAN_CLASS}+)")
 
 _table: Table | None = None
+#: where this process says what it does, given by memcli.index.sync (its gloss_notice)
+announce: Callable[[str], None] | None = None
 
 
 def has_chinese(text: str) -> bool:
@@ -165,10 +168,8 @@ def _cached(source: Path) -> Table:
             return Table(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
     except (OSError, ValueError):
         pass
-    from memcli.index import sync
-
-    if sync.gloss_notice is not None:  # a first run talks before its second of work
-        sync.gloss_notice(NOTICE)
+    if announce is not None:  # a first run talks before its second of work
+        announce(NOTICE)
     blob = encode(derive(source.read_text(encoding="utf-8").splitlines()))
     try:
         kept.parent.mkdir(parents=True, exist_ok=True)

@@ -37,9 +37,10 @@ def query_text(text: str, glossed: bool) -> str:
     """What the embedder sees for a text (a query, an entry's text): with `glossed`, the
     Chinese in it glossed in English (memcli.index.gloss), as the entries are."""
     if glossed and text and max(text) >= CJK_FIRST:  # a text without CJK: as it is
-        from memcli.index.gloss import embedding_text
+        from memcli.index import gloss
 
-        return embedding_text(text)
+        gloss.announce = gloss_notice
+        return gloss.embedding_text(text)
     return text
 
 

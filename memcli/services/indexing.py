@@ -50,6 +50,14 @@ from memcli.store.trust import local_key
 SMALL_UPDATE = 64  # at most this many new texts go through the query embedder
 
 
+def glosses_chinese(settings: IndexSettings) -> bool:
+    """Whether the model embeds Chinese text as its English gloss (the `gloss` setting,
+    for a model that reads English only: memcli.index.gloss)."""
+    from memcli.index import coverage
+
+    return settings.gloss and not coverage.multilingual(settings.model)
+
+
 class IndexManager(IndexState):
     """Owns the sync of one workspace's index (`.memcli/index/`)."""
 
@@ -145,11 +153,7 @@ class IndexManager(IndexState):
 
     @property
     def glossed(self) -> bool:
-        """Whether the model embeds Chinese text as its English gloss (the `gloss`
-        setting, for a model that reads English only: memcli.index.gloss)."""
-        from memcli.index import coverage
-
-        return self.settings.gloss and not coverage.multilingual(self.settings.model)
+        return glosses_chinese(self.settings)
 
     def embedded(self, entry: Entry) -> str:
         """What the embedder sees for `entry` (memcli.index.sync.embed_text)."""
