@@ -86,3 +86,12 @@ def test_an_inject_embeds_a_chinese_prompt_once_as_its_gloss(ws: Path) -> None:
     assert hasattr(engine, "_fetched")  # the numpy or ONNX path, which prefetches
     assert not engine._fetched, list(engine._fetched)  # each taken by its search
     assert "mpeanut" in str(block)
+
+
+def test_a_query_in_another_script_is_not_read_as_a_gloss(ws: Path) -> None:
+    """Hangul is not glossed: a Korean question is embedded as written, so its cosine
+    counts for no note (as before glossing), Chinese or English."""
+    run(ws, "index")
+    hits = run(ws, "search", "데이터베이스 마이그레이션", "--no-touch", "--explain",
+               "--min-score", "0")["hits"]  # fmt: skip
+    assert hits and all(h["components"]["read"] == 0.0 for h in hits)

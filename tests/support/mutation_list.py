@@ -2311,6 +2311,14 @@ MUTATIONS: list[Mutation] = [
         why="a Russian or Korean note, embedded as written, gets the cosine vote of a gloss",
     ),
     m(
+        "gloss-vote-for-every-query",
+        "memcli/services/search.py",
+        "glossed if coverage.has_han(query) else 0.0",
+        "glossed",
+        f"{INTEG}test_gloss_search.py::test_a_query_in_another_script_is_not_read_as_a_gloss",
+        why="a Korean question, embedded as written, gets the cosine vote of a gloss",
+    ),
+    m(
         "gloss-table-misses-its-words",
         "memcli/index/gloss_table.py",
         "            elif found > key:\n",
