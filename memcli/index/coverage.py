@@ -137,7 +137,10 @@ def has_han(text: str) -> bool:
     glosses (kana and hangul are not)."""
     if not text or max(text) < CJK_FIRST:
         return False
-    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in text)
+    return any(
+        "\u3400" <= c <= "\u4dbf" or "\u4e00" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff"
+        for c in text
+    )  # the ranges of memcli.index.gloss.HAN_CLASS, without compiling it
 
 
 def unread_share(model: str, texts: Iterable[str]) -> float:

@@ -33,8 +33,8 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
+from memcli.index.coverage import has_han
 from memcli.index.gloss_table import Table, encode
-from memcli.index.tokenize import CJK_FIRST
 
 #: bump when the derivation changes: a cached table of another version is not read
 VERSION = 5
@@ -54,22 +54,16 @@ HAN_CLASS = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 _CJK_RUN = re.compile(f"({HAN_CLASS}+)")
 
 _table: Table | None = None
-#: where this process says what it does, given by memcli.index.sync (its gloss_notice)
-announce: Callable[[str], None] | None = None
-
-
-def has_chinese(text: str) -> bool:
-    """Whether `text` holds a Han character (the gloss changes nothing otherwise)."""
-    return bool(text) and max(text) >= CJK_FIRST and _CJK_RUN.search(text) is not None
 
 
 @functools.lru_cache(maxsize=100_000)
 def embedding_text(text: str) -> str:
     """What the embedding model reads for `text`: the text itself, or, where it holds
-    Chinese, the text with each Chinese run glossed in English in place."""
-    if not has_chinese(text):
+    Chinese (coverage.has_han), the text with each Chinese run glossed in English in
+    place."""
+    if not has_han(text):
         return text
-    table = _load()
+    table = load()
     parts = []
     for piece in _CJK_RUN.split(text):
         parts.append(" ".join(_gloss_run(piece, table)) if _CJK_RUN.fullmatch(piece) else piece)
@@ -149,14 +143,15 @@ def dictionary_path() -> Path:
     return folder / "cedict" / "cedict_1_0_ts_utf-8_mdbg.txt"
 
 
-def _load() -> Table:
+def load(announce: Callable[[str], None] | None = None) -> Table:
+    """The table, read or (once per user) derived; `announce` says the derivation first."""
     global _table
     if _table is None:
-        _table = _cached(dictionary_path())
+        _table = _cached(dictionary_path(), announce)
     return _table
 
 
-def _cached(source: Path) -> Table:
+def _cached(source: Path, announce: Callable[[str], None] | None) -> Table:
     """The table, from the cache folder when a copy derived from this very file (size
     and modification time) by this VERSION is there, else derived and kept there."""
     from memcli.core.paths import cache_dir

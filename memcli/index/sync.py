@@ -39,7 +39,7 @@ def query_text(text: str, glossed: bool) -> str:
     if glossed and text and max(text) >= CJK_FIRST:  # a text without CJK: as it is
         from memcli.index import gloss
 
-        gloss.announce = gloss_notice
+        gloss.load(gloss_notice)  # a first derivation says so on this process's line
         return gloss.embedding_text(text)
     return text
 

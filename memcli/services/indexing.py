@@ -155,9 +155,13 @@ class IndexManager(IndexState):
     def glossed(self) -> bool:
         return glosses_chinese(self.settings)
 
-    def embedded(self, entry: Entry) -> str:
-        """What the embedder sees for `entry` (memcli.index.sync.embed_text)."""
-        return embed_text(entry, self.glossed)
+    def _embedded(self, entries: Sequence[Entry]) -> tuple[list[str], dict[str, str]]:
+        """The embedding cache's key of each entry, in order, and each key's text (what
+        the embedder sees: memcli.index.sync.embed_text)."""
+        glossed = self.glossed
+        texts = [embed_text(e, glossed) for e in entries]
+        hashes = [text_hash(t) for t in texts]
+        return hashes, dict(zip(hashes, texts, strict=True))
 
     @property
     def model_id(self) -> str:
@@ -245,14 +249,13 @@ class IndexManager(IndexState):
                 self._write_state(unique, signature)
                 self._last.synced(unique, plan, upsert, backend.revision(), quick is None)
                 return SyncReport(0, 0, 0, len(unique), 0, False, None)
-            hashes = [text_hash(self.embedded(e)) for e in upsert]
+            hashes, texts = self._embedded(upsert)
             cache = self.embedding_cache()
             plan = replace(plan, to_embed=cache.missing(hashes))
-            texts = {text_hash(self.embedded(e)): self.embedded(e) for e in upsert}
             self._embed_missing(cache, [texts[h] for h in plan.to_embed], plan.to_embed, progress)
             if cache.unsaved > SMALL_UPDATE or full or not self.keep_cache_in_memory:
                 # a watcher saves small additions in batches (flush)
-                cache.save([text_hash(self.embedded(e)) for e in unique])
+                cache.save(self._embedded(unique)[0])
             if full:
                 backend.reset(embedder.model_id, embedder.dim)
             elif plan.removed:
@@ -364,11 +367,10 @@ class IndexManager(IndexState):
     def vectors_for(self, entries: Sequence[Entry]) -> np.ndarray:
         """Normalized embeddings of `entries`, in order (from the cache, or embedded now)."""
         cache = self.embedding_cache()
-        texts = {text_hash(self.embedded(e)): self.embedded(e) for e in entries}
-        hashes = list(texts)
-        missing = cache.missing(hashes)
+        hashes, texts = self._embedded(entries)
+        missing = cache.missing(list(texts))
         self._embed_missing(cache, [texts[h] for h in missing], missing, None)
-        return cache.get([text_hash(self.embedded(e)) for e in entries])
+        return cache.get(hashes)
 
     def flush(self) -> None:
         """Save what a long-lived process kept in memory: new embeddings, the entries
@@ -381,7 +383,7 @@ class IndexManager(IndexState):
         snapshot = self._snapshot
         current = snapshot is not None and snapshot[0] == (manifest["backend"], None)
         if self._cache is not None and current:
-            self._cache.save([text_hash(self.embedded(e)) for e in snapshot[1]])
+            self._cache.save(self._embedded(snapshot[1])[0])
         with file_lock(self.lock), index_writes(self.dir, self.cache_dir):
             if self.read_manifest() is not manifest:
                 return  # another process synced meanwhile

@@ -88,7 +88,7 @@ class SearchView:
         confident first (file order on ties)."""
         from memcli.logic.inject_choice import is_pinned  # inject's: a search never asks
 
-        if "by_confidence" in self.__dict__ or not hasattr(self.ordered, "holding"):
+        if not self._from_snapshot:
             return [e for e in self.by_confidence if is_pinned(e)]
         # the index's snapshot: make only the entries whose bytes hold a pin key
         maybe = self.ordered.holding(PIN_KEY)  # type: ignore[attr-defined]
@@ -100,12 +100,18 @@ class SearchView:
         not all 10k)."""
         memo = self.__dict__.setdefault("_of_types", {})
         if types not in memo:
-            if "by_confidence" in self.__dict__ or not hasattr(self.ordered, "holding"):
+            if not self._from_snapshot:
                 memo[types] = [e for e in self.by_confidence if e.type in types]
             else:
                 kinds = column(self.ordered, "type")
                 memo[types] = self._most_confident([i for i, t in enumerate(kinds) if t in types])
         return memo[types]
+
+    @property
+    def _from_snapshot(self) -> bool:
+        """Whether a few entries are best made from the index's snapshot: it is one, and
+        by_confidence (every entry made) was not asked for yet."""
+        return "by_confidence" not in self.__dict__ and hasattr(self.ordered, "holding")
 
     def _most_confident(self, positions: list[int]) -> list[Entry]:
         """The entries at `positions` (in order) not archived, most confident first."""
