@@ -82,6 +82,7 @@ RULES: dict[str, Rule] = {
     "search.strong_keyword": UNIT,
     "search.keyword_cosine": UNIT,
     "search.correction_weight": UNIT,
+    "search.gloss_vote": UNIT,  # a share of the cosine's vote
     "search.semantic_lead": UNIT,
     "index.backend": Rule(choices=("local", "milvus")),
     "index.hnsw_m": Rule(2.0),

@@ -160,6 +160,8 @@ def test_config_set_values_get_their_type(key: str, raw: str, typed: Any) -> Non
         ("index.onnx", "maybe", "index.onnx must be a boolean"),
         ("search.mode", "fuzzy", "one of hybrid, semantic, keyword"),
         ("inject.reserved_share", "2", "between 0 and 1"),
+        ("search.gloss_vote", "1.5", "search.gloss_vote must be between 0 and 1"),
+        ("index.gloss", "maybe", "index.gloss must be a boolean"),
         ("search.limit", "lots", "a whole number"),
     ],
 )
